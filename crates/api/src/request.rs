@@ -1,0 +1,102 @@
+//! [`ApiRequest`]: one request after the cross-cutting steps (database resolved, user
+//! authenticated, body decompressed and bounded, path decoded), as handlers see it.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method};
+use quince_db::Database;
+use quince_errors::{ArangoError, Result};
+use serde_json::Value;
+
+/// One request, ready for a handler.
+pub struct ApiRequest {
+    /// The HTTP method.
+    pub method: Method,
+    /// The database the request runs in (`/_db/{name}/`, or `_system`).
+    pub database: Arc<Database>,
+    /// The decoded path without the `/_db/{name}` prefix, for messages (`/_api/document/c/k`).
+    pub path: String,
+    /// The percent-decoded path segments after the family's prefix: for
+    /// `/_api/document/coll/key` the document family sees `["coll", "key"]`.
+    pub suffix: Vec<String>,
+    /// The percent-decoded query parameters, in order.
+    pub query: Vec<(String, String)>,
+    /// The request headers.
+    pub headers: HeaderMap,
+    /// The body, decompressed and within the configured bound.
+    pub body: Bytes,
+    /// The authenticated user (`root` for now; empty when authentication is off... `root`).
+    pub user: String,
+    /// The JSON nesting bound for bodies.
+    pub json_depth_max: usize,
+}
+
+impl ApiRequest {
+    /// The first value of a query parameter.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// True when the query parameter is present, whatever its value.
+    pub fn has_param(&self, name: &str) -> bool {
+        self.query.iter().any(|(k, _)| k == name)
+    }
+
+    /// A boolean query parameter, parsed as ArangoDB does: after trimming, `true`, `yes`, `on`,
+    /// `y` and `1` (case-insensitive) are true, anything else false; `default` when absent.
+    pub fn bool_param(&self, name: &str, default: bool) -> bool {
+        match self.param(name) {
+            Some(v) => parse_bool(v),
+            None => default,
+        }
+    }
+
+    /// A header as text (None when absent or not visible ASCII).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The body as JSON: duplicate attribute names and nesting beyond the bound are rejected
+    /// with 400/600, like malformed JSON.
+    pub fn json_body(&self) -> Result<Value> {
+        quince_model::json::parse(&self.body, self.json_depth_max)
+    }
+
+    /// The body as JSON, or 400 when it is empty.
+    pub fn required_json_body(&self) -> Result<Value> {
+        if self.body.iter().all(|b| b.is_ascii_whitespace()) {
+            return Err(ArangoError::with_message(
+                quince_errors::HTTP_CORRUPTED_JSON,
+                "request body is empty",
+            ));
+        }
+        self.json_body()
+    }
+}
+
+/// ArangoDB's boolean parsing of query values.
+pub fn parse_bool(value: &str) -> bool {
+    let v = value.trim();
+    ["true", "yes", "on", "y", "1"]
+        .iter()
+        .any(|t| v.eq_ignore_ascii_case(t))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_bool;
+
+    #[test]
+    fn booleans_parse_like_arangodb() {
+        for t in ["true", "TRUE", " yes ", "on", "Y", "1"] {
+            assert!(parse_bool(t), "{t:?} should be true");
+        }
+        for f in ["false", "0", "no", "", "2", "truth"] {
+            assert!(!parse_bool(f), "{f:?} should be false");
+        }
+    }
+}

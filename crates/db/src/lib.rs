@@ -1,0 +1,30 @@
+//! Quince's database layer: the catalog of databases and collections, and document operations.
+//!
+//! What it is: [`Catalog`] (every database, persisted in the data directory), [`Database`]
+//! (its collections), and [`Collection`] (properties, counts, figures, and the document
+//! operations insert, read, replace, update and remove with ArangoDB's options). Document
+//! semantics (keys, `_rev`, key generators, merge rules, preconditions, edge attributes) are
+//! decided here with the rules of `quince-model`; bytes are kept by `quince-storage`.
+//!
+//! What it is not: HTTP. It never sees a header or a status line; it returns
+//! [`quince_errors::ArangoError`]s and the api layer renders them. Multi-document requests are
+//! loops over the single-document operations in the api layer: each item is independent.
+//!
+//! Invariants: a collection's documents live in one storage `Store` under
+//! `<data>/databases/database-<id>/collection-<id>/`; a document's stored bytes are the JSON
+//! object text with `_key` and `_rev` first and without `_id` (which depends on the collection's
+//! name and is added when the document is read, so a rename never rewrites data); every
+//! `_rev` comes from the catalog's one hybrid logical clock, so revisions are unique and
+//! increasing across the server.
+
+mod catalog;
+mod collection;
+mod database;
+mod options;
+
+pub use catalog::{Catalog, CatalogStats, DbConfig};
+pub use collection::{
+    Collection, CollectionProperties, CollectionType, FiguresReport, StoredDocument,
+};
+pub use database::{CreateCollection, Database, PropertiesUpdate};
+pub use options::{OverwriteMode, WriteOptions, WriteOutcome};

@@ -1,0 +1,161 @@
+//! The table of client-visible error codes: `errorNum`, name, default HTTP status, message.
+//!
+//! Names keep ArangoDB's (without the `TRI_ERROR_` prefix) so they grep against its docs.
+//! Numbers and statuses follow `reference/arangodb-http-api.md` §9.
+
+/// One row of the table.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ErrorCode {
+    /// The `errorNum` sent to clients.
+    pub num: u32,
+    /// The HTTP status used when the handler does not override it.
+    pub http_status: u16,
+    /// ArangoDB's name for the code.
+    pub name: &'static str,
+    /// The default `errorMessage`.
+    pub message: &'static str,
+}
+
+macro_rules! error_codes {
+    ($($name:ident = $num:literal, $status:literal, $msg:literal;)*) => {
+        $(
+            #[doc = $msg]
+            pub const $name: ErrorCode =
+                ErrorCode { num: $num, http_status: $status, name: stringify!($name), message: $msg };
+        )*
+        /// Every code in the table, in table order.
+        pub const ALL_CODES: &[ErrorCode] = &[$($name),*];
+    };
+}
+
+error_codes! {
+    // General.
+    NO_ERROR                               = 0,     200, "no error";
+    FAILED                                 = 1,     500, "failed";
+    SYS_ERROR                              = 2,     500, "system error";
+    OUT_OF_MEMORY                          = 3,     500, "out of memory";
+    INTERNAL                               = 4,     500, "internal error";
+    ILLEGAL_NUMBER                         = 5,     400, "illegal number";
+    NUMERIC_OVERFLOW                       = 6,     400, "numeric overflow";
+    NOT_IMPLEMENTED                        = 9,     501, "not implemented";
+    BAD_PARAMETER                          = 10,    400, "bad parameter";
+    FORBIDDEN                              = 11,    403, "forbidden";
+    CORRUPTED_JSON                         = 13,    400, "invalid JSON";
+    CANNOT_WRITE_FILE                      = 16,    500, "cannot write file";
+    TYPE_ERROR                             = 17,    400, "type error";
+    LOCK_TIMEOUT                           = 18,    500, "lock timeout";
+    REQUEST_CANCELED                       = 21,    410, "canceled request";
+    SHUTTING_DOWN                          = 30,    503, "shutting down";
+    ONLY_ENTERPRISE                        = 31,    501, "only enterprise version";
+    RESOURCE_LIMIT                         = 32,    400, "resource limit exceeded";
+    // HTTP.
+    HTTP_BAD_PARAMETER                     = 400,   400, "bad parameter";
+    HTTP_UNAUTHORIZED                      = 401,   401, "unauthorized";
+    HTTP_FORBIDDEN                         = 403,   403, "forbidden";
+    HTTP_NOT_FOUND                         = 404,   404, "not found";
+    HTTP_METHOD_NOT_ALLOWED                = 405,   405, "method not supported";
+    HTTP_NOT_ACCEPTABLE                    = 406,   406, "request not acceptable";
+    HTTP_REQUEST_TIMEOUT                   = 408,   408, "request timeout";
+    HTTP_CONFLICT                          = 409,   409, "conflict";
+    HTTP_PRECONDITION_FAILED               = 412,   412, "precondition failed";
+    HTTP_REQUEST_ENTITY_TOO_LARGE          = 413,   413, "request entity too large";
+    HTTP_REQUEST_URI_TOO_LONG              = 414,   414, "request URI too long";
+    HTTP_UNSUPPORTED_MEDIA_TYPE            = 415,   415, "unsupported media type";
+    HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE   = 431,   431, "request header fields too large";
+    HTTP_SERVER_ERROR                      = 500,   500, "internal server error";
+    HTTP_NOT_IMPLEMENTED                   = 501,   501, "not implemented";
+    HTTP_SERVICE_UNAVAILABLE               = 503,   503, "service unavailable";
+    HTTP_CORRUPTED_JSON                    = 600,   400, "invalid JSON object";
+    HTTP_SUPERFLUOUS_SUFFICES              = 601,   400, "superfluous URL suffices";
+    // Internal storage.
+    ARANGO_ILLEGAL_STATE                   = 1000,  500, "illegal state";
+    ARANGO_DATAFILE_SEALED                 = 1002,  500, "datafile sealed";
+    ARANGO_READ_ONLY                       = 1004,  403, "read only";
+    ARANGO_DUPLICATE_IDENTIFIER            = 1005,  500, "duplicate identifier";
+    ARANGO_DATAFILE_UNREADABLE             = 1006,  500, "datafile unreadable";
+    ARANGO_DATAFILE_EMPTY                  = 1007,  500, "datafile empty";
+    ARANGO_RECOVERY                        = 1008,  500, "logfile recovery error";
+    ARANGO_CORRUPTED_DATAFILE              = 1100,  500, "corrupted datafile";
+    ARANGO_ILLEGAL_PARAMETER_FILE          = 1101,  500, "illegal or unreadable parameter file";
+    ARANGO_CORRUPTED_COLLECTION            = 1102,  500, "corrupted collection";
+    ARANGO_FILESYSTEM_FULL                 = 1104,  500, "filesystem full";
+    ARANGO_DATADIR_LOCKED                  = 1107,  500, "database directory is locked";
+    // User-request storage errors.
+    ARANGO_CONFLICT                        = 1200,  409, "conflict";
+    ARANGO_DOCUMENT_NOT_FOUND              = 1202,  404, "document not found";
+    ARANGO_DATA_SOURCE_NOT_FOUND           = 1203,  404, "collection or view not found";
+    ARANGO_COLLECTION_PARAMETER_MISSING    = 1204,  400, "parameter 'collection' not found";
+    ARANGO_DOCUMENT_HANDLE_BAD             = 1205,  400, "illegal document identifier";
+    ARANGO_DUPLICATE_NAME                  = 1207,  409, "duplicate name";
+    ARANGO_ILLEGAL_NAME                    = 1208,  400, "illegal name";
+    ARANGO_UNIQUE_CONSTRAINT_VIOLATED      = 1210,  409, "unique constraint violated";
+    ARANGO_INDEX_NOT_FOUND                 = 1212,  404, "index not found";
+    ARANGO_CROSS_COLLECTION_REQUEST        = 1213,  400, "cross collection request not allowed";
+    ARANGO_INDEX_HANDLE_BAD                = 1214,  400, "illegal index identifier";
+    ARANGO_DOCUMENT_TOO_LARGE              = 1216,  400, "document too large";
+    ARANGO_COLLECTION_TYPE_INVALID         = 1218,  400, "collection type invalid";
+    ARANGO_ATTRIBUTE_PARSER_FAILED         = 1220,  400, "parsing attribute name definition failed";
+    ARANGO_DOCUMENT_KEY_BAD                = 1221,  400, "illegal document key";
+    ARANGO_DOCUMENT_KEY_UNEXPECTED         = 1222,  400, "unexpected document key";
+    ARANGO_DATADIR_NOT_WRITABLE            = 1224,  500, "server database directory not writable";
+    ARANGO_OUT_OF_KEYS                     = 1225,  500, "out of keys";
+    ARANGO_DOCUMENT_KEY_MISSING            = 1226,  400, "missing document key";
+    ARANGO_DOCUMENT_TYPE_INVALID           = 1227,  400, "invalid document type";
+    ARANGO_DATABASE_NOT_FOUND              = 1228,  404, "database not found";
+    ARANGO_DATABASE_NAME_INVALID           = 1229,  400, "database name invalid";
+    ARANGO_USE_SYSTEM_DATABASE             = 1230,  403, "operation only allowed in system database";
+    ARANGO_INVALID_KEY_GENERATOR           = 1232,  400, "invalid key generator";
+    ARANGO_INVALID_EDGE_ATTRIBUTE          = 1233,  400, "edge attribute missing or invalid";
+    ARANGO_INDEX_CREATION_FAILED           = 1235,  500, "index creation failed";
+    ARANGO_COLLECTION_NOT_UNLOADED         = 1237,  500, "collection must be unloaded";
+    ARANGO_COLLECTION_NOT_LOADED           = 1238,  500, "collection not loaded";
+    ARANGO_DOCUMENT_REV_BAD                = 1239,  400, "illegal document revision";
+    ARANGO_INCOMPLETE_READ                 = 1240,  500, "incomplete read";
+    // Storage engine I/O.
+    ARANGO_IO_ERROR                        = 1305,  500, "storage engine I/O error";
+    // Queries (parse errors only, for clients that probe).
+    QUERY_PARSE                            = 1501,  400, "syntax error";
+    CURSOR_NOT_FOUND                       = 1600,  404, "cursor not found";
+    // Users.
+    USER_INVALID_NAME                      = 1700,  400, "invalid user name";
+    USER_INVALID_PASSWORD                  = 1701,  400, "invalid password";
+    USER_DUPLICATE                         = 1702,  409, "duplicate user";
+    USER_NOT_FOUND                         = 1703,  404, "user not found";
+    // Scheduler.
+    QUEUE_FULL                             = 21003, 503, "queue is full";
+    QUEUE_TIME_REQUIREMENT_VIOLATED        = 21004, 412, "queue time violated";
+}
+
+/// Looks a code up by its `errorNum`.
+pub fn code_by_num(num: u32) -> Option<ErrorCode> {
+    ALL_CODES.iter().copied().find(|c| c.num == num)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn every_error_num_is_unique() {
+        let mut seen = HashSet::new();
+        for code in ALL_CODES {
+            assert!(
+                seen.insert(code.num),
+                "errorNum {} appears twice ({})",
+                code.num,
+                code.name
+            );
+        }
+    }
+
+    #[test]
+    fn statuses_follow_the_reference() {
+        assert_eq!(ARANGO_DOCUMENT_NOT_FOUND.http_status, 404);
+        assert_eq!(ARANGO_UNIQUE_CONSTRAINT_VIOLATED.http_status, 409);
+        assert_eq!(HTTP_CORRUPTED_JSON.http_status, 400);
+        assert_eq!(QUEUE_FULL.http_status, 503);
+        assert_eq!(code_by_num(1228), Some(ARANGO_DATABASE_NOT_FOUND));
+        assert_eq!(code_by_num(999_999), None);
+    }
+}

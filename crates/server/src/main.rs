@@ -1,0 +1,5 @@
+//! The `quince` binary: `quince serve` starts the server.
+
+fn main() {
+    println!("quince: not yet wired");
+}

@@ -1,0 +1,77 @@
+//! [`StorageError`]: what can go wrong below the document layer.
+
+use std::path::PathBuf;
+
+use quince_errors::{ArangoError, ErrorCode, HasErrorCode};
+
+/// An operating error of the storage engine. It knows nothing about HTTP.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StorageError {
+    /// An I/O call failed.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file the call was about.
+        path: PathBuf,
+        /// What the operating system said.
+        source: std::io::Error,
+    },
+    /// A file that must be whole is not (a sealed datafile, a hint file with a bad checksum is
+    /// not this: hints are rebuilt).
+    #[error("corrupted file {path} at offset {offset}: {reason}")]
+    Corrupted {
+        /// The file.
+        path: PathBuf,
+        /// Where the bad bytes start.
+        offset: u64,
+        /// What check failed.
+        reason: String,
+    },
+    /// The disk is full; the store stays readable and refuses writes until reopened.
+    #[error("filesystem full while writing {path}")]
+    Full {
+        /// The file being written.
+        path: PathBuf,
+    },
+    /// An earlier write or fsync failed; the store refuses writes until it is reopened.
+    #[error("store is read-only after an earlier I/O failure: {reason}")]
+    Poisoned {
+        /// The first failure, as text.
+        reason: String,
+    },
+    /// The store is closing or closed.
+    #[error("store is shutting down")]
+    ShuttingDown,
+    /// A record would not fit in any journal (larger than the 2 GiB marker bound).
+    #[error("record of {size} bytes is too large")]
+    RecordTooLarge {
+        /// The encoded size.
+        size: u64,
+    },
+}
+
+impl HasErrorCode for StorageError {
+    fn error_code(&self) -> ErrorCode {
+        match self {
+            StorageError::Io { .. } => quince_errors::ARANGO_IO_ERROR,
+            StorageError::Corrupted { .. } => quince_errors::ARANGO_CORRUPTED_DATAFILE,
+            StorageError::Full { .. } => quince_errors::ARANGO_FILESYSTEM_FULL,
+            StorageError::Poisoned { .. } => quince_errors::ARANGO_READ_ONLY,
+            StorageError::ShuttingDown => quince_errors::SHUTTING_DOWN,
+            StorageError::RecordTooLarge { .. } => quince_errors::ARANGO_DOCUMENT_TOO_LARGE,
+        }
+    }
+}
+
+impl From<StorageError> for ArangoError {
+    fn from(e: StorageError) -> Self {
+        let code = e.error_code();
+        let err = ArangoError::with_message(code, e.to_string());
+        // A poisoned store is a server-side failure the client cannot fix.
+        if matches!(e, StorageError::Poisoned { .. }) {
+            err.with_status(503)
+        } else {
+            err
+        }
+    }
+}
