@@ -90,6 +90,12 @@ impl Collection {
         todo!("db: Collection::kind")
     }
 
+    /// The collection's `waitForSync` property (cheap; the api uses it to decide whether a write
+    /// may block on an fsync and must leave the async worker threads).
+    pub fn wait_for_sync(&self) -> bool {
+        todo!("db: Collection::wait_for_sync")
+    }
+
     /// All properties.
     pub fn properties(&self) -> CollectionProperties {
         todo!("db: Collection::properties")
