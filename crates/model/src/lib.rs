@@ -1,10 +1,21 @@
 //! Quince's document model: pure rules about ArangoDB documents, with no I/O and no async.
 //!
-//! What it is: names of databases and collections, document keys and ids, `_rev` values (a
-//! hybrid logical clock), key generators, the JSON body parser that rejects duplicate attribute
-//! names and bounds nesting, and the merge/patch rules of update (`keepNull`, `mergeObjects`).
+//! What it is: names of databases and collections ([`names`]), document keys and handles
+//! ([`key`]), `_rev` values and the hybrid logical clock ([`rev`]), key generators ([`keygen`]),
+//! the merge rules of update ([`merge`]), the stored form of a document and its rendering
+//! ([`document`]), and the JSON body parser that rejects duplicate attribute names and bounds
+//! nesting ([`json`]).
 //!
 //! What it is not: storage or HTTP. Nothing here reads a file or knows a status code beyond the
 //! error codes it returns.
+//!
+//! Invariants: every rule here is a pure function of its inputs (the clock and the key
+//! generators aside, whose state only moves forward).
 
+pub mod document;
 pub mod json;
+pub mod key;
+pub mod keygen;
+pub mod merge;
+pub mod names;
+pub mod rev;
