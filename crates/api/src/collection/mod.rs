@@ -1,11 +1,258 @@
 //! `/_api/collection` and `/_api/key-generators` (`reference/arangodb-http-api.md` §3).
+//!
+//! What it is: the dispatch on method and path (`/`, `/{name}`, `/{name}/{resource}`) onto the
+//! catalog calls of `quince-db`, and the replies in ArangoDB's shapes ([`render`]).
+//!
+//! What it is not: the rules of names, key options or journal sizes (the db layer's), nor the
+//! cluster: `shards` and `responsibleShard` answer 501 as a single ArangoDB server does.
+//!
+//! Invariants: calls that touch files (create, drop, rename, property changes, truncate,
+//! compact, checksum) run on the blocking thread pool; reads of in-memory state run inline; a
+//! missing collection is 404/1203 before anything else is looked at.
+
+mod body;
+mod render;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use http::Method;
+use quince_db::Collection;
+use quince_errors::{ArangoError, Result};
+use serde_json::{json, Map, Value};
 
 use crate::request::ApiRequest;
-use crate::response::ApiResult;
+use crate::response::{ApiResponse, ApiResult};
+
+/// The key generators this server offers, as `GET /_api/key-generators` lists them.
+const KEY_GENERATORS: [&str; 4] = ["padded", "autoincrement", "traditional", "uuid"];
 
 /// Handles every request under `/_api/collection`.
-#[allow(dead_code)]
+#[allow(dead_code)] // Until the router (another module) mounts the family.
 pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
-    let _ = req;
-    todo!("api: collection family")
+    let method = req.method.clone();
+    let suffix: Vec<&str> = req.suffix.iter().map(String::as_str).collect();
+    match (suffix.as_slice(), &method) {
+        ([], &Method::GET) => list(&req),
+        ([], &Method::POST) => create(&req).await,
+        ([name], &Method::GET) => Ok(reply(render::basic_info(
+            &collection(&req, name)?.properties(),
+        ))),
+        ([name], &Method::DELETE) => drop_collection(&req, name).await,
+        ([name], &Method::PUT) => {
+            collection(&req, name)?;
+            Err(bad_parameter(
+                "expecting PUT /_api/collection/<collection-name>/<action>",
+            ))
+        }
+        ([name, resource], &Method::GET) => read_resource(&req, name, resource).await,
+        ([name, action], &Method::PUT) => change(&req, name, action).await,
+        ([] | [_] | [_, _], _) => Err(ArangoError::new(quince_errors::HTTP_METHOD_NOT_ALLOWED)),
+        _ => Err(bad_parameter(
+            "expecting /_api/collection/<collection-name>/<resource>",
+        )),
+    }
+}
+
+/// `GET /_api/key-generators`.
+#[allow(dead_code)] // Until the router (another module) mounts it.
+pub(crate) async fn key_generators(req: ApiRequest) -> ApiResult {
+    if req.method != Method::GET {
+        return Err(ArangoError::new(quince_errors::HTTP_METHOD_NOT_ALLOWED));
+    }
+    Ok(ApiResponse::json(
+        200,
+        &json!({ "keyGenerators": KEY_GENERATORS }),
+    ))
+}
+
+fn bad_parameter(message: &'static str) -> ArangoError {
+    ArangoError::with_message(quince_errors::HTTP_BAD_PARAMETER, message)
+}
+
+/// A 200 reply from an object.
+fn reply(object: Map<String, Value>) -> ApiResponse {
+    ApiResponse::json(200, &Value::Object(object))
+}
+
+/// The collection named (or numbered) in the path; 404/1203 when there is none.
+fn collection(req: &ApiRequest, name: &str) -> Result<Arc<Collection>> {
+    req.database.collection(name)
+}
+
+/// Runs a call that touches files on the blocking pool.
+async fn blocking<T, F>(call: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    match tokio::task::spawn_blocking(call).await {
+        Ok(result) => result,
+        // A panic in the call is a bug: let it surface as one.
+        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+        Err(_) => Err(ArangoError::new(quince_errors::SHUTTING_DOWN)),
+    }
+}
+
+/// `GET /_api/collection[?excludeSystem=true]`.
+fn list(req: &ApiRequest) -> ApiResult {
+    let exclude_system = req.bool_param("excludeSystem", false);
+    let result: Vec<Value> = req
+        .database
+        .collections()
+        .iter()
+        .map(|c| c.properties())
+        .filter(|p| !(exclude_system && p.is_system))
+        .map(|p| render::list_entry(&p))
+        .collect();
+    let mut object = render::success_head();
+    object.insert("result".into(), Value::Array(result));
+    Ok(reply(object))
+}
+
+/// `POST /_api/collection`: 200 and the new collection's properties.
+async fn create(req: &ApiRequest) -> ApiResult {
+    let request = body::create_request(req.required_json_body()?)?;
+    let database = Arc::clone(&req.database);
+    let created = blocking(move || database.create_collection(request)).await?;
+    Ok(reply(render::properties(&created.properties())))
+}
+
+/// `DELETE /_api/collection/{name}[?isSystem=true]`: 200 and the dropped collection's id.
+async fn drop_collection(req: &ApiRequest, name: &str) -> ApiResult {
+    let name = collection(req, name)?.name();
+    let is_system = req.bool_param("isSystem", false);
+    let database = Arc::clone(&req.database);
+    let id = blocking(move || database.drop_collection(&name, is_system)).await?;
+    let mut object = render::success_head();
+    object.insert("id".into(), Value::String(id.to_string()));
+    Ok(reply(object))
+}
+
+/// `GET /_api/collection/{name}/{resource}`.
+async fn read_resource(req: &ApiRequest, name: &str, resource: &str) -> ApiResult {
+    let c = collection(req, name)?;
+    let object = match resource {
+        "properties" => render::properties(&c.properties()),
+        "count" => {
+            let mut object = render::properties(&c.properties());
+            object.insert("count".into(), c.count().into());
+            object
+        }
+        "figures" => {
+            let mut object = render::properties(&c.properties());
+            let count = c.count();
+            let report = c.figures();
+            let mut figures = render::figures(&report);
+            if req.bool_param("details", false) {
+                figures["engine"] = render::engine_details(&report, count);
+            }
+            object.insert("count".into(), count.into());
+            object.insert("figures".into(), figures);
+            object
+        }
+        "revision" => {
+            let mut object = render::properties(&c.properties());
+            object.insert("revision".into(), c.revision().into());
+            object
+        }
+        "checksum" => {
+            let with_revisions =
+                req.bool_param("withRevisions", false) || req.bool_param("withRevision", false);
+            let with_data = req.bool_param("withData", false);
+            let summed = Arc::clone(&c);
+            let (checksum, revision) =
+                blocking(move || summed.checksum(with_revisions, with_data)).await?;
+            let mut object = render::basic_info(&c.properties());
+            object.insert("checksum".into(), checksum.into());
+            object.insert("revision".into(), revision.into());
+            object
+        }
+        "shards" => return Err(cluster_only()),
+        _ => {
+            return Err(ArangoError::with_message(
+                quince_errors::HTTP_NOT_FOUND,
+                "expecting one of the resources 'checksum', 'count', 'figures', \
+                 'properties', 'responsibleShard', 'revision', 'shards'",
+            ))
+        }
+    };
+    Ok(reply(object))
+}
+
+/// `PUT /_api/collection/{name}/{action}`.
+async fn change(req: &ApiRequest, name: &str, action: &str) -> ApiResult {
+    let c = collection(req, name)?;
+    let object = match action {
+        "properties" => {
+            let update = body::properties_update(req.required_json_body()?)?;
+            let changed = Arc::clone(&c);
+            let properties = blocking(move || changed.update_properties(update)).await?;
+            render::properties(&properties)
+        }
+        "truncate" => {
+            let wait_for_sync = req.bool_param("waitForSync", false) || c.wait_for_sync();
+            let compact = req.bool_param("compact", true);
+            let truncated = Arc::clone(&c);
+            blocking(move || {
+                truncated.truncate(wait_for_sync)?;
+                if compact {
+                    truncated.compact()?;
+                }
+                Ok(())
+            })
+            .await?;
+            render::basic_info(&c.properties())
+        }
+        "rename" => {
+            let new_name = body::new_name(req.required_json_body()?)?;
+            let database = Arc::clone(&req.database);
+            let old_name = c.name();
+            let renamed =
+                blocking(move || database.rename_collection(&old_name, &new_name)).await?;
+            render::basic_info(&renamed.properties())
+        }
+        "load" => {
+            // Collections are always loaded; load only reports, as ArangoDB 3.9+ does.
+            let mut object = render::basic_info(&c.properties());
+            object.insert("count".into(), c.count().into());
+            object
+        }
+        "unload" => render::basic_info(&c.properties()),
+        "loadIndexesIntoMemory" => {
+            let mut object = render::success_head();
+            object.insert("result".into(), Value::Bool(true));
+            object
+        }
+        "recalculateCount" => {
+            // The count is kept exact by the primary index, so there is nothing to recompute.
+            let mut object = render::success_head();
+            object.insert("result".into(), Value::Bool(true));
+            object.insert("count".into(), c.count().into());
+            object
+        }
+        "compact" => {
+            let compacted = Arc::clone(&c);
+            blocking(move || compacted.compact()).await?;
+            render::basic_info(&c.properties())
+        }
+        "responsibleShard" => return Err(cluster_only()),
+        _ => {
+            return Err(bad_parameter(
+                "expecting one of the actions 'load', 'unload', 'truncate', 'properties', \
+                 'compact', 'rename', 'loadIndexesIntoMemory', 'recalculateCount'",
+            ))
+        }
+    };
+    Ok(reply(object))
+}
+
+/// 501 for the cluster-only resources, as a single ArangoDB server answers.
+fn cluster_only() -> ArangoError {
+    ArangoError::with_message(
+        quince_errors::NOT_IMPLEMENTED,
+        "shards API is only available in a cluster",
+    )
 }

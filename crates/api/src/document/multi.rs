@@ -1,0 +1,219 @@
+//! The multi-document forms: `POST`/`PUT`/`PATCH`/`DELETE /{coll}` with an array body, and the
+//! bulk read `PUT /{coll}?onlyget`.
+//!
+//! What it is: a loop over the single-document operations of the db layer, one independent
+//! operation per item, collecting successes and inline errors in input order
+//! (`reference/arangodb-http-api.md` §2.4).
+//!
+//! What it is not: atomic. An item that fails does not undo or stop the others, and the HTTP
+//! status is the success status even when every item failed.
+//!
+//! Invariants: the result array has one entry per item (only the errors when `silent`); the
+//! status depends on the effective `waitForSync` alone; a whole request that may fsync runs on
+//! the blocking pool as one unit.
+
+use quince_db::{Collection, WriteOptions};
+use quince_errors::{ArangoError, Result};
+use serde_json::Value;
+
+use crate::request::ApiRequest;
+use crate::response::ApiResult;
+
+use super::params::{self, WriteKind};
+use super::render::{write_status, MultiReply};
+use super::{collection, perform};
+
+/// `POST /_api/document/{coll}` with an array: insert each object.
+pub(super) async fn insert(
+    req: &ApiRequest,
+    collection_name: &str,
+    items: Vec<Value>,
+) -> ApiResult {
+    let options = params::write_options(req, WriteKind::Insert, false);
+    let silent = params::silent(req);
+    run_writes(
+        req,
+        collection_name,
+        WriteKind::Insert,
+        options,
+        move |c, options| {
+            let mut reply = MultiReply::new(silent, items.len());
+            for item in items {
+                let result = if item.is_object() {
+                    c.insert(item, options)
+                } else {
+                    Err(ArangoError::new(
+                        quince_errors::ARANGO_DOCUMENT_TYPE_INVALID,
+                    ))
+                };
+                reply.push_result(&result, WriteKind::Insert);
+            }
+            reply
+        },
+    )
+    .await
+}
+
+/// `PUT` (replace) or `PATCH` (update) `/_api/document/{coll}` with an array of objects, each
+/// naming its document by `_key`.
+pub(super) async fn modify(
+    req: &ApiRequest,
+    collection_name: &str,
+    items: Vec<Value>,
+    kind: WriteKind,
+) -> ApiResult {
+    assert!(matches!(kind, WriteKind::Replace | WriteKind::Update));
+    let options = params::write_options(req, kind, false);
+    let silent = params::silent(req);
+    run_writes(req, collection_name, kind, options, move |c, options| {
+        let mut reply = MultiReply::new(silent, items.len());
+        for item in items {
+            let result = match modify_key(&item) {
+                Ok(key) if kind == WriteKind::Replace => c.replace(&key, item, options),
+                Ok(key) => c.update(&key, item, options),
+                Err(err) => Err(err),
+            };
+            reply.push_result(&result, kind);
+        }
+        reply
+    })
+    .await
+}
+
+/// `DELETE /_api/document/{coll}` with an array of selectors.
+pub(super) async fn remove(
+    req: &ApiRequest,
+    collection_name: &str,
+    selectors: Vec<Value>,
+) -> ApiResult {
+    let options = params::write_options(req, WriteKind::Remove, false);
+    let silent = params::silent(req);
+    run_writes(
+        req,
+        collection_name,
+        WriteKind::Remove,
+        options,
+        move |c, options| {
+            let own_name = c.name();
+            let mut reply = MultiReply::new(silent, selectors.len());
+            for item in &selectors {
+                let result =
+                    selector(item, &own_name).and_then(|(key, rev)| c.remove(key, rev, options));
+                reply.push_result(&result, WriteKind::Remove);
+            }
+            reply
+        },
+    )
+    .await
+}
+
+/// `PUT /_api/document/{coll}?onlyget`: read each selected document (200, documents inline).
+pub(super) fn read(req: &ApiRequest, collection_name: &str, selectors: Vec<Value>) -> ApiResult {
+    let collection = collection(req, collection_name)?;
+    let check_revs = !req.bool_param("ignoreRevs", true);
+    let own_name = collection.name();
+    let mut reply = MultiReply::new(false, selectors.len());
+    for item in &selectors {
+        let document = selector(item, &own_name).and_then(|(key, rev)| {
+            let document = collection.read(key)?;
+            match rev {
+                Some(expected) if check_revs && expected != document.rev => {
+                    Err(ArangoError::with_message(
+                        quince_errors::ARANGO_CONFLICT,
+                        "conflict, _rev values do not match",
+                    )
+                    .with_status(412))
+                }
+                _ => Ok(document),
+            }
+        });
+        match document {
+            Ok(document) => reply.push_raw(&document.json),
+            Err(err) => reply.push_error(&err),
+        }
+    }
+    Ok(reply.finish(200))
+}
+
+/// Resolves the collection, then runs `writes` (which fills a [`MultiReply`]) where the
+/// effective `waitForSync` allows, and answers 201/202 (200/202 for removals).
+async fn run_writes<F>(
+    req: &ApiRequest,
+    collection_name: &str,
+    kind: WriteKind,
+    options: WriteOptions,
+    writes: F,
+) -> ApiResult
+where
+    F: FnOnce(&Collection, &WriteOptions) -> MultiReply + Send + 'static,
+{
+    let collection = collection(req, collection_name)?;
+    let synced = options.wait_for_sync || collection.wait_for_sync();
+    let reply = perform(&collection, synced, move |c| writes(c, &options)).await?;
+    Ok(reply.finish(write_status(kind, synced)))
+}
+
+/// The key of an item of a multi replace/update: its `_key` attribute (1205 when missing,
+/// 1221 when not a string). The item must be an object (1227).
+fn modify_key(item: &Value) -> Result<String> {
+    let object = item
+        .as_object()
+        .ok_or_else(|| ArangoError::new(quince_errors::ARANGO_DOCUMENT_TYPE_INVALID))?;
+    match object.get("_key") {
+        Some(Value::String(key)) => Ok(key.clone()),
+        None => Err(ArangoError::new(quince_errors::ARANGO_DOCUMENT_HANDLE_BAD)),
+        Some(_) => Err(ArangoError::new(quince_errors::ARANGO_DOCUMENT_KEY_BAD)),
+    }
+}
+
+/// A selector of a multi remove or bulk read: `"key"`, `"coll/key"`, or an object with `_key`
+/// (or `_id`) and an optional `_rev`. A handle of another collection selects nothing here
+/// (1202); a selector that names no key is 1205.
+fn selector<'v>(item: &'v Value, own_name: &str) -> Result<(&'v str, Option<&'v str>)> {
+    let (handle, rev) = match item {
+        Value::String(handle) => (handle.as_str(), None),
+        Value::Object(object) => {
+            let handle = match (object.get("_key"), object.get("_id")) {
+                (Some(Value::String(key)), _) => key.as_str(),
+                (None, Some(Value::String(id))) => id.as_str(),
+                _ => return Err(ArangoError::new(quince_errors::ARANGO_DOCUMENT_HANDLE_BAD)),
+            };
+            (handle, object.get("_rev").and_then(Value::as_str))
+        }
+        _ => return Err(ArangoError::new(quince_errors::ARANGO_DOCUMENT_HANDLE_BAD)),
+    };
+    let key = match handle.split_once('/') {
+        Some((collection, key)) if collection == own_name => key,
+        Some(_) => return Err(ArangoError::new(quince_errors::ARANGO_DOCUMENT_NOT_FOUND)),
+        None => handle,
+    };
+    if key.is_empty() {
+        return Err(ArangoError::new(quince_errors::ARANGO_DOCUMENT_HANDLE_BAD));
+    }
+    Ok((key, rev))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::selector;
+    use serde_json::json;
+
+    #[test]
+    fn selectors_name_keys_in_three_forms() {
+        let plain = json!("k1");
+        assert_eq!(selector(&plain, "c").unwrap(), ("k1", None));
+        let handle = json!("c/k2");
+        assert_eq!(selector(&handle, "c").unwrap(), ("k2", None));
+        let item = json!({"_key": "k3", "_rev": "_r"});
+        let (key, rev) = selector(&item, "c").unwrap();
+        assert_eq!((key, rev), ("k3", Some("_r")));
+    }
+
+    #[test]
+    fn bad_selectors_fail_with_arangodb_codes() {
+        assert_eq!(selector(&json!("other/k"), "c").unwrap_err().num(), 1202);
+        assert_eq!(selector(&json!(12), "c").unwrap_err().num(), 1205);
+        assert_eq!(selector(&json!({"a": 1}), "c").unwrap_err().num(), 1205);
+        assert_eq!(selector(&json!(""), "c").unwrap_err().num(), 1205);
+    }
+}

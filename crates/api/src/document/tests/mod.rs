@@ -1,0 +1,7 @@
+//! Tests of `/_api/document` against a real catalog: statuses, headers and bodies of every form.
+
+pub(crate) mod support;
+
+mod multi;
+mod single;
+mod writes;
