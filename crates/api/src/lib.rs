@@ -1,22 +1,41 @@
 //! Quince's HTTP surface: ArangoDB 3.12's REST API over the database layer.
 //!
-//! What it is: the request pipeline of `reference/arangodb-http-api.md` §1.1 (database
-//! prefix, authentication, limits, routing) and one module per endpoint family, each an
-//! `async fn handle(&Ctx, ApiRequest) -> ApiResult`. Errors are [`quince_errors::ArangoError`]
-//! values rendered in one place ([`error::error_response`]).
+//! What it is: the request pipeline of `reference/arangodb-http-api.md` §1.1 ([`Api`]:
+//! stopping, URL length, credentials, database prefix, access, queue time, in-flight bound,
+//! body size and encoding), the router, and one module per endpoint family. Family handlers
+//! take an [`ApiRequest`] and return an [`ApiResult`]; errors are
+//! [`quince_errors::ArangoError`] values rendered in one place ([`error::error_response`]).
 //!
 //! What it is not: the listener. The `quince` binary (crate `quince-server`) owns sockets,
 //! hyper connections, signals and shutdown, and calls [`Api::serve`] per request.
+//!
+//! Layout: `pipeline` (the order of checks and the headers of every reply), `path` (the
+//! `/_db/{name}/` prefix and percent-decoding), `auth` (Basic and JWT), `body` (size bound and
+//! decompression), `router` (prefix table), `database` (`/_api/database`), `open_auth`
+//! (`/_open/auth`), `admin` (version, engine, status, echo, metrics…), `metrics` (counters),
+//! `limits` (bounds and defaults); `document` and `collection` are the document and
+//! collection families.
 //!
 //! Invariants: every error body has ArangoDB's shape; no success body carries `errorNum`;
 //! every reply has a Content-Length (bodies are whole).
 
 pub mod error;
+pub mod limits;
 pub mod request;
 pub mod response;
 
+mod admin;
+mod auth;
+mod body;
 mod collection;
+mod database;
 mod document;
+mod metrics;
+mod open_auth;
+mod path;
+mod pipeline;
+mod router;
 
+pub use pipeline::{Api, ApiConfig, Peer, Received};
 pub use request::ApiRequest;
 pub use response::{ApiResponse, ApiResult};

@@ -1,0 +1,122 @@
+//! Small server-information endpoints: version, engine, role, availability, time, license
+//! and metrics.
+//!
+//! What it is: one function per endpoint, each answering 405 for methods it does not take.
+//!
+//! What it is not: `/_admin/status` and `/_admin/echo`, which have modules of their own.
+//!
+//! Invariants: the engine is reported honestly as `quince` (not `rocksdb`): clients that
+//! assert on the name would be testing an engine we do not have.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use http::Method;
+use quince_errors::{ArangoError, ONLY_ENTERPRISE};
+use serde_json::json;
+
+use crate::limits::ARANGODB_VERSION;
+use crate::pipeline::Api;
+use crate::request::ApiRequest;
+use crate::response::{ApiResponse, ApiResult};
+use crate::router::method_not_allowed;
+
+/// The content type of the Prometheus text format.
+const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4";
+
+fn only_get(req: &ApiRequest) -> Result<(), ArangoError> {
+    if req.method == Method::GET {
+        Ok(())
+    } else {
+        Err(method_not_allowed())
+    }
+}
+
+/// `GET /_api/version[?details=true]`.
+pub(crate) fn version(req: &ApiRequest) -> ApiResult {
+    only_get(req)?;
+    let mut body = json!({
+        "server": "arango",
+        "license": "community",
+        "version": ARANGODB_VERSION,
+    });
+    if req.bool_param("details", false) {
+        body["details"] = json!({
+            "architecture": "64bit",
+            "mode": "server",
+            "role": "SINGLE",
+            "host": super::hostname(),
+            "server-version": ARANGODB_VERSION,
+            "platform": std::env::consts::OS,
+            "engine": "quince",
+            "quince-version": env!("CARGO_PKG_VERSION"),
+            "quince": "Quince, an ArangoDB-compatible document server",
+        });
+    }
+    Ok(ApiResponse::json(200, &body))
+}
+
+/// `GET /_api/engine`.
+pub(crate) fn engine(req: &ApiRequest) -> ApiResult {
+    only_get(req)?;
+    Ok(ApiResponse::json(
+        200,
+        &json!({
+            "name": "quince",
+            "supports": {
+                "indexes": ["primary", "edge"],
+                "aliases": {"indexes": {}},
+            },
+            "endianness": "little",
+        }),
+    ))
+}
+
+/// `GET /_admin/server/role`.
+pub(crate) fn role(req: &ApiRequest) -> ApiResult {
+    only_get(req)?;
+    Ok(ApiResponse::json(
+        200,
+        &json!({"error": false, "code": 200, "role": "SINGLE", "mode": "default"}),
+    ))
+}
+
+/// `GET /_admin/server/availability`: open to anyone; 503 once shutdown began (the pipeline
+/// answers that before any handler runs).
+pub(crate) fn availability(req: &ApiRequest) -> ApiResult {
+    only_get(req)?;
+    Ok(ApiResponse::json(200, &json!({"mode": "default"})))
+}
+
+/// `GET /_admin/time`.
+pub(crate) fn time(req: &ApiRequest) -> ApiResult {
+    only_get(req)?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    Ok(ApiResponse::json(
+        200,
+        &json!({"error": false, "code": 200, "time": now}),
+    ))
+}
+
+/// `GET /_admin/license`: the community edition has none; setting one is an enterprise
+/// feature.
+pub(crate) fn license(req: &ApiRequest) -> ApiResult {
+    match req.method {
+        Method::GET => Ok(ApiResponse::json(200, &json!({"license": "none"}))),
+        Method::PUT => Err(ArangoError::new(ONLY_ENTERPRISE)),
+        _ => Err(method_not_allowed()),
+    }
+}
+
+/// `GET /_admin/metrics` and `/_admin/metrics/v2`: Prometheus text.
+pub(crate) fn metrics(api: &Api, req: &ApiRequest) -> ApiResult {
+    only_get(req)?;
+    let text = api.metrics().render(&api.catalog().stats(), api.uptime());
+    Ok(ApiResponse::with_content_type(
+        200,
+        PROMETHEUS_CONTENT_TYPE,
+        text,
+    ))
+}

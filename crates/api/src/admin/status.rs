@@ -1,0 +1,45 @@
+//! `GET /_admin/status`: the server's identity and state, in the keys drivers know.
+//!
+//! What it is: one handler. The keys are those python-arango's formatter knows
+//! (`server`, `license`, `version`, `mode`, `operationMode`, `foxxApi`, `host`, `hostname`,
+//! `pid`, `serverInfo`), so it warns about nothing.
+//!
+//! What it is not: a health check (`/_admin/server/availability` is that).
+
+use serde_json::json;
+
+use crate::limits::ARANGODB_VERSION;
+use crate::pipeline::Api;
+use crate::request::ApiRequest;
+use crate::response::{ApiResponse, ApiResult};
+use crate::router::method_not_allowed;
+
+/// `GET /_admin/status`.
+pub(crate) fn status(api: &Api, req: &ApiRequest) -> ApiResult {
+    if req.method != http::Method::GET {
+        return Err(method_not_allowed());
+    }
+    let host = super::hostname();
+    Ok(ApiResponse::json(
+        200,
+        &json!({
+            "server": "arango",
+            "version": ARANGODB_VERSION,
+            "pid": std::process::id(),
+            "license": "community",
+            "mode": "server",
+            "operationMode": "server",
+            "foxxApi": false,
+            "host": host,
+            "hostname": host,
+            "serverInfo": {
+                "progress": {"phase": "in wait", "feature": "", "recoveryTick": 0},
+                "role": "SINGLE",
+                "maintenance": false,
+                "writeOpsEnabled": !api.is_stopping(),
+                "readOnly": false,
+                "address": api.config().endpoint,
+            },
+        }),
+    ))
+}

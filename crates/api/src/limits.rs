@@ -1,0 +1,27 @@
+//! The bounds of the request pipeline and their defaults, in one place.
+//!
+//! What it is: constants. The configurable ones are defaults of [`crate::ApiConfig`]; the
+//! fixed ones (URL length, token lifetime) are ArangoDB's values.
+//!
+//! What it is not: enforcement. The pipeline and the listener apply these numbers.
+
+/// The longest request target (path and query) accepted; longer ones get 414, as in ArangoDB.
+pub const URL_LENGTH_MAX: usize = 16 * 1024;
+
+/// Default bound on a request body, before and after decompression (`--http.max-body-size`).
+pub const BODY_SIZE_MAX_DEFAULT: usize = 512 * 1024 * 1024;
+
+/// Default bound on the nesting of JSON bodies (`--http.max-json-depth`).
+pub const JSON_DEPTH_MAX_DEFAULT: usize = 64;
+
+/// Default bound on requests queued or in flight at once (`--server.maximal-queue-size`).
+pub const QUEUE_SIZE_MAX_DEFAULT: usize = 4096;
+
+/// Lifetime of a token issued by `POST /_open/auth` (ArangoDB's `--server.session-timeout`).
+pub const TOKEN_LIFETIME_SECS: u64 = 3600;
+
+/// The most query parameters one request may carry; more are a client error, not work to do.
+pub const QUERY_PARAMS_MAX: usize = 256;
+
+/// The version of ArangoDB whose API Quince speaks, reported by `/_api/version`.
+pub const ARANGODB_VERSION: &str = "3.12.4";

@@ -1,0 +1,352 @@
+//! [`Api`]: the request pipeline, in the order of `reference/arangodb-http-api.md` §1.1.
+//!
+//! What it is: one `async fn` per request that checks, in order, whether the server is
+//! stopping (503/30), the URL length (414), the credentials, the database of the
+//! `/_db/{name}/` prefix (404/1228 for root, 401 for anyone else), the path's access rule
+//! (401/11), the client's queue-time limit (412/21004), the bound on requests in flight
+//! (503/21003) and the body's size and encoding (413, 415), then hands an [`ApiRequest`] to
+//! the router and adds the headers every reply carries.
+//!
+//! What it is not: a listener. The `quince` binary owns sockets and hyper connections and
+//! passes what it knows about them in request extensions ([`Received`], [`Peer`]).
+//!
+//! Invariants: every reply, error or not, leaves through [`Api::serve`] and so carries
+//! `server`, `x-content-type-options`, `x-arango-queue-time-seconds` and a whole body (hence a
+//! Content-Length); the in-flight count is released on every path out (a guard drops it).
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::header::{HeaderValue, CONNECTION, WWW_AUTHENTICATE};
+use http::{HeaderName, Method, Request, Response, Version};
+use http_body_util::Full;
+use hyper::body::Body;
+use quince_db::Catalog;
+use quince_errors::{
+    ArangoError, FORBIDDEN, HTTP_REQUEST_URI_TOO_LONG, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED,
+    SHUTTING_DOWN,
+};
+
+use crate::auth::{Authenticator, Caller, ROOT_USER};
+use crate::error::error_response;
+use crate::metrics::Metrics;
+use crate::path::{parse_target, Target};
+use crate::request::ApiRequest;
+use crate::response::ApiResponse;
+use crate::{body, limits, router};
+
+/// The server's settings that the API needs.
+#[derive(Clone, Debug)]
+pub struct ApiConfig {
+    /// `--server.authentication`: when false every request runs as root.
+    pub authentication: bool,
+    /// Root's password.
+    pub root_password: String,
+    /// The HS256 secret for tokens (`--server.jwt-secret-keyfile`, or random).
+    pub jwt_secret: Vec<u8>,
+    /// `--http.max-body-size`, applied before and after decompression.
+    pub body_size_max: usize,
+    /// `--http.max-json-depth`.
+    pub json_depth_max: usize,
+    /// `--server.maximal-queue-size`: requests in flight at once.
+    pub queue_size_max: usize,
+    /// The endpoint the server listens on (`http://127.0.0.1:8529`), for `/_admin/echo`
+    /// and status replies.
+    pub endpoint: String,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        ApiConfig {
+            authentication: true,
+            root_password: String::new(),
+            jwt_secret: Vec::new(),
+            body_size_max: limits::BODY_SIZE_MAX_DEFAULT,
+            json_depth_max: limits::JSON_DEPTH_MAX_DEFAULT,
+            queue_size_max: limits::QUEUE_SIZE_MAX_DEFAULT,
+            endpoint: "http://127.0.0.1:8529".to_string(),
+        }
+    }
+}
+
+/// Request extension: when the listener received the request (its queue time starts here).
+#[derive(Clone, Copy, Debug)]
+pub struct Received(pub Instant);
+
+/// Request extension: the two ends of the connection the request came on.
+#[derive(Clone, Copy, Debug)]
+pub struct Peer {
+    /// The client's address.
+    pub client: SocketAddr,
+    /// The server's address.
+    pub server: SocketAddr,
+}
+
+/// The API: shared by every connection of the server.
+pub struct Api {
+    /// Every database.
+    catalog: Arc<Catalog>,
+    /// The settings.
+    config: ApiConfig,
+    /// Checks credentials, issues tokens.
+    auth: Authenticator,
+    /// Request counters for `/_admin/metrics`.
+    metrics: Metrics,
+    /// Set once shutdown begins: new requests get 503.
+    stopping: AtomicBool,
+    /// Requests past the access checks and not yet answered.
+    in_flight: AtomicUsize,
+    /// When the API was created, for uptime.
+    started: Instant,
+}
+
+/// Decrements the in-flight count when the request is done, however it ends.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// What the pipeline learned about a request, for the reply's headers.
+struct Timing {
+    /// When the request was received.
+    received: Instant,
+    /// How long it waited before its handler started (set when the handler starts).
+    queued: Option<Duration>,
+}
+
+impl Api {
+    /// An API over this catalog.
+    pub fn new(catalog: Arc<Catalog>, config: ApiConfig) -> Arc<Api> {
+        assert!(
+            config.queue_size_max > 0,
+            "the request queue must hold at least one request"
+        );
+        let auth = Authenticator::new(&config.root_password, &config.jwt_secret);
+        Arc::new(Api {
+            catalog,
+            config,
+            auth,
+            metrics: Metrics::default(),
+            stopping: AtomicBool::new(false),
+            in_flight: AtomicUsize::new(0),
+            started: Instant::now(),
+        })
+    }
+
+    /// Marks the server as stopping: from now on requests get 503 (errorNum 30).
+    pub fn begin_shutdown(&self) {
+        self.stopping.store(true, Ordering::Release);
+    }
+
+    /// True once [`Api::begin_shutdown`] was called.
+    pub fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::Acquire)
+    }
+
+    /// The catalog.
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ApiConfig {
+        &self.config
+    }
+
+    pub(crate) fn authenticator(&self) -> &Authenticator {
+        &self.auth
+    }
+
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    pub(crate) fn uptime(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Answers one request.
+    pub async fn serve<B>(&self, req: Request<B>) -> Response<Full<Bytes>>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: std::fmt::Display,
+    {
+        let received = req
+            .extensions()
+            .get::<Received>()
+            .map_or_else(Instant::now, |r| r.0);
+        let method = req.method().clone();
+        let http10_keep_alive = req.version() == Version::HTTP_10 && wants_keep_alive(&req);
+        let omit_www_authenticate = req.headers().contains_key("x-omit-www-authenticate");
+        let mut timing = Timing {
+            received,
+            queued: None,
+        };
+        let reply = match self.process(req, &mut timing).await {
+            Ok(reply) => reply,
+            Err(err) => render_error(&err, omit_www_authenticate),
+        };
+        self.finish(reply, &method, &timing, http10_keep_alive)
+    }
+
+    async fn process<B>(
+        &self,
+        req: Request<B>,
+        timing: &mut Timing,
+    ) -> Result<ApiResponse, ArangoError>
+    where
+        B: Body<Data = Bytes>,
+        B::Error: std::fmt::Display,
+    {
+        if self.is_stopping() {
+            return Err(ArangoError::new(SHUTTING_DOWN));
+        }
+        let (parts, body) = req.into_parts();
+        let raw_target = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
+        if raw_target.len() > limits::URL_LENGTH_MAX {
+            return Err(ArangoError::new(HTTP_REQUEST_URI_TOO_LONG));
+        }
+        let Target {
+            database,
+            path,
+            segments,
+            query,
+        } = parse_target(raw_target)?;
+        let caller = if self.config.authentication {
+            self.auth
+                .check(parts.headers.get(http::header::AUTHORIZATION))
+        } else {
+            Caller::Root
+        };
+        let open = router::is_open_path(&segments);
+        let Some(database) = self.catalog.database(&database) else {
+            // Only root (or an open path) may learn that a database does not exist.
+            return Err(if caller == Caller::Root || open {
+                ArangoError::new(quince_errors::ARANGO_DATABASE_NOT_FOUND)
+            } else {
+                unauthorized()
+            });
+        };
+        if caller != Caller::Root && !open {
+            return Err(unauthorized());
+        }
+        check_queue_time(&parts.headers, timing.received.elapsed())?;
+        let _in_flight = self.admit()?;
+        body::check_declared_length(&parts.headers, self.config.body_size_max)?;
+        let raw_body = body::read_bounded(body, self.config.body_size_max).await?;
+        let body = body::decode_content(&parts.headers, raw_body, self.config.body_size_max)?;
+        let request = ApiRequest {
+            method: parts.method,
+            database,
+            path,
+            suffix: Vec::new(),
+            query,
+            headers: parts.headers,
+            body,
+            user: if caller == Caller::Root {
+                ROOT_USER.to_string()
+            } else {
+                String::new()
+            },
+            json_depth_max: self.config.json_depth_max,
+        };
+        timing.queued = Some(timing.received.elapsed());
+        router::dispatch(self, request, segments, &parts.uri, &parts.extensions).await
+    }
+
+    /// Counts the request in flight, or refuses it when the bound is reached.
+    fn admit(&self) -> Result<InFlight<'_>, ArangoError> {
+        let before = self.in_flight.fetch_add(1, Ordering::AcqRel);
+        let guard = InFlight(&self.in_flight);
+        if before >= self.config.queue_size_max {
+            return Err(ArangoError::new(QUEUE_FULL));
+        }
+        Ok(guard)
+    }
+
+    /// Adds the headers every reply carries, counts the reply, and builds the hyper response.
+    fn finish(
+        &self,
+        reply: ApiResponse,
+        method: &Method,
+        timing: &Timing,
+        http10_keep_alive: bool,
+    ) -> Response<Full<Bytes>> {
+        let ApiResponse {
+            status,
+            mut headers,
+            body,
+        } = reply;
+        headers.insert(http::header::SERVER, HeaderValue::from_static("ArangoDB"));
+        headers.insert(
+            HeaderName::from_static("x-content-type-options"),
+            HeaderValue::from_static("nosniff"),
+        );
+        let queued = timing.queued.unwrap_or_else(|| timing.received.elapsed());
+        let queued_text = format!("{:.6}", queued.as_secs_f64());
+        headers.insert(
+            HeaderName::from_static("x-arango-queue-time-seconds"),
+            HeaderValue::from_str(&queued_text).expect("a decimal number is a valid header"),
+        );
+        if http10_keep_alive {
+            // `ab -k` (HTTP/1.0) keeps a connection only when the reply says keep-alive.
+            headers.insert(CONNECTION, HeaderValue::from_static("keep-alive"));
+        }
+        self.metrics
+            .record(method, status.as_u16(), timing.received.elapsed());
+        let mut response = Response::new(Full::new(body));
+        *response.status_mut() = status;
+        *response.headers_mut() = headers;
+        response
+    }
+}
+
+/// 412/21004 when the client allows less queue time than the request already spent.
+fn check_queue_time(headers: &http::HeaderMap, queued: Duration) -> Result<(), ArangoError> {
+    let limit = headers
+        .get("x-arango-queue-time-seconds")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|s| s.trim().parse::<f64>().ok());
+    match limit {
+        Some(max) if max > 0.0 && queued.as_secs_f64() > max => {
+            Err(ArangoError::new(QUEUE_TIME_REQUIREMENT_VIOLATED))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The 401 of a request without valid credentials.
+pub(crate) fn unauthorized() -> ArangoError {
+    ArangoError::with_message(FORBIDDEN, "not authorized to execute this request").with_status(401)
+}
+
+/// Renders an error; a 401 for missing credentials invites Basic authentication unless the
+/// client asked not to be invited.
+fn render_error(err: &ArangoError, omit_www_authenticate: bool) -> ApiResponse {
+    let mut reply = error_response(err);
+    if err.status == 401 && err.is(FORBIDDEN) && !omit_www_authenticate {
+        reply.headers.insert(
+            WWW_AUTHENTICATE,
+            HeaderValue::from_static("Basic, realm=\"ArangoDB\""),
+        );
+    }
+    reply
+}
+
+/// True when the request's `Connection` header asks for keep-alive.
+fn wants_keep_alive<B>(req: &Request<B>) -> bool {
+    req.headers().get_all(CONNECTION).iter().any(|v| {
+        v.to_str()
+            .map(|s| {
+                s.split(',')
+                    .any(|t| t.trim().eq_ignore_ascii_case("keep-alive"))
+            })
+            .unwrap_or(false)
+    })
+}

@@ -1,0 +1,202 @@
+//! The router: from path segments to the handler of an endpoint family.
+//!
+//! What it is: a table of path prefixes ([`ROUTES`]), the rule for which paths are open
+//! without credentials ([`is_open_path`]), and [`dispatch`], which fills
+//! [`ApiRequest::suffix`] with the segments after the family's prefix and calls the handler.
+//!
+//! What it is not: method matching. Each handler answers 405 for methods it does not serve,
+//! because only it knows which methods its sub-paths take.
+//!
+//! Invariants: an unknown path is 404 with errorNum 404 and `unknown path '<path>'`; a route
+//! marked exact never sees a suffix (extra segments make the path unknown).
+
+use http::{Extensions, Uri};
+use quince_errors::{ArangoError, HTTP_METHOD_NOT_ALLOWED, HTTP_NOT_FOUND};
+
+use crate::pipeline::Api;
+use crate::request::ApiRequest;
+use crate::response::ApiResult;
+use crate::{admin, database, open_auth};
+
+/// The endpoint families and single endpoints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    Document,
+    Collection,
+    KeyGenerators,
+    Database,
+    Version,
+    Engine,
+    ServerRole,
+    Availability,
+    Status,
+    Time,
+    Echo,
+    License,
+    Metrics,
+    OpenAuth,
+    OpenAuthRenew,
+}
+
+/// One row of the routing table.
+struct Entry {
+    /// The leading path segments.
+    prefix: &'static [&'static str],
+    /// Where they lead.
+    route: Route,
+    /// True when more segments may follow (they become the suffix).
+    takes_suffix: bool,
+}
+
+const fn family(prefix: &'static [&'static str], route: Route) -> Entry {
+    Entry {
+        prefix,
+        route,
+        takes_suffix: true,
+    }
+}
+
+const fn exact(prefix: &'static [&'static str], route: Route) -> Entry {
+    Entry {
+        prefix,
+        route,
+        takes_suffix: false,
+    }
+}
+
+/// Every route. Prefixes do not overlap except where the longer one is exact and listed
+/// first.
+const ROUTES: &[Entry] = &[
+    family(&["_api", "document"], Route::Document),
+    family(&["_api", "collection"], Route::Collection),
+    exact(&["_api", "key-generators"], Route::KeyGenerators),
+    family(&["_api", "database"], Route::Database),
+    exact(&["_api", "version"], Route::Version),
+    exact(&["_api", "engine"], Route::Engine),
+    exact(&["_admin", "server", "role"], Route::ServerRole),
+    exact(&["_admin", "server", "availability"], Route::Availability),
+    exact(&["_admin", "status"], Route::Status),
+    exact(&["_admin", "time"], Route::Time),
+    family(&["_admin", "echo"], Route::Echo),
+    exact(&["_admin", "license"], Route::License),
+    exact(&["_admin", "metrics", "v2"], Route::Metrics),
+    exact(&["_admin", "metrics"], Route::Metrics),
+    exact(&["_open", "auth", "renew"], Route::OpenAuthRenew),
+    exact(&["_open", "auth"], Route::OpenAuth),
+];
+
+/// The route of a path and the length of its prefix, if any.
+pub(crate) fn resolve(segments: &[String]) -> Option<(Route, usize)> {
+    ROUTES.iter().find_map(|entry| {
+        let n = entry.prefix.len();
+        let fits = if entry.takes_suffix {
+            segments.len() >= n
+        } else {
+            segments.len() == n
+        };
+        (fits && entry.prefix.iter().zip(segments).all(|(p, s)| p == s)).then_some((entry.route, n))
+    })
+}
+
+/// Paths that need no credentials: `/_open/*` and `/_admin/server/availability`.
+pub(crate) fn is_open_path(segments: &[String]) -> bool {
+    match segments.first().map(String::as_str) {
+        Some("_open") => true,
+        Some("_admin") => segments[1..] == ["server", "availability"],
+        _ => false,
+    }
+}
+
+/// 404 for a path no route knows.
+pub(crate) fn unknown_path(path: &str) -> ArangoError {
+    ArangoError::with_message(HTTP_NOT_FOUND, format!("unknown path '{path}'"))
+}
+
+/// 405 for a known path and a method it does not take.
+pub(crate) fn method_not_allowed() -> ArangoError {
+    ArangoError::new(HTTP_METHOD_NOT_ALLOWED)
+}
+
+/// Calls the handler of the request's path.
+pub(crate) async fn dispatch(
+    api: &Api,
+    mut req: ApiRequest,
+    mut segments: Vec<String>,
+    uri: &Uri,
+    extensions: &Extensions,
+) -> ApiResult {
+    let Some((route, prefix_len)) = resolve(&segments) else {
+        return Err(unknown_path(&req.path));
+    };
+    req.suffix = segments.split_off(prefix_len);
+    match route {
+        Route::Document => crate::document::handle(req).await,
+        Route::Collection => crate::collection::handle(req).await,
+        Route::KeyGenerators => crate::collection::key_generators(req).await,
+        Route::Database => database::handle(api, req).await,
+        Route::Version => admin::server::version(&req),
+        Route::Engine => admin::server::engine(&req),
+        Route::ServerRole => admin::server::role(&req),
+        Route::Availability => admin::server::availability(&req),
+        Route::Status => admin::status::status(api, &req),
+        Route::Time => admin::server::time(&req),
+        Route::Echo => admin::echo::echo(api, &req, uri, extensions),
+        Route::License => admin::server::license(&req),
+        Route::Metrics => admin::server::metrics(api, &req),
+        Route::OpenAuth => open_auth::login(api, &req),
+        Route::OpenAuthRenew => open_auth::renew(api, &req),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn segs(path: &str) -> Vec<String> {
+        path.split('/')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    #[test]
+    fn families_take_suffixes_and_exact_routes_do_not() {
+        assert_eq!(
+            resolve(&segs("/_api/document/c/k")),
+            Some((Route::Document, 2))
+        );
+        assert_eq!(resolve(&segs("/_api/document")), Some((Route::Document, 2)));
+        assert_eq!(
+            resolve(&segs("/_api/collection/c/properties")),
+            Some((Route::Collection, 2))
+        );
+        assert_eq!(
+            resolve(&segs("/_api/database/user")),
+            Some((Route::Database, 2))
+        );
+        assert_eq!(resolve(&segs("/_api/version")), Some((Route::Version, 2)));
+        assert_eq!(resolve(&segs("/_api/version/x")), None);
+        assert_eq!(resolve(&segs("/_admin/metrics")), Some((Route::Metrics, 2)));
+        assert_eq!(
+            resolve(&segs("/_admin/metrics/v2")),
+            Some((Route::Metrics, 3))
+        );
+        assert_eq!(resolve(&segs("/_open/auth")), Some((Route::OpenAuth, 2)));
+        assert_eq!(
+            resolve(&segs("/_open/auth/renew")),
+            Some((Route::OpenAuthRenew, 3))
+        );
+        assert_eq!(resolve(&segs("/_api/documents")), None);
+        assert_eq!(resolve(&segs("/")), None);
+    }
+
+    #[test]
+    fn only_open_paths_skip_authentication() {
+        assert!(is_open_path(&segs("/_open/auth")));
+        assert!(is_open_path(&segs("/_admin/server/availability")));
+        assert!(!is_open_path(&segs("/_admin/server/role")));
+        assert!(!is_open_path(&segs("/_admin")));
+        assert!(!is_open_path(&segs("/_api/version")));
+        assert!(!is_open_path(&segs("/")));
+    }
+}

@@ -1,0 +1,477 @@
+//! The command line and the configuration file of `quince`.
+//!
+//! What it is: the clap definition of `quince serve` with ArangoDB's dotted option names
+//! (`--server.endpoint`, `--database.directory`, …), each taking `--opt value` or `--opt=value`;
+//! ArangoDB's boolean spellings (true/false, yes/no, on/off, 1/0); and arangod's INI-style
+//! configuration file (`--configuration FILE` or `-c FILE`: `[section]` headers, `key = value`
+//! lines, `#` and `;` comments), whose options are placed before the command line's so that
+//! the command line wins.
+//!
+//! What it is not: the defaults' meaning. [`crate::serve`] turns [`ServeArgs`] into the
+//! settings of the catalog, the API and the listener.
+//!
+//! Invariants: an unknown option, on the command line or in the file, is an error with exit
+//! code 2; bounds are checked here (journal size at least 1 MiB, queue and connection limits
+//! at least 1), so later stages only see valid numbers.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use clap::{ArgAction, Args, Parser, Subcommand};
+
+/// The smallest journal ArangoDB accepts (1 MiB).
+pub const JOURNAL_SIZE_MIN: u64 = 1024 * 1024;
+
+/// `quince`: an ArangoDB-compatible document server.
+#[derive(Parser, Debug)]
+#[command(
+    name = "quince",
+    version,
+    about = "An ArangoDB-compatible document server"
+)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Starts the server.
+    #[command(args_override_self = true)]
+    Serve(ServeArgs),
+}
+
+/// The options of `quince serve`.
+#[derive(Args, Debug, Clone)]
+pub struct ServeArgs {
+    /// A configuration file in arangod's INI style; command-line options override it.
+    #[arg(long = "configuration", short = 'c', value_name = "FILE")]
+    pub configuration: Option<PathBuf>,
+
+    /// The endpoint to listen on: tcp://HOST:PORT (also http+tcp:// and http://); port 0
+    /// picks a free port.
+    #[arg(
+        long = "server.endpoint",
+        value_name = "URL",
+        default_value = "tcp://127.0.0.1:8529"
+    )]
+    pub endpoint: String,
+
+    /// The data directory.
+    #[arg(
+        long = "database.directory",
+        value_name = "DIR",
+        default_value = "./quince-data"
+    )]
+    pub data_dir: PathBuf,
+
+    /// The default maximal journal size of new collections, in bytes (at least 1 MiB).
+    #[arg(
+        long = "database.maximal-journal-size",
+        value_name = "BYTES",
+        default_value_t = 32 * 1024 * 1024,
+        value_parser = clap::value_parser!(u64).range(JOURNAL_SIZE_MIN..)
+    )]
+    pub journal_size: u64,
+
+    /// The default `waitForSync` of new collections.
+    #[arg(
+        long = "database.wait-for-sync",
+        value_name = "BOOL",
+        default_value = "false",
+        value_parser = parse_bool,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true"
+    )]
+    pub wait_for_sync: bool,
+
+    /// How long unsynced writes may wait for the background fsync, in milliseconds.
+    #[arg(
+        long = "database.sync-interval",
+        value_name = "MS",
+        default_value_t = 100,
+        value_parser = clap::value_parser!(u64).range(1..=60_000)
+    )]
+    pub sync_interval_ms: u64,
+
+    /// Root's password (else $QUINCE_ROOT_PASSWORD, else $ARANGO_ROOT_PASSWORD, else empty).
+    #[arg(long = "database.password", value_name = "PASSWORD")]
+    pub password: Option<String>,
+
+    /// Whether requests must authenticate; when false every request runs as root.
+    #[arg(
+        long = "server.authentication",
+        value_name = "BOOL",
+        default_value = "true",
+        value_parser = parse_bool,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true"
+    )]
+    pub authentication: bool,
+
+    /// A file holding the HS256 secret for tokens; a random secret when absent.
+    #[arg(long = "server.jwt-secret-keyfile", value_name = "FILE")]
+    pub jwt_secret_keyfile: Option<PathBuf>,
+
+    /// Requests queued or in flight at once; more get 503 (errorNum 21003).
+    #[arg(
+        long = "server.maximal-queue-size",
+        value_name = "N",
+        default_value_t = 4096,
+        value_parser = clap::value_parser!(u64).range(1..=1_000_000)
+    )]
+    pub queue_size: u64,
+
+    /// Worker threads of the async runtime (default: the number of cores).
+    #[arg(
+        long = "server.threads",
+        value_name = "N",
+        value_parser = clap::value_parser!(u64).range(1..=1024)
+    )]
+    pub threads: Option<u64>,
+
+    /// Open client connections at once; further clients wait in the listen backlog.
+    #[arg(
+        long = "server.max-connections",
+        value_name = "N",
+        default_value_t = 4096,
+        value_parser = clap::value_parser!(u64).range(1..=1_000_000)
+    )]
+    pub max_connections: u64,
+
+    /// The largest request body, in bytes, before and after decompression.
+    #[arg(
+        long = "http.max-body-size",
+        value_name = "BYTES",
+        default_value_t = 512 * 1024 * 1024,
+        value_parser = clap::value_parser!(u64).range(1..=(4u64 << 30))
+    )]
+    pub max_body_size: u64,
+
+    /// The deepest nesting of a JSON body.
+    #[arg(
+        long = "http.max-json-depth",
+        value_name = "N",
+        default_value_t = 64,
+        value_parser = clap::value_parser!(u64).range(1..=10_000)
+    )]
+    pub max_json_depth: u64,
+
+    /// The log level: trace, debug, info, warning, error (or a tracing filter).
+    #[arg(long = "log.level", value_name = "LEVEL", default_value = "info")]
+    pub log_level: String,
+}
+
+/// Parses ArangoDB's boolean spellings.
+pub fn parse_bool(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" | "y" => Ok(true),
+        "false" | "no" | "off" | "0" | "n" => Ok(false),
+        other => Err(format!(
+            "'{other}' is not a boolean (use true/false, yes/no, on/off, 1/0)"
+        )),
+    }
+}
+
+/// Parses the command line, merging the configuration file if one is named. Prints the error
+/// and exits with code 2 on any problem (clap's convention for usage errors).
+pub fn parse_or_exit() -> Cli {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    match merge_configuration(args) {
+        Ok(merged) => Cli::parse_from(merged),
+        Err(message) => {
+            eprintln!("error: {message}");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Inserts the options of the configuration file (if `-c`/`--configuration` names one) right
+/// after the subcommand, so options given on the command line come later and win.
+pub fn merge_configuration(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
+    let Some(file) = configuration_file(&args) else {
+        return Ok(args);
+    };
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| format!("cannot read configuration file {}: {e}", file.display()))?;
+    let from_file = parse_ini(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+    let Some(at) = args.iter().position(|a| a == "serve") else {
+        return Ok(args);
+    };
+    let mut merged = args[..=at].to_vec();
+    merged.extend(from_file.into_iter().map(OsString::from));
+    merged.extend_from_slice(&args[at + 1..]);
+    Ok(merged)
+}
+
+/// The configuration file named on the command line, if any (the last one wins).
+fn configuration_file(args: &[OsString]) -> Option<PathBuf> {
+    let mut found = None;
+    let mut iter = args.iter().skip(1);
+    while let Some(arg) = iter.next() {
+        let text = arg.to_string_lossy();
+        if text == "-c" || text == "--configuration" {
+            found = iter.next().map(PathBuf::from);
+        } else if let Some(path) = text.strip_prefix("--configuration=") {
+            found = Some(PathBuf::from(path));
+        } else if let Some(path) = text.strip_prefix("-c=") {
+            found = Some(PathBuf::from(path));
+        }
+    }
+    found
+}
+
+/// Turns arangod's INI text into `--section.key=value` arguments.
+pub fn parse_ini(text: &str) -> Result<Vec<String>, String> {
+    let mut section = String::new();
+    let mut out = Vec::new();
+    for (number, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
+            continue;
+        }
+        if let Some(inner) = line.strip_prefix('[') {
+            let Some(name) = inner.strip_suffix(']') else {
+                return Err(format!("line {}: unterminated section header", number + 1));
+            };
+            section = name.trim().to_string();
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            return Err(format!("line {}: expected 'key = value'", number + 1));
+        };
+        let key = key.trim();
+        if key.is_empty() {
+            return Err(format!("line {}: empty option name", number + 1));
+        }
+        let value = unquote(value.trim());
+        let name = if section.is_empty() || key.contains('.') {
+            key.to_string()
+        } else {
+            format!("{section}.{key}")
+        };
+        out.push(format!("--{name}={value}"));
+    }
+    Ok(out)
+}
+
+fn unquote(value: &str) -> &str {
+    let quoted = value.len() >= 2
+        && ((value.starts_with('"') && value.ends_with('"'))
+            || (value.starts_with('\'') && value.ends_with('\'')));
+    if quoted {
+        &value[1..value.len() - 1]
+    } else {
+        value
+    }
+}
+
+/// Where to listen: `host:port` from `tcp://HOST:PORT`, `http+tcp://…` or `http://…`.
+pub fn endpoint_address(endpoint: &str) -> Result<String, String> {
+    let rest = ["tcp://", "http+tcp://", "http://"]
+        .iter()
+        .find_map(|scheme| endpoint.strip_prefix(scheme))
+        .ok_or_else(|| {
+            format!("unsupported endpoint '{endpoint}' (use tcp://HOST:PORT; ssl is not supported)")
+        })?;
+    let rest = rest.trim_end_matches('/');
+    let has_port = if rest.starts_with('[') {
+        rest.contains("]:")
+    } else {
+        rest.contains(':')
+    };
+    if rest.is_empty() || rest.contains('/') {
+        return Err(format!("invalid endpoint '{endpoint}'"));
+    }
+    Ok(if has_port {
+        rest.to_string()
+    } else {
+        format!("{rest}:8529")
+    })
+}
+
+/// Reads the JWT secret from a keyfile, without its trailing newline.
+pub fn read_jwt_secret(path: &Path) -> Result<Vec<u8>, String> {
+    let text = std::fs::read(path)
+        .map_err(|e| format!("cannot read JWT secret keyfile {}: {e}", path.display()))?;
+    let mut secret = text;
+    while secret.last().is_some_and(|b| *b == b'\n' || *b == b'\r') {
+        secret.pop();
+    }
+    if secret.is_empty() {
+        return Err(format!("JWT secret keyfile {} is empty", path.display()));
+    }
+    Ok(secret)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<ServeArgs, clap::Error> {
+        let mut full = vec!["quince", "serve"];
+        full.extend_from_slice(args);
+        Cli::try_parse_from(full).map(|cli| match cli.command {
+            Command::Serve(a) => a,
+        })
+    }
+
+    #[test]
+    fn defaults_are_arangodbs() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.endpoint, "tcp://127.0.0.1:8529");
+        assert_eq!(a.data_dir, PathBuf::from("./quince-data"));
+        assert_eq!(a.journal_size, 33_554_432);
+        assert!(!a.wait_for_sync);
+        assert!(a.authentication);
+        assert_eq!(a.queue_size, 4096);
+        assert_eq!(a.max_connections, 4096);
+        assert_eq!(a.max_body_size, 512 * 1024 * 1024);
+        assert_eq!(a.max_json_depth, 64);
+        assert_eq!(a.sync_interval_ms, 100);
+        assert_eq!(a.threads, None);
+    }
+
+    #[test]
+    fn dotted_options_take_both_forms() {
+        let a = parse(&[
+            "--server.endpoint",
+            "tcp://0.0.0.0:0",
+            "--database.directory=/tmp/x",
+            "--database.maximal-journal-size",
+            "2097152",
+            "--server.authentication=off",
+            "--database.wait-for-sync",
+            "yes",
+            "--server.threads=3",
+        ])
+        .unwrap();
+        assert_eq!(a.endpoint, "tcp://0.0.0.0:0");
+        assert_eq!(a.data_dir, PathBuf::from("/tmp/x"));
+        assert_eq!(a.journal_size, 2_097_152);
+        assert!(!a.authentication);
+        assert!(a.wait_for_sync);
+        assert_eq!(a.threads, Some(3));
+    }
+
+    #[test]
+    fn booleans_accept_arangodb_spellings() {
+        for (text, value) in [
+            ("true", true),
+            ("1", true),
+            ("on", true),
+            ("No", false),
+            ("0", false),
+            ("off", false),
+        ] {
+            assert_eq!(parse_bool(text), Ok(value), "{text}");
+        }
+        assert!(parse_bool("maybe").is_err());
+        assert!(parse(&["--server.authentication", "maybe"]).is_err());
+        // A bare boolean option means true.
+        assert!(parse(&["--database.wait-for-sync"]).unwrap().wait_for_sync);
+    }
+
+    #[test]
+    fn bounds_and_unknown_options_are_usage_errors() {
+        let small = parse(&["--database.maximal-journal-size", "1048575"]).unwrap_err();
+        assert_eq!(small.exit_code(), 2);
+        let unknown = parse(&["--server.no-such-option", "1"]).unwrap_err();
+        assert_eq!(unknown.exit_code(), 2);
+        assert!(parse(&["--server.maximal-queue-size", "0"]).is_err());
+    }
+
+    #[test]
+    fn later_options_override_earlier_ones() {
+        let a = parse(&["--http.max-json-depth", "10", "--http.max-json-depth=20"]).unwrap();
+        assert_eq!(a.max_json_depth, 20);
+    }
+
+    #[test]
+    fn ini_sections_become_dotted_options() {
+        let text = "# comment\n[server]\nendpoint = tcp://127.0.0.1:9000\n authentication = false\n\n; more\n[database]\ndirectory = \"/data dir\"\nlog.level = debug\n";
+        let args = parse_ini(text).unwrap();
+        assert_eq!(
+            args,
+            [
+                "--server.endpoint=tcp://127.0.0.1:9000",
+                "--server.authentication=false",
+                "--database.directory=/data dir",
+                "--log.level=debug",
+            ]
+        );
+        assert!(parse_ini("[server\nx=1").is_err());
+        assert!(parse_ini("[server]\nnot an option").is_err());
+    }
+
+    #[test]
+    fn command_line_overrides_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("quince.conf");
+        std::fs::write(
+            &file,
+            "[server]\nendpoint = tcp://127.0.0.1:9000\nthreads = 2\n",
+        )
+        .unwrap();
+        let args: Vec<OsString> = [
+            "quince",
+            "serve",
+            "-c",
+            file.to_str().unwrap(),
+            "--server.endpoint",
+            "tcp://127.0.0.1:9001",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect();
+        let merged = merge_configuration(args).unwrap();
+        let Command::Serve(a) = Cli::try_parse_from(merged).unwrap().command;
+        assert_eq!(a.endpoint, "tcp://127.0.0.1:9001");
+        assert_eq!(a.threads, Some(2));
+    }
+
+    #[test]
+    fn unknown_options_in_the_file_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("bad.conf");
+        std::fs::write(&file, "[server]\nbogus = 1\n").unwrap();
+        let args: Vec<OsString> = ["quince", "serve", "--configuration", file.to_str().unwrap()]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        let merged = merge_configuration(args).unwrap();
+        assert_eq!(Cli::try_parse_from(merged).unwrap_err().exit_code(), 2);
+    }
+
+    #[test]
+    fn endpoints_are_parsed() {
+        assert_eq!(
+            endpoint_address("tcp://127.0.0.1:8529").unwrap(),
+            "127.0.0.1:8529"
+        );
+        assert_eq!(
+            endpoint_address("http+tcp://localhost:0").unwrap(),
+            "localhost:0"
+        );
+        assert_eq!(endpoint_address("http://[::1]:9").unwrap(), "[::1]:9");
+        assert_eq!(endpoint_address("tcp://10.0.0.1").unwrap(), "10.0.0.1:8529");
+        assert!(endpoint_address("ssl://127.0.0.1:8529").is_err());
+        assert!(endpoint_address("127.0.0.1:8529").is_err());
+        assert!(endpoint_address("tcp://").is_err());
+    }
+
+    #[test]
+    fn jwt_keyfile_loses_its_trailing_newline() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("secret");
+        std::fs::write(&file, "secret\n").unwrap();
+        assert_eq!(read_jwt_secret(&file).unwrap(), b"secret");
+        std::fs::write(&file, "\n").unwrap();
+        assert!(read_jwt_secret(&file).is_err());
+        assert!(read_jwt_secret(&dir.path().join("missing")).is_err());
+    }
+}

@@ -1,0 +1,205 @@
+//! `quince serve`: from options to a running server, and back down on a signal.
+//!
+//! What it is: [`run`], which sets up logging, settles root's password and the token secret,
+//! opens the catalog (recovering every collection), binds the endpoint, prints the one ready
+//! line (`quince: listening on http://HOST:PORT`) on stdout, serves until SIGINT or SIGTERM,
+//! and then shuts down in order: refuse new requests (503), stop accepting, let open
+//! connections finish within [`DRAIN_TIMEOUT`], close the catalog (sync journals, write
+//! restart hints).
+//!
+//! What it is not: the request pipeline (crate `quince-api`) or the accept loop
+//! ([`crate::listener`]).
+//!
+//! Invariants: the ready line is printed only once the socket is bound and the catalog is
+//! open, so a client that read it can connect; the exit code is 0 after a clean shutdown.
+
+use std::io::Write;
+use std::net::ToSocketAddrs;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{anyhow, Context};
+use quince_api::{Api, ApiConfig};
+use quince_db::{Catalog, DbConfig};
+use quince_storage::io::OsFileIo;
+use rand::RngCore;
+use tokio::net::TcpListener;
+use tokio::sync::{watch, Semaphore};
+
+use crate::config::{endpoint_address, read_jwt_secret, ServeArgs};
+use crate::{listener, shutdown};
+
+/// How long shutdown waits for open connections to finish their requests.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Runs the server until a signal stops it.
+pub fn run(args: ServeArgs) -> ExitCode {
+    init_logging(&args.log_level);
+    match run_inner(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(event = "server.failed", "{error:#}");
+            eprintln!("quince: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
+    let password = root_password(&args);
+    let jwt_secret = match &args.jwt_secret_keyfile {
+        Some(path) => read_jwt_secret(path).map_err(|e| anyhow!(e))?,
+        None => {
+            let mut secret = vec![0u8; 32];
+            rand::thread_rng().fill_bytes(&mut secret);
+            secret
+        }
+    };
+    let address = endpoint_address(&args.endpoint).map_err(|e| anyhow!(e))?;
+    let socket_address = address
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve endpoint {address}"))?
+        .next()
+        .ok_or_else(|| anyhow!("endpoint {address} resolves to no address"))?;
+
+    std::fs::create_dir_all(&args.data_dir)
+        .with_context(|| format!("cannot create data directory {}", args.data_dir.display()))?;
+    let catalog = Catalog::open(DbConfig {
+        data_dir: args.data_dir.clone(),
+        default_journal_size: args.journal_size,
+        default_wait_for_sync: args.wait_for_sync,
+        sync_interval: Duration::from_millis(args.sync_interval_ms),
+        io: Arc::new(OsFileIo::new()),
+    })
+    .map_err(|e| {
+        anyhow!(
+            "cannot open data directory {}: {e}",
+            args.data_dir.display()
+        )
+    })?;
+
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all().thread_name("quince-worker");
+    if let Some(threads) = args.threads {
+        runtime.worker_threads(usize::try_from(threads).expect("bounded by the option parser"));
+    }
+    let runtime = runtime.build().context("cannot start the async runtime")?;
+    let served = runtime.block_on(serve(
+        &args,
+        catalog.clone(),
+        socket_address,
+        password,
+        jwt_secret,
+    ));
+    // Connections that outlived the drain are abandoned here; the catalog closes regardless.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    let closed = catalog.shutdown();
+    served?;
+    closed.map_err(|e| anyhow!("closing the catalog failed: {e}"))?;
+    tracing::info!(event = "server.stopped", "journals closed; bye");
+    Ok(())
+}
+
+async fn serve(
+    args: &ServeArgs,
+    catalog: Arc<Catalog>,
+    socket_address: std::net::SocketAddr,
+    root_password: String,
+    jwt_secret: Vec<u8>,
+) -> anyhow::Result<()> {
+    let listener = TcpListener::bind(socket_address)
+        .await
+        .with_context(|| format!("cannot listen on {socket_address}"))?;
+    let local = listener
+        .local_addr()
+        .context("cannot read the bound address")?;
+    let endpoint = format!("http://{local}");
+    let api = Api::new(
+        catalog,
+        ApiConfig {
+            authentication: args.authentication,
+            root_password,
+            jwt_secret,
+            body_size_max: usize::try_from(args.max_body_size).expect("bounded by the parser"),
+            json_depth_max: usize::try_from(args.max_json_depth).expect("bounded by the parser"),
+            queue_size_max: usize::try_from(args.queue_size).expect("bounded by the parser"),
+            endpoint: endpoint.clone(),
+        },
+    );
+    let max_connections = usize::try_from(args.max_connections).expect("bounded by the parser");
+    let connections = Arc::new(Semaphore::new(max_connections));
+    let (stop_sender, stop) = watch::channel(false);
+    let accept_loop = tokio::spawn(listener::serve_connections(
+        listener,
+        api.clone(),
+        connections.clone(),
+        stop,
+    ));
+
+    // The one line scripts wait for; everything else goes to the log on stderr.
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "quince: listening on {endpoint}").context("cannot write to stdout")?;
+    stdout.flush().context("cannot flush stdout")?;
+    drop(stdout);
+    tracing::info!(event = "server.ready", %endpoint, authentication = args.authentication);
+
+    let signal = shutdown::signal()
+        .await
+        .context("cannot install signal handlers")?;
+    tracing::info!(
+        event = "server.stopping",
+        signal,
+        "refusing new requests, draining connections"
+    );
+    api.begin_shutdown();
+    stop_sender.send_replace(true);
+    let _ = accept_loop.await;
+    let all = u32::try_from(max_connections).expect("bounded by the parser");
+    match tokio::time::timeout(DRAIN_TIMEOUT, connections.acquire_many(all)).await {
+        Ok(_) => tracing::info!(event = "server.drained", "every connection closed"),
+        Err(_) => tracing::warn!(
+            event = "server.drain_timeout",
+            open = max_connections - connections.available_permits(),
+            "connections still open after the drain timeout; closing anyway"
+        ),
+    }
+    Ok(())
+}
+
+/// Root's password: the option, else `QUINCE_ROOT_PASSWORD`, else `ARANGO_ROOT_PASSWORD`,
+/// else empty (with a warning, since anyone may then log in as root).
+fn root_password(args: &ServeArgs) -> String {
+    if let Some(password) = &args.password {
+        return password.clone();
+    }
+    for name in ["QUINCE_ROOT_PASSWORD", "ARANGO_ROOT_PASSWORD"] {
+        if let Ok(password) = std::env::var(name) {
+            return password;
+        }
+    }
+    if args.authentication {
+        tracing::warn!(
+            event = "server.empty_root_password",
+            "root has an empty password: set --database.password or QUINCE_ROOT_PASSWORD"
+        );
+    }
+    String::new()
+}
+
+/// Logs go to stderr; `--log.level` takes arangod's names (`warning`, `fatal`) or a tracing
+/// filter.
+fn init_logging(level: &str) {
+    let filter = match level.trim().to_ascii_lowercase().as_str() {
+        "warning" => "warn".to_string(),
+        "fatal" => "error".to_string(),
+        other => other.to_string(),
+    };
+    let filter = tracing_subscriber::EnvFilter::try_new(&filter)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(filter)
+        .with_target(false)
+        .try_init();
+}
