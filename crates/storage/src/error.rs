@@ -75,3 +75,32 @@ impl From<StorageError> for ArangoError {
         }
     }
 }
+
+impl StorageError {
+    /// The error for a failed I/O call on `path`: `Full` for ENOSPC, `Io` otherwise.
+    pub(crate) fn io(path: &std::path::Path, source: std::io::Error) -> StorageError {
+        if source.kind() == std::io::ErrorKind::StorageFull {
+            StorageError::Full {
+                path: path.to_path_buf(),
+            }
+        } else {
+            StorageError::Io {
+                path: path.to_path_buf(),
+                source,
+            }
+        }
+    }
+
+    /// A sealed file failed a check.
+    pub(crate) fn corrupted(
+        path: &std::path::Path,
+        offset: u64,
+        reason: impl Into<String>,
+    ) -> StorageError {
+        StorageError::Corrupted {
+            path: path.to_path_buf(),
+            offset,
+            reason: reason.into(),
+        }
+    }
+}

@@ -49,3 +49,9 @@ pub trait FileIo: Send + Sync + 'static {
     /// Makes the directory's entries (creates, renames, removes) durable.
     fn sync_dir(&self, path: &Path) -> io::Result<()>;
 }
+
+mod os;
+mod sim;
+
+pub use os::OsFileIo;
+pub use sim::{SimFileIo, SimStats};

@@ -27,8 +27,18 @@
 
 pub mod io;
 
+mod compaction;
+mod datafile;
 mod error;
+mod format;
+mod hint;
+mod index;
+mod journal;
+mod poison;
+mod recovery;
+mod scan;
 mod store;
+mod sync;
 
 pub use error::StorageError;
 pub use store::{

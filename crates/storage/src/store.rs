@@ -1,11 +1,30 @@
 //! [`Store`]: one collection's journal, datafiles, primary index and maintenance.
+//!
+//! What it is: the public face of the engine and the state it shares between threads. The work
+//! is split by concern: `journal.rs` appends and seals, `sync.rs` is group commit,
+//! `recovery.rs` opens, `compaction.rs` rewrites datafiles; each adds methods to [`Store`].
+//!
+//! What it is not: a document store. Keys and values are bytes; `rev` is opaque.
+//!
+//! Invariants: one writer at a time (the `writer` mutex) appends, then updates the index, so
+//! the index never points past a file's written length; a key's index entry always names its
+//! newest record by `seq`; after poisoning no byte is appended.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use parking_lot::{Mutex, RwLock};
+
+use crate::datafile::DataFile;
 use crate::error::StorageError;
+use crate::format::{self, RecordType};
+use crate::index::{Location, PrimaryIndex};
 use crate::io::FileIo;
+use crate::poison::Poison;
+use crate::sync::GroupCommit;
 
 /// When compaction rewrites a sealed datafile.
 #[derive(Clone, Debug)]
@@ -42,6 +61,7 @@ pub struct Record {
 /// The current version of a key, handed to a [`Store::mutate`] closure.
 pub struct Existing<'a> {
     store: &'a Store,
+    key: &'a [u8],
     /// The revision of the current version.
     pub rev: u64,
 }
@@ -49,8 +69,15 @@ pub struct Existing<'a> {
 impl Existing<'_> {
     /// Reads the current value (one positioned read).
     pub fn value(&self) -> Result<Vec<u8>, StorageError> {
-        let _ = self.store;
-        todo!("storage: Existing::value")
+        // The writer lock is held, so the key's version cannot change; compaction may only move
+        // it, which `read_current` follows.
+        match self.store.read_current(self.key)? {
+            Some(record) => {
+                assert_eq!(record.rev, self.rev, "a key changed under the writer lock");
+                Ok(record.value)
+            }
+            None => panic!("a key vanished under the writer lock"),
+        }
     }
 }
 
@@ -130,12 +157,66 @@ pub struct CompactionReport {
     pub bytes_reclaimed: u64,
 }
 
+/// Counters since open, as atomics.
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) bytes_written: AtomicU64,
+    pub(crate) syncs: AtomicU64,
+    pub(crate) seals: AtomicU64,
+    pub(crate) compactions: AtomicU64,
+}
+
+/// The state only the writer (holder of `Store::writer`) touches.
+pub(crate) struct Writer {
+    /// The active journal; `None` only after a failed rotation poisoned the store.
+    pub(crate) journal: Option<Arc<DataFile>>,
+    /// The size the active journal was created for.
+    pub(crate) capacity: u64,
+    /// Records in the active journal after its header (for the footer).
+    pub(crate) records: u64,
+    /// The `seq` of the next record.
+    pub(crate) seq_next: u64,
+}
+
 /// One collection's data: journal, datafiles, primary index.
 ///
 /// `Store` is `Send + Sync`; share it with an `Arc`. Reads never wait for writers' fsyncs.
 pub struct Store {
-    _private: (),
+    pub(crate) dir: PathBuf,
+    pub(crate) io: Arc<dyn FileIo>,
+    pub(crate) policy: CompactionPolicy,
+    pub(crate) sync_interval: Duration,
+    /// The maximal size of journals started from now on.
+    pub(crate) journal_size: AtomicU64,
+    pub(crate) index: PrimaryIndex,
+    /// Every open journal and datafile by fid.
+    pub(crate) files: RwLock<BTreeMap<u64, Arc<DataFile>>>,
+    pub(crate) writer: Mutex<Writer>,
+    /// The active journal, for the group-commit leader (who must not take the writer lock).
+    pub(crate) active: RwLock<Arc<DataFile>>,
+    pub(crate) group_commit: GroupCommit,
+    pub(crate) poison: Poison,
+    pub(crate) closed: AtomicBool,
+    pub(crate) fid_next: AtomicU64,
+    /// The highest `seq` whose record has been written (published after the write).
+    pub(crate) seq_written: AtomicU64,
+    /// The highest revision on disk.
+    pub(crate) last_tick: AtomicU64,
+    /// Bytes of live values.
+    pub(crate) live_value_bytes: AtomicU64,
+    /// Held by one compaction at a time; holds when the last one ran.
+    pub(crate) compaction: Mutex<Instant>,
+    /// Scans hold it shared; compaction holds it exclusively while it re-points keys and drops
+    /// files, so a scan never misses a record that moved behind its back.
+    pub(crate) relocation: RwLock<()>,
+    /// Compaction outputs in progress: count and bytes.
+    pub(crate) compactors: AtomicU64,
+    pub(crate) compactor_bytes: AtomicU64,
+    pub(crate) counters: Counters,
 }
+
+/// How many times a read follows a key that compaction moved before giving up.
+const READ_ATTEMPTS_MAX: usize = 64;
 
 impl Store {
     /// Creates an empty store in `dir` (created if missing; must not already hold a store).
@@ -144,8 +225,7 @@ impl Store {
         dir: &Path,
         options: StoreOptions,
     ) -> Result<Store, StorageError> {
-        let _ = (io, dir, options);
-        todo!("storage: Store::create")
+        Store::recover(io, dir, options, true)
     }
 
     /// Opens the store in `dir`, recovering it: scans the journal, verifies checksums, cuts a
@@ -155,20 +235,65 @@ impl Store {
         dir: &Path,
         options: StoreOptions,
     ) -> Result<Store, StorageError> {
-        let _ = (io, dir, options);
-        todo!("storage: Store::open")
+        Store::recover(io, dir, options, false)
     }
 
     /// The current version of `key`, read from disk.
     pub fn get(&self, key: &[u8]) -> Result<Option<Record>, StorageError> {
-        let _ = key;
-        todo!("storage: Store::get")
+        self.read_current(key)
+    }
+
+    /// Reads the record the index names for `key`, following it if compaction moves it.
+    pub(crate) fn read_current(&self, key: &[u8]) -> Result<Option<Record>, StorageError> {
+        for _ in 0..READ_ATTEMPTS_MAX {
+            let Some(location) = self.index.get(key) else {
+                return Ok(None);
+            };
+            let file = self.files.read().get(&u64::from(location.fid)).cloned();
+            // A missing file means compaction re-pointed the key and dropped the file between
+            // our two lookups; the index already names the new place.
+            if let Some(file) = file {
+                let (rev, value) = self.read_at(&file, &location, key)?;
+                return Ok(Some(Record { rev, value }));
+            }
+        }
+        panic!("key kept moving during {READ_ATTEMPTS_MAX} reads");
+    }
+
+    /// Reads and verifies the document record at `location` in `file`.
+    pub(crate) fn read_at(
+        &self,
+        file: &DataFile,
+        location: &Location,
+        key: &[u8],
+    ) -> Result<(u64, Vec<u8>), StorageError> {
+        let mut buf = vec![0u8; format::padded(u64::from(location.size)) as usize];
+        let path = file.file_name().path_in(&self.dir);
+        file.handle
+            .read_exact_at(&mut buf, location.offset)
+            .map_err(|e| StorageError::io(&path, e))?;
+        let record = format::decode(&buf)
+            .map_err(|e| StorageError::corrupted(&path, location.offset, e.to_string()))?;
+        if record.kind != RecordType::Document
+            || record.key != key
+            || record.seq != location.seq
+            || record.size != location.size
+        {
+            return Err(StorageError::corrupted(
+                &path,
+                location.offset,
+                "record does not match the index",
+            ));
+        }
+        let header = format::PREFIX_SIZE + key.len();
+        buf.truncate(record.size as usize);
+        buf.drain(..header);
+        Ok((location.rev, buf))
     }
 
     /// The revision of the current version of `key`, from the index alone.
     pub fn rev_of(&self, key: &[u8]) -> Option<u64> {
-        let _ = key;
-        todo!("storage: Store::rev_of")
+        self.index.get(key).map(|l| l.rev)
     }
 
     /// Atomically reads the current version of `key` and writes what `decide` returns.
@@ -176,6 +301,7 @@ impl Store {
     /// `decide` runs while writers to this store are held off, so the read and the write are
     /// one step. With `sync = true` the call returns only after an fsync covered the write (the
     /// wait happens after other writers are let go, so concurrent syncing writers share fsyncs).
+    /// A `Remove` of a key that does not exist writes nothing.
     pub fn mutate<R, E>(
         &self,
         key: &[u8],
@@ -185,13 +311,35 @@ impl Store {
     where
         E: From<StorageError>,
     {
-        let _ = (key, sync, decide);
-        todo!("storage: Store::mutate")
+        let (seq, result) = {
+            let mut writer = self.writer.lock();
+            self.check_writable()?;
+            let existing = self.index.get(key);
+            let view = existing.map(|l| Existing {
+                store: self,
+                key,
+                rev: l.rev,
+            });
+            let (mutation, result) = decide(view)?;
+            let seq = match mutation {
+                Mutation::Keep => return Ok(result),
+                Mutation::Remove { .. } if existing.is_none() => return Ok(result),
+                Mutation::Put { rev, value } => {
+                    self.write_document(&mut writer, key, rev, &value)?
+                }
+                Mutation::Remove { rev } => self.write_tombstone(&mut writer, key, rev)?,
+            };
+            (seq, result)
+        };
+        if sync {
+            self.wait_durable(seq)?;
+        }
+        Ok(result)
     }
 
     /// Number of live keys.
     pub fn len(&self) -> u64 {
-        todo!("storage: Store::len")
+        self.index.len()
     }
 
     /// True when no key is live.
@@ -202,70 +350,203 @@ impl Store {
     /// Visits every live key with its revision, from the index alone (no I/O), until `visit`
     /// returns false. Keys written during the visit may or may not be seen.
     pub fn for_each_key(&self, visit: &mut dyn FnMut(&[u8], u64) -> bool) {
-        let _ = visit;
-        todo!("storage: Store::for_each_key")
+        self.index
+            .for_each(&mut |key, location| visit(key, location.rev));
     }
 
     /// Visits every live record (key, revision, value) until `visit` returns false.
+    ///
+    /// Reads file by file, sequentially. Keys written during the scan may or may not be seen;
+    /// a key overwritten during the scan may be missed (its old version is dead, its new one
+    /// may be past the scanned range).
     pub fn scan(
         &self,
         visit: &mut dyn FnMut(&[u8], u64, &[u8]) -> bool,
     ) -> Result<(), StorageError> {
-        let _ = visit;
-        todo!("storage: Store::scan")
+        let _no_relocation = self.relocation.read();
+        let files: Vec<Arc<DataFile>> = self.files.read().values().cloned().collect();
+        for file in files {
+            let fid = file.fid as u32;
+            let path = file.file_name().path_in(&self.dir);
+            let end = file.len.load(Ordering::Acquire);
+            let mut stopped = false;
+            let outcome = crate::scan::scan(
+                file.handle.as_ref(),
+                format::FILE_HEADER_RECORD_SIZE,
+                end,
+                &mut |offset, record| {
+                    if stopped || record.kind != RecordType::Document {
+                        return Ok(());
+                    }
+                    let live = self
+                        .index
+                        .get(record.key)
+                        .is_some_and(|l| l.fid == fid && l.offset == offset);
+                    if live && !visit(record.key, record.rev, record.value) {
+                        stopped = true;
+                    }
+                    Ok(())
+                },
+                &|e| StorageError::io(&path, e),
+            )?;
+            if let Some((offset, error)) = outcome.bad {
+                return Err(StorageError::corrupted(&path, offset, error.to_string()));
+            }
+            if stopped {
+                return Ok(());
+            }
+        }
+        Ok(())
     }
 
     /// Removes every key. With `sync = true`, durable when it returns.
+    ///
+    /// Appends a truncate marker (every record with a lower `seq` is dead) and clears the index;
+    /// the old datafiles become wholly dead and compaction deletes them.
     pub fn truncate(&self, rev: u64, sync: bool) -> Result<(), StorageError> {
-        let _ = (rev, sync);
-        todo!("storage: Store::truncate")
+        let seq = {
+            let mut writer = self.writer.lock();
+            self.check_writable()?;
+            let seq = self.write_truncate(&mut writer, rev)?;
+            seq
+        };
+        if sync {
+            self.wait_durable(seq)?;
+        }
+        Ok(())
     }
 
     /// Changes the maximal journal size; it applies to journals started from now on.
     pub fn set_journal_size(&self, bytes: u64) {
-        let _ = bytes;
-        todo!("storage: Store::set_journal_size")
+        self.journal_size.store(bytes, Ordering::Relaxed);
     }
 
     /// Seals the active journal now, if it holds any record.
     pub fn rotate(&self) -> Result<(), StorageError> {
-        todo!("storage: Store::rotate")
-    }
-
-    /// Compacts every datafile that the policy selects, now, on the caller's thread.
-    pub fn compact(&self) -> Result<CompactionReport, StorageError> {
-        todo!("storage: Store::compact")
+        let mut writer = self.writer.lock();
+        self.check_writable()?;
+        if writer.records > 0 {
+            self.rotate_locked(&mut writer)?;
+        }
+        Ok(())
     }
 
     /// Background upkeep, called periodically by one maintenance thread: fsyncs writes older
     /// than the sync interval, and compacts when the policy says so.
     pub fn maintain(&self) -> Result<(), StorageError> {
-        todo!("storage: Store::maintain")
+        if self.closed.load(Ordering::Acquire) || self.poison.reason().is_some() {
+            return Ok(());
+        }
+        if self.sync_due(self.sync_interval) {
+            self.sync()?;
+        }
+        let due = self.compaction.lock().elapsed() >= self.policy.interval;
+        if due {
+            self.compact()?;
+        }
+        Ok(())
     }
 
     /// Makes every write so far durable.
     pub fn sync(&self) -> Result<(), StorageError> {
-        todo!("storage: Store::sync")
+        self.wait_durable(self.seq_written.load(Ordering::Acquire))
     }
 
     /// What the engine holds now.
     pub fn figures(&self) -> Figures {
-        todo!("storage: Store::figures")
+        let mut f = Figures {
+            journal_size: self.journal_size.load(Ordering::Relaxed),
+            last_tick: self.last_tick.load(Ordering::Relaxed),
+            index_size: self.index.memory_bytes(),
+            documents_size: self.live_value_bytes.load(Ordering::Relaxed),
+            compactors_count: self.compactors.load(Ordering::Relaxed),
+            compactors_file_size: self.compactor_bytes.load(Ordering::Relaxed),
+            ..Figures::default()
+        };
+        for file in self.files.read().values() {
+            let c = file.counts();
+            f.alive_count += c.live_count;
+            f.alive_size += c.live_bytes;
+            f.dead_count += c.dead_count;
+            f.dead_size += c.dead_bytes + c.marker_bytes;
+            f.dead_deletion += c.tombstones;
+            if file.is_sealed() {
+                f.datafiles_count += 1;
+                f.datafiles_file_size += c.len;
+            } else {
+                f.journals_count += 1;
+                f.journals_file_size += c.len;
+            }
+        }
+        f
     }
 
     /// Counters since open.
     pub fn stats(&self) -> StoreStats {
-        todo!("storage: Store::stats")
+        StoreStats {
+            bytes_written: self.counters.bytes_written.load(Ordering::Relaxed),
+            syncs: self.counters.syncs.load(Ordering::Relaxed),
+            seals: self.counters.seals.load(Ordering::Relaxed),
+            compactions: self.counters.compactions.load(Ordering::Relaxed),
+        }
     }
 
-    /// Flushes and closes: syncs the journal, writes what a fast restart needs, refuses later
-    /// writes with `ShuttingDown`.
+    /// Flushes and closes: syncs the journal, refuses later writes with `ShuttingDown`.
+    /// The journal is rescanned on the next open (it has no hint), which is cheap because it is
+    /// at most one journal's size. Idempotent; a poisoned store reports its poison.
     pub fn close(&self) -> Result<(), StorageError> {
-        todo!("storage: Store::close")
+        {
+            let _writer = self.writer.lock();
+            if self.closed.swap(true, Ordering::AcqRel) {
+                return Ok(());
+            }
+        }
+        self.poison.check()?;
+        self.sync()
     }
 
     /// The error that poisoned the store, if any.
     pub fn poisoned(&self) -> Option<String> {
-        todo!("storage: Store::poisoned")
+        self.poison.reason()
     }
+
+    /// `ShuttingDown` after close, `Poisoned` after a failure, else fine to write.
+    pub(crate) fn check_writable(&self) -> Result<(), StorageError> {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(StorageError::ShuttingDown);
+        }
+        self.poison.check()
+    }
+
+    /// Records `location` as `key`'s current version, killing the one it replaces.
+    pub(crate) fn index_put(&self, key: &[u8], location: Location, file: &DataFile) {
+        file.add_live(u64::from(location.size));
+        self.live_value_bytes
+            .fetch_add(value_len(key, &location), Ordering::Relaxed);
+        if let Some(old) = self.index.insert(key, location) {
+            self.forget(key, &old);
+        }
+    }
+
+    /// Removes `key` from the index, killing its current version.
+    pub(crate) fn index_remove(&self, key: &[u8]) {
+        if let Some(old) = self.index.remove(key) {
+            self.forget(key, &old);
+        }
+    }
+
+    /// Counts the version at `old` as dead.
+    fn forget(&self, key: &[u8], old: &Location) {
+        self.live_value_bytes
+            .fetch_sub(value_len(key, old), Ordering::Relaxed);
+        // The file may be gone already: compaction dropped it after re-pointing other keys.
+        if let Some(file) = self.files.read().get(&u64::from(old.fid)) {
+            file.kill(u64::from(old.size));
+        }
+    }
+}
+
+/// Bytes of the value in the document record at `location`.
+pub(crate) fn value_len(key: &[u8], location: &Location) -> u64 {
+    u64::from(location.size) - (format::PREFIX_SIZE + key.len()) as u64
 }

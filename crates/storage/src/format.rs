@@ -1,0 +1,337 @@
+//! The record (marker) format of journals and datafiles: layout, encoding, decoding, CRC.
+//!
+//! What it is: pure functions over byte slices. Every record is
+//!
+//! ```text
+//! 0       4       8    9       12      16      24      32        32+k      size   (pad to 8)
+//! | size  | crc   |type| 0 0 0 |key_len| seq   | rev   | key ... | value ... | 0.. |
+//! ```
+//!
+//! little-endian; `size` counts the whole record before padding; `crc` is CRC32C over those
+//! `size` bytes with the crc field read as zero; `seq` is the store's own write sequence number
+//! (recovery resolves versions by it), `rev` the caller's revision.
+//!
+//! What it is not: I/O. Reading and scanning files lives in `scan.rs`.
+//!
+//! Invariants: a record decodes only if its size is sane, its padding fits, its type is known and
+//! its CRC matches, so a torn or zeroed tail can never decode as a record; encode then decode is
+//! the identity.
+
+use std::fmt;
+
+/// Bytes of the fixed record header (size, crc, type, reserved, key length).
+pub const HEADER_SIZE: usize = 16;
+/// Bytes of the header plus the `seq` and `rev` stamps every record carries.
+pub const PREFIX_SIZE: usize = HEADER_SIZE + 16;
+/// Records start at multiples of this.
+pub const ALIGN: u64 = 8;
+/// The largest record the engine writes (the marker bound): 1 GiB.
+pub const RECORD_SIZE_MAX: u64 = 1 << 30;
+/// The longest key the engine accepts.
+pub const KEY_SIZE_MAX: usize = 64 * 1024;
+/// The magic at the start of every journal and datafile's header record.
+pub const FILE_MAGIC: [u8; 8] = *b"QUINCEJ1";
+/// The version of this format.
+pub const FORMAT_VERSION: u32 = 1;
+/// Bytes of a file header record (prefix plus magic, version, reserved, fid, maximal size).
+pub const FILE_HEADER_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 32;
+/// Bytes of a footer record (prefix plus record count).
+pub const FOOTER_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 8;
+
+const _: () = assert!(HEADER_SIZE == 16);
+const _: () = assert!(FILE_HEADER_RECORD_SIZE % ALIGN == 0);
+const _: () = assert!(FOOTER_RECORD_SIZE % ALIGN == 0);
+const _: () = assert!(RECORD_SIZE_MAX < u32::MAX as u64);
+
+/// What a record is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum RecordType {
+    /// First record of every file: magic, format version, fid, maximal size.
+    FileHeader = 1,
+    /// A version of a key (a put).
+    Document = 2,
+    /// A removal of a key.
+    Tombstone = 3,
+    /// Every record with a lower `seq` is dead.
+    Truncate = 4,
+    /// Last record of a sealed file: the number of records before it.
+    Footer = 5,
+    /// Second record of a compaction output: the fids (u64 each) of the files it replaces.
+    Supersedes = 6,
+}
+
+impl RecordType {
+    /// The type for a stored byte, if it is one.
+    pub fn from_byte(byte: u8) -> Option<RecordType> {
+        Some(match byte {
+            1 => RecordType::FileHeader,
+            2 => RecordType::Document,
+            3 => RecordType::Tombstone,
+            4 => RecordType::Truncate,
+            5 => RecordType::Footer,
+            6 => RecordType::Supersedes,
+            _ => return None,
+        })
+    }
+}
+
+/// A decoded record, borrowing from the buffer it was read from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    /// The record's type.
+    pub kind: RecordType,
+    /// The store's write sequence number.
+    pub seq: u64,
+    /// The caller's revision.
+    pub rev: u64,
+    /// The key (empty for non-key records).
+    pub key: &'a [u8],
+    /// The value (the payload for header, footer and supersedes records).
+    pub value: &'a [u8],
+    /// The record's size before padding.
+    pub size: u32,
+}
+
+impl RecordRef<'_> {
+    /// Bytes the record occupies in its file, padding included.
+    pub fn padded_size(&self) -> u64 {
+        padded(u64::from(self.size))
+    }
+}
+
+/// Why bytes do not decode as a record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DecodeError {
+    /// The buffer ends before the record does; `needed` bytes (padded) would be required.
+    Short {
+        /// Bytes needed from the record's start.
+        needed: u64,
+    },
+    /// The size field is zero: never-written (zeroed) space.
+    Zero,
+    /// A field is impossible (size, key length, type, reserved bytes).
+    Malformed(&'static str),
+    /// The checksum does not match.
+    Checksum,
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DecodeError::Short { needed } => write!(f, "record truncated ({needed} bytes needed)"),
+            DecodeError::Zero => f.write_str("zeroed space where a record should start"),
+            DecodeError::Malformed(what) => write!(f, "malformed record: {what}"),
+            DecodeError::Checksum => f.write_str("record checksum mismatch"),
+        }
+    }
+}
+
+/// `len` rounded up to the record alignment.
+pub fn padded(len: u64) -> u64 {
+    len.div_ceil(ALIGN) * ALIGN
+}
+
+/// The size (before padding) of a record with this key and value, if it is within bounds.
+pub fn record_size(key_len: usize, value_len: usize) -> Option<u64> {
+    let size = PREFIX_SIZE as u64 + key_len as u64 + value_len as u64;
+    (key_len <= KEY_SIZE_MAX && size <= RECORD_SIZE_MAX).then_some(size)
+}
+
+/// Encodes a record, padding included, into a fresh buffer.
+///
+/// Panics if the record is out of bounds: callers check [`record_size`] first.
+pub fn encode(kind: RecordType, seq: u64, rev: u64, key: &[u8], value: &[u8]) -> Vec<u8> {
+    let size = record_size(key.len(), value.len()).expect("record within bounds");
+    let mut buf = Vec::with_capacity(padded(size) as usize);
+    encode_into(&mut buf, kind, seq, rev, key, value);
+    buf
+}
+
+/// Appends an encoded record, padding included, to `buf`.
+pub fn encode_into(
+    buf: &mut Vec<u8>,
+    kind: RecordType,
+    seq: u64,
+    rev: u64,
+    key: &[u8],
+    value: &[u8],
+) {
+    let size = record_size(key.len(), value.len()).expect("record within bounds");
+    let start = buf.len();
+    buf.extend_from_slice(&(size as u32).to_le_bytes());
+    buf.extend_from_slice(&[0; 4]);
+    buf.extend_from_slice(&[kind as u8, 0, 0, 0]);
+    buf.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    buf.extend_from_slice(&seq.to_le_bytes());
+    buf.extend_from_slice(&rev.to_le_bytes());
+    buf.extend_from_slice(key);
+    buf.extend_from_slice(value);
+    let crc = crc32c::crc32c(&buf[start..]);
+    buf[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+    buf.resize(start + padded(size) as usize, 0);
+}
+
+/// The CRC of a record's bytes with its crc field taken as zero.
+fn record_crc(bytes: &[u8]) -> u32 {
+    let crc = crc32c::crc32c(&bytes[..4]);
+    let crc = crc32c::crc32c_append(crc, &[0; 4]);
+    crc32c::crc32c_append(crc, &bytes[8..])
+}
+
+fn u32_at(buf: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(buf[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(buf: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Decodes the record at the start of `buf`, verifying everything that can be verified.
+pub fn decode(buf: &[u8]) -> Result<RecordRef<'_>, DecodeError> {
+    if buf.len() < HEADER_SIZE {
+        return Err(DecodeError::Short {
+            needed: HEADER_SIZE as u64,
+        });
+    }
+    let size = u32_at(buf, 0);
+    if size == 0 {
+        return Err(DecodeError::Zero);
+    }
+    if u64::from(size) < PREFIX_SIZE as u64 || u64::from(size) > RECORD_SIZE_MAX {
+        return Err(DecodeError::Malformed("size out of range"));
+    }
+    let kind = RecordType::from_byte(buf[8]).ok_or(DecodeError::Malformed("unknown type"))?;
+    if buf[9..12] != [0, 0, 0] {
+        return Err(DecodeError::Malformed("reserved bytes set"));
+    }
+    let key_len = u32_at(buf, 12) as usize;
+    if key_len > KEY_SIZE_MAX || PREFIX_SIZE + key_len > size as usize {
+        return Err(DecodeError::Malformed("key length out of range"));
+    }
+    let padded_size = padded(u64::from(size));
+    if (buf.len() as u64) < padded_size {
+        return Err(DecodeError::Short {
+            needed: padded_size,
+        });
+    }
+    let bytes = &buf[..size as usize];
+    if record_crc(bytes) != u32_at(buf, 4) {
+        return Err(DecodeError::Checksum);
+    }
+    Ok(RecordRef {
+        kind,
+        seq: u64_at(buf, 16),
+        rev: u64_at(buf, 24),
+        key: &bytes[PREFIX_SIZE..PREFIX_SIZE + key_len],
+        value: &bytes[PREFIX_SIZE + key_len..],
+        size,
+    })
+}
+
+/// What a file header record says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FileHeader {
+    /// The file's id.
+    pub fid: u64,
+    /// The size the file was created for (a journal is sealed before passing it).
+    pub maximal_size: u64,
+}
+
+/// Encodes a file header record.
+pub fn encode_file_header(header: FileHeader) -> Vec<u8> {
+    let mut payload = Vec::with_capacity(32);
+    payload.extend_from_slice(&FILE_MAGIC);
+    payload.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    payload.extend_from_slice(&[0; 4]);
+    payload.extend_from_slice(&header.fid.to_le_bytes());
+    payload.extend_from_slice(&header.maximal_size.to_le_bytes());
+    encode(RecordType::FileHeader, 0, 0, &[], &payload)
+}
+
+/// Reads a file header out of a decoded record.
+pub fn parse_file_header(record: &RecordRef<'_>) -> Result<FileHeader, &'static str> {
+    let p = record.value;
+    if record.kind != RecordType::FileHeader || p.len() != 32 {
+        return Err("first record is not a file header");
+    }
+    if p[..8] != FILE_MAGIC {
+        return Err("bad file magic");
+    }
+    if u32_at(p, 8) != FORMAT_VERSION {
+        return Err("unsupported format version");
+    }
+    Ok(FileHeader {
+        fid: u64_at(p, 16),
+        maximal_size: u64_at(p, 24),
+    })
+}
+
+/// Encodes a footer record for a file holding `records` records before it.
+pub fn encode_footer(records: u64) -> Vec<u8> {
+    encode(RecordType::Footer, 0, 0, &[], &records.to_le_bytes())
+}
+
+/// Encodes a supersedes record naming the files a compaction output replaces.
+pub fn encode_supersedes(fids: &[u64]) -> Vec<u8> {
+    let payload: Vec<u8> = fids.iter().flat_map(|f| f.to_le_bytes()).collect();
+    encode(RecordType::Supersedes, 0, 0, &[], &payload)
+}
+
+/// The fids a supersedes payload names.
+pub fn parse_fids(payload: &[u8]) -> Result<Vec<u64>, &'static str> {
+    if payload.len() % 8 != 0 {
+        return Err("supersedes payload is not a list of u64");
+    }
+    Ok(payload
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8")))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_round_trips_and_is_aligned() {
+        let buf = encode(RecordType::Document, 7, 42, b"key", b"value!");
+        assert_eq!(buf.len() as u64 % ALIGN, 0);
+        let rec = decode(&buf).unwrap();
+        assert_eq!(rec.kind, RecordType::Document);
+        assert_eq!(
+            (rec.seq, rec.rev, rec.key, rec.value),
+            (7, 42, &b"key"[..], &b"value!"[..])
+        );
+        assert_eq!(rec.padded_size(), buf.len() as u64);
+    }
+
+    #[test]
+    fn zeroes_and_short_buffers_are_not_records() {
+        assert_eq!(decode(&[0; 64]), Err(DecodeError::Zero));
+        assert!(matches!(decode(&[0; 8]), Err(DecodeError::Short { .. })));
+        let buf = encode(RecordType::Document, 1, 1, b"k", b"v");
+        assert!(matches!(
+            decode(&buf[..buf.len() - 8]),
+            Err(DecodeError::Short { .. })
+        ));
+    }
+
+    #[test]
+    fn oversized_records_are_refused() {
+        assert_eq!(record_size(KEY_SIZE_MAX + 1, 0), None);
+        assert_eq!(record_size(1, RECORD_SIZE_MAX as usize), None);
+    }
+
+    #[test]
+    fn file_header_round_trips() {
+        let header = FileHeader {
+            fid: 9,
+            maximal_size: 1 << 20,
+        };
+        let buf = encode_file_header(header);
+        assert_eq!(buf.len() as u64, FILE_HEADER_RECORD_SIZE);
+        assert_eq!(parse_file_header(&decode(&buf).unwrap()), Ok(header));
+        assert_eq!(encode_footer(3).len() as u64, FOOTER_RECORD_SIZE);
+    }
+}

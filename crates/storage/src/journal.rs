@@ -1,0 +1,261 @@
+//! The write path: appending records to the active journal, sealing it, starting the next.
+//!
+//! What it is: methods of [`Store`] that run under the writer lock. Each record is encoded in
+//! full and handed to the file in ONE positional write, with no buffering in user space: a
+//! killed process loses nothing the kernel accepted.
+//!
+//! What it is not: durability. Appends reach the page cache; `sync.rs` makes them durable.
+//!
+//! Invariants: a failed write or fsync poisons the store before anything else is appended, so
+//! no record is ever written after a torn one; a journal is sealed (footer, fsync, rename,
+//! directory fsync, hint) before its successor exists, so at most one journal is on disk; the
+//! index is updated only after the record's write returned.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crate::datafile::{DataFile, FileName};
+use crate::error::StorageError;
+use crate::format::{self, FileHeader, RecordType};
+use crate::hint::{HintBuilder, HintEntry};
+use crate::index::Location;
+use crate::store::{Store, Writer};
+
+impl Store {
+    /// Appends a document record and points the index at it; returns its `seq`.
+    pub(crate) fn write_document(
+        &self,
+        writer: &mut Writer,
+        key: &[u8],
+        rev: u64,
+        value: &[u8],
+    ) -> Result<u64, StorageError> {
+        let size =
+            format::record_size(key.len(), value.len()).ok_or(StorageError::RecordTooLarge {
+                size: (key.len() + value.len()) as u64,
+            })?;
+        let seq = writer.seq_next;
+        let bytes = format::encode(RecordType::Document, seq, rev, key, value);
+        let (journal, offset) = self.append(writer, &bytes)?;
+        let location = Location {
+            fid: journal.fid as u32,
+            size: size as u32,
+            offset,
+            seq,
+            rev,
+        };
+        self.index_put(key, location, &journal);
+        self.published(writer, seq, rev);
+        Ok(seq)
+    }
+
+    /// Appends a tombstone and removes the key from the index; returns its `seq`.
+    pub(crate) fn write_tombstone(
+        &self,
+        writer: &mut Writer,
+        key: &[u8],
+        rev: u64,
+    ) -> Result<u64, StorageError> {
+        let size = format::record_size(key.len(), 0).ok_or(StorageError::RecordTooLarge {
+            size: key.len() as u64,
+        })?;
+        let seq = writer.seq_next;
+        let bytes = format::encode(RecordType::Tombstone, seq, rev, key, &[]);
+        let (journal, _) = self.append(writer, &bytes)?;
+        journal.add_markers(1, size);
+        self.index_remove(key);
+        self.published(writer, seq, rev);
+        Ok(seq)
+    }
+
+    /// Appends a truncate marker and empties the index; returns its `seq`.
+    pub(crate) fn write_truncate(
+        &self,
+        writer: &mut Writer,
+        rev: u64,
+    ) -> Result<u64, StorageError> {
+        let seq = writer.seq_next;
+        let bytes = format::encode(RecordType::Truncate, seq, rev, &[], &[]);
+        let (journal, _) = self.append(writer, &bytes)?;
+        journal.add_markers(0, format::PREFIX_SIZE as u64);
+        // Clear first, then count: a compaction re-pointing a key meanwhile either fails (key
+        // gone) or counted it live before `kill_all` moves it to dead.
+        self.index.clear();
+        for file in self.files.read().values() {
+            file.kill_all();
+        }
+        self.live_value_bytes.store(0, Ordering::Relaxed);
+        self.published(writer, seq, rev);
+        Ok(seq)
+    }
+
+    /// Bookkeeping after a record with `seq` and `rev` was written.
+    fn published(&self, writer: &mut Writer, seq: u64, rev: u64) {
+        writer.seq_next = seq + 1;
+        writer.records += 1;
+        self.seq_written.store(seq, Ordering::Release);
+        self.last_tick.fetch_max(rev, Ordering::Relaxed);
+    }
+
+    /// Writes one encoded record at the end of the active journal, rotating first if it would
+    /// not fit. Returns the journal and the record's offset.
+    fn append(
+        &self,
+        writer: &mut Writer,
+        bytes: &[u8],
+    ) -> Result<(Arc<DataFile>, u64), StorageError> {
+        let len = bytes.len() as u64;
+        let end = self.journal_of(writer)?.len.load(Ordering::Relaxed);
+        // A journal with records is sealed when this record and a footer would pass its size;
+        // an empty one takes the record anyway, so a record larger than the journal size gets
+        // a journal of its own.
+        if writer.records > 0 && end + len + format::FOOTER_RECORD_SIZE > writer.capacity {
+            self.rotate_locked(writer)?;
+        }
+        let journal = self.journal_of(writer)?;
+        let offset = journal.len.load(Ordering::Relaxed);
+        if let Err(e) = journal.handle.write_all_at(bytes, offset) {
+            let path = journal.file_name().path_in(&self.dir);
+            return Err(self.poison.poison(StorageError::io(&path, e)));
+        }
+        journal.len.store(offset + len, Ordering::Release);
+        self.counters
+            .bytes_written
+            .fetch_add(len, Ordering::Relaxed);
+        Ok((journal, offset))
+    }
+
+    fn journal_of(&self, writer: &Writer) -> Result<Arc<DataFile>, StorageError> {
+        self.poison.check()?;
+        Ok(writer
+            .journal
+            .clone()
+            .expect("an unpoisoned store has a journal"))
+    }
+
+    /// Seals the active journal and starts the next one.
+    pub(crate) fn rotate_locked(&self, writer: &mut Writer) -> Result<(), StorageError> {
+        let journal = self.journal_of(writer)?;
+        let result = self.seal(&journal, writer.records).and_then(|()| {
+            // Everything written so far sat in the journal just fsynced.
+            self.group_commit
+                .covered(self.seq_written.load(Ordering::Acquire));
+            let fid = self.fid_next.fetch_add(1, Ordering::Relaxed);
+            self.create_journal(fid, self.journal_size.load(Ordering::Relaxed))
+        });
+        match result {
+            Ok(next) => {
+                *self.active.write() = next.clone();
+                writer.capacity = self.journal_size.load(Ordering::Relaxed);
+                writer.journal = Some(next);
+                writer.records = 0;
+                self.counters.seals.fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            }
+            Err(e) => {
+                writer.journal = None;
+                Err(self.poison.poison(e))
+            }
+        }
+    }
+
+    /// Footer, fsync, rename to a datafile, directory fsync, hint file.
+    fn seal(&self, journal: &DataFile, records: u64) -> Result<(), StorageError> {
+        let from = FileName::Journal(journal.fid).path_in(&self.dir);
+        let to = FileName::Datafile(journal.fid).path_in(&self.dir);
+        let offset = journal.len.load(Ordering::Relaxed);
+        let footer = format::encode_footer(records);
+        journal
+            .handle
+            .write_all_at(&footer, offset)
+            .map_err(|e| StorageError::io(&from, e))?;
+        journal
+            .len
+            .store(offset + footer.len() as u64, Ordering::Release);
+        journal
+            .handle
+            .sync_data()
+            .map_err(|e| StorageError::io(&from, e))?;
+        self.counters.syncs.fetch_add(1, Ordering::Relaxed);
+        self.io
+            .rename(&from, &to)
+            .map_err(|e| StorageError::io(&from, e))?;
+        journal.seal();
+        self.io
+            .sync_dir(&self.dir)
+            .map_err(|e| StorageError::io(&self.dir, e))?;
+        self.write_hint_of(journal)
+    }
+
+    /// Creates, heads and makes durable a new journal.
+    pub(crate) fn create_journal(
+        &self,
+        fid: u64,
+        capacity: u64,
+    ) -> Result<Arc<DataFile>, StorageError> {
+        let path = FileName::Journal(fid).path_in(&self.dir);
+        let io_err = |e| StorageError::io(&path, e);
+        let handle = self.io.create_new(&path).map_err(io_err)?;
+        let header = format::encode_file_header(FileHeader {
+            fid,
+            maximal_size: capacity,
+        });
+        handle.write_all_at(&header, 0).map_err(io_err)?;
+        handle.sync_data().map_err(io_err)?;
+        self.io
+            .sync_dir(&self.dir)
+            .map_err(|e| StorageError::io(&self.dir, e))?;
+        let file = Arc::new(DataFile::new(fid, handle, false, header.len() as u64));
+        self.files.write().insert(fid, file.clone());
+        Ok(file)
+    }
+
+    /// Writes `datafile-<fid>.hint` for a sealed datafile by reading it back (which also
+    /// verifies it), then fsyncs the hint and the directory.
+    pub(crate) fn write_hint_of(&self, file: &DataFile) -> Result<(), StorageError> {
+        let path = FileName::Datafile(file.fid).path_in(&self.dir);
+        let len = file.len.load(Ordering::Acquire);
+        let mut builder = HintBuilder::new();
+        let outcome = crate::scan::scan(
+            file.handle.as_ref(),
+            format::FILE_HEADER_RECORD_SIZE,
+            len,
+            &mut |offset, record| {
+                if matches!(
+                    record.kind,
+                    RecordType::Document | RecordType::Tombstone | RecordType::Truncate
+                ) {
+                    builder.push(&HintEntry {
+                        kind: record.kind,
+                        seq: record.seq,
+                        rev: record.rev,
+                        offset,
+                        size: record.size,
+                        key: record.key,
+                    });
+                }
+                Ok(())
+            },
+            &|e| StorageError::io(&path, e),
+        )?;
+        if let Some((offset, error)) = outcome.bad {
+            return Err(StorageError::corrupted(&path, offset, error.to_string()));
+        }
+        self.write_hint_file(file.fid, &builder.finish(file.fid, len))
+    }
+
+    /// Replaces the hint file of `fid` with `bytes`, durably.
+    pub(crate) fn write_hint_file(&self, fid: u64, bytes: &[u8]) -> Result<(), StorageError> {
+        let path = FileName::Hint(fid).path_in(&self.dir);
+        let io_err = |e| StorageError::io(&path, e);
+        if self.io.exists(&path) {
+            self.io.remove_file(&path).map_err(io_err)?;
+        }
+        let handle = self.io.create_new(&path).map_err(io_err)?;
+        handle.write_all_at(bytes, 0).map_err(io_err)?;
+        handle.sync_data().map_err(io_err)?;
+        self.io
+            .sync_dir(&self.dir)
+            .map_err(|e| StorageError::io(&self.dir, e))
+    }
+}

@@ -1,0 +1,542 @@
+//! Opening a store: rebuilding the index and counters from what is on disk.
+//!
+//! What it is: `Store::recover`, used by `create` and `open`. Steps:
+//! 1. list the directory; delete leftover `compaction-*.db` files (an unfinished compaction)
+//!    and hint files without a datafile;
+//! 2. read the supersedes record at the head of every datafile and delete the files a finished
+//!    compaction replaced (finishing its cleanup);
+//! 3. load every remaining datafile from its hint file when the hint is whole and matches,
+//!    else by scanning it strictly (any bad record in a sealed file is `Corrupted`), and write
+//!    a fresh hint for next time;
+//! 4. scan the journal, cutting it at the first record that does not verify;
+//! 5. for each key keep the record with the highest `seq`; drop keys whose winner is a
+//!    tombstone or is older than the newest truncate marker; count live and dead per file.
+//!
+//! What it is not: a repair tool. It never skips a bad record in the middle of a sealed file.
+//!
+//! Invariants: after recovery the journal ends at its last good record and is fsynced, so every
+//! record recovery kept is durable; the index names, per key, the record with the highest `seq`.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::datafile::{DataFile, FileName};
+use crate::error::StorageError;
+use crate::format::{self, DecodeError, FileHeader, RecordType, FILE_HEADER_RECORD_SIZE};
+use crate::hint;
+use crate::index::{Location, PrimaryIndex};
+use crate::io::{FileHandle, FileIo};
+use crate::poison::Poison;
+use crate::store::{value_len, Counters, Store, StoreOptions, Writer};
+use crate::sync::GroupCommit;
+
+/// Per-file totals seen while loading, before liveness is known.
+#[derive(Default)]
+struct FileTotals {
+    docs: u64,
+    doc_bytes: u64,
+    tombstones: u64,
+    marker_bytes: u64,
+}
+
+/// The state recovery accumulates over all files.
+struct Resolver {
+    index: PrimaryIndex,
+    totals: HashMap<u64, FileTotals>,
+    truncate_seq: u64,
+    seq_max: u64,
+    tick: u64,
+}
+
+impl Resolver {
+    fn apply(
+        &mut self,
+        fid: u64,
+        kind: RecordType,
+        seq: u64,
+        rev: u64,
+        offset: u64,
+        size: u32,
+        key: &[u8],
+    ) {
+        let totals = self.totals.entry(fid).or_default();
+        let location = Location {
+            fid: fid as u32,
+            size,
+            offset,
+            seq,
+            rev,
+        };
+        match kind {
+            RecordType::Document => {
+                totals.docs += 1;
+                totals.doc_bytes += u64::from(size);
+                self.index.insert_if_newer(key, location);
+            }
+            RecordType::Tombstone => {
+                totals.tombstones += 1;
+                totals.marker_bytes += u64::from(size);
+                // Size 0 marks a tombstone inside recovery; real records are never that small.
+                self.index.insert_if_newer(
+                    key,
+                    Location {
+                        size: 0,
+                        ..location
+                    },
+                );
+            }
+            RecordType::Truncate => {
+                totals.marker_bytes += u64::from(size);
+                self.truncate_seq = self.truncate_seq.max(seq);
+            }
+            RecordType::FileHeader | RecordType::Footer | RecordType::Supersedes => return,
+        }
+        self.seq_max = self.seq_max.max(seq);
+        self.tick = self.tick.max(rev);
+    }
+}
+
+/// The engine's files found in a directory.
+#[derive(Default)]
+struct Listing {
+    journals: Vec<u64>,
+    datafiles: BTreeSet<u64>,
+    hints: BTreeSet<u64>,
+    compactions: Vec<u64>,
+    fid_max: u64,
+}
+
+fn list(io: &dyn FileIo, dir: &Path) -> Result<Listing, StorageError> {
+    let mut listing = Listing::default();
+    for name in io.list_dir(dir).map_err(|e| StorageError::io(dir, e))? {
+        let Some(parsed) = name.to_str().and_then(FileName::parse) else {
+            continue;
+        };
+        let fid = match parsed {
+            FileName::Journal(fid) => {
+                listing.journals.push(fid);
+                fid
+            }
+            FileName::Datafile(fid) => {
+                listing.datafiles.insert(fid);
+                fid
+            }
+            FileName::Hint(fid) => {
+                listing.hints.insert(fid);
+                fid
+            }
+            FileName::Compaction(fid) => {
+                listing.compactions.push(fid);
+                fid
+            }
+        };
+        listing.fid_max = listing.fid_max.max(fid);
+    }
+    Ok(listing)
+}
+
+/// Reads and checks the file header record of `handle`.
+fn read_header(handle: &dyn FileHandle, len: u64, path: &Path) -> Result<FileHeader, StorageError> {
+    if len < FILE_HEADER_RECORD_SIZE {
+        return Err(StorageError::corrupted(
+            path,
+            0,
+            "file shorter than its header",
+        ));
+    }
+    let mut buf = vec![0u8; FILE_HEADER_RECORD_SIZE as usize];
+    handle
+        .read_exact_at(&mut buf, 0)
+        .map_err(|e| StorageError::io(path, e))?;
+    let record =
+        format::decode(&buf).map_err(|e| StorageError::corrupted(path, 0, e.to_string()))?;
+    format::parse_file_header(&record).map_err(|e| StorageError::corrupted(path, 0, e))
+}
+
+/// The fids a datafile's supersedes record names (empty if it has none).
+fn read_supersedes(
+    handle: &dyn FileHandle,
+    len: u64,
+    path: &Path,
+) -> Result<Vec<u64>, StorageError> {
+    let at = FILE_HEADER_RECORD_SIZE;
+    let mut want = (len - at).min(64 << 10);
+    loop {
+        let mut buf = vec![0u8; want as usize];
+        handle
+            .read_exact_at(&mut buf, at)
+            .map_err(|e| StorageError::io(path, e))?;
+        match format::decode(&buf) {
+            Ok(record) if record.kind == RecordType::Supersedes => {
+                return format::parse_fids(record.value)
+                    .map_err(|e| StorageError::corrupted(path, at, e));
+            }
+            Ok(_) => return Ok(Vec::new()),
+            Err(DecodeError::Short { needed }) if needed > want && at + needed <= len => {
+                want = needed;
+            }
+            Err(e) => return Err(StorageError::corrupted(path, at, e.to_string())),
+        }
+    }
+}
+
+impl Store {
+    /// Creates (`create`) or opens the store in `dir` and recovers it.
+    pub(crate) fn recover(
+        io: Arc<dyn FileIo>,
+        dir: &Path,
+        options: StoreOptions,
+        create: bool,
+    ) -> Result<Store, StorageError> {
+        let started = Instant::now();
+        if create {
+            io.create_dir_all(dir)
+                .map_err(|e| StorageError::io(dir, e))?;
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                io.sync_dir(parent)
+                    .map_err(|e| StorageError::io(parent, e))?;
+            }
+        }
+        let listing = list(io.as_ref(), dir)?;
+        let found = !listing.journals.is_empty() || !listing.datafiles.is_empty();
+        if create && found {
+            let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "store exists");
+            return Err(StorageError::io(dir, e));
+        }
+        if listing.journals.len() > 1 {
+            return Err(StorageError::corrupted(dir, 0, "more than one journal"));
+        }
+        let remove = |name: FileName| {
+            let path = name.path_in(dir);
+            io.remove_file(&path)
+                .map_err(|e| StorageError::io(&path, e))
+        };
+        for fid in &listing.compactions {
+            tracing::warn!(event = "compaction.leftover_removed", fid, dir = %dir.display());
+            remove(FileName::Compaction(*fid))?;
+        }
+
+        // Open every datafile and finish compactions whose cleanup a crash interrupted.
+        let mut datafiles: BTreeMap<u64, (Box<dyn FileHandle>, u64)> = BTreeMap::new();
+        let mut superseded = BTreeSet::new();
+        for fid in &listing.datafiles {
+            let path = FileName::Datafile(*fid).path_in(dir);
+            let handle = io.open(&path).map_err(|e| StorageError::io(&path, e))?;
+            let len = handle.len().map_err(|e| StorageError::io(&path, e))?;
+            let header = read_header(handle.as_ref(), len, &path)?;
+            if header.fid != *fid {
+                return Err(StorageError::corrupted(
+                    &path,
+                    0,
+                    "fid does not match the name",
+                ));
+            }
+            superseded.extend(read_supersedes(handle.as_ref(), len, &path)?);
+            datafiles.insert(*fid, (handle, len));
+        }
+        for fid in &superseded {
+            if datafiles.remove(fid).is_some() {
+                tracing::info!(event = "compaction.cleanup_finished", fid, dir = %dir.display());
+                remove(FileName::Datafile(*fid))?;
+            }
+        }
+        for fid in &listing.hints {
+            if !datafiles.contains_key(fid) {
+                remove(FileName::Hint(*fid))?;
+            }
+        }
+        io.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
+
+        let mut resolver = Resolver {
+            index: PrimaryIndex::new(),
+            totals: HashMap::new(),
+            truncate_seq: 0,
+            seq_max: 0,
+            tick: 0,
+        };
+        let mut hints_missing = Vec::new();
+        for (fid, (handle, len)) in &datafiles {
+            let used_hint = listing.hints.contains(fid)
+                && load_hint(io.as_ref(), dir, *fid, *len, &mut resolver)?;
+            if !used_hint {
+                scan_datafile(handle.as_ref(), *fid, *len, dir, &mut resolver)?;
+                hints_missing.push(*fid);
+            }
+        }
+
+        // The journal: lenient, its torn tail is cut.
+        let mut fid_next = listing.fid_max + 1;
+        let journal = match listing.journals.first() {
+            Some(fid) => open_journal(io.as_ref(), dir, *fid, &mut resolver)?,
+            None => None,
+        };
+
+        let Resolver {
+            index,
+            totals,
+            truncate_seq,
+            seq_max,
+            tick,
+        } = resolver;
+        index.retain(&mut |_, l| l.size != 0 && l.seq > truncate_seq);
+
+        let journal_size = options.journal_size;
+        let store = Store {
+            dir: dir.to_path_buf(),
+            io: io.clone(),
+            policy: options.compaction.clone(),
+            sync_interval: options.sync_interval,
+            journal_size: AtomicU64::new(journal_size),
+            index,
+            files: RwLock::new(BTreeMap::new()),
+            writer: Mutex::new(Writer {
+                journal: None,
+                capacity: 0,
+                records: 0,
+                seq_next: 0,
+            }),
+            active: RwLock::new(Arc::new(DataFile::new(0, Box::new(NoFile), false, 0))),
+            group_commit: GroupCommit::new(seq_max),
+            poison: Poison::default(),
+            closed: AtomicBool::new(false),
+            fid_next: AtomicU64::new(0),
+            seq_written: AtomicU64::new(seq_max),
+            last_tick: AtomicU64::new(tick),
+            live_value_bytes: AtomicU64::new(0),
+            compaction: Mutex::new(Instant::now()),
+            relocation: RwLock::new(()),
+            compactors: AtomicU64::new(0),
+            compactor_bytes: AtomicU64::new(0),
+            counters: Counters::default(),
+        };
+        {
+            let mut files = store.files.write();
+            for (fid, (handle, len)) in datafiles {
+                files.insert(fid, Arc::new(DataFile::new(fid, handle, true, len)));
+            }
+        }
+        let (journal, capacity, records) = match journal {
+            Some(j) => {
+                let file = Arc::new(DataFile::new(j.fid, j.handle, false, j.len));
+                store.files.write().insert(j.fid, file.clone());
+                (file, j.capacity, j.records)
+            }
+            None => {
+                let fid = fid_next;
+                fid_next += 1;
+                (store.create_journal(fid, journal_size)?, journal_size, 0)
+            }
+        };
+        store.fid_next.store(fid_next, Ordering::Relaxed);
+        *store.active.write() = journal.clone();
+        *store.writer.lock() = Writer {
+            journal: Some(journal),
+            capacity,
+            records,
+            seq_next: seq_max + 1,
+        };
+        store.settle_counters(&totals);
+        for fid in hints_missing {
+            let file = store.files.read()[&fid].clone();
+            store.write_hint_of(&file)?;
+        }
+        tracing::info!(
+            event = "store.opened",
+            dir = %dir.display(),
+            keys = store.index.len(),
+            datafiles = store.files.read().len() - 1,
+            elapsed_ms = started.elapsed().as_millis() as u64,
+        );
+        Ok(store)
+    }
+
+    /// Sets every file's live and dead counters from the settled index and the totals seen.
+    fn settle_counters(&self, totals: &HashMap<u64, FileTotals>) {
+        let files = self.files.read();
+        let mut value_bytes = 0;
+        self.index.for_each_location(&mut |key, location| {
+            files[&u64::from(location.fid)].add_live(u64::from(location.size));
+            value_bytes += value_len(key, location);
+        });
+        self.live_value_bytes.store(value_bytes, Ordering::Relaxed);
+        for (fid, file) in files.iter() {
+            let Some(t) = totals.get(fid) else { continue };
+            let live = file.counts();
+            file.add_dead(t.docs - live.live_count, t.doc_bytes - live.live_bytes);
+            file.add_markers(t.tombstones, t.marker_bytes);
+        }
+    }
+}
+
+/// Loads a datafile's entries from its hint; false if the hint is unusable.
+fn load_hint(
+    io: &dyn FileIo,
+    dir: &Path,
+    fid: u64,
+    datafile_len: u64,
+    resolver: &mut Resolver,
+) -> Result<bool, StorageError> {
+    let path = FileName::Hint(fid).path_in(dir);
+    let handle = io.open(&path).map_err(|e| StorageError::io(&path, e))?;
+    let len = handle.len().map_err(|e| StorageError::io(&path, e))?;
+    let mut bytes = vec![0u8; len as usize];
+    handle
+        .read_exact_at(&mut bytes, 0)
+        .map_err(|e| StorageError::io(&path, e))?;
+    let hint = match hint::parse(&bytes) {
+        Ok(hint) if hint.fid == fid && hint.datafile_len == datafile_len => hint,
+        Ok(_) => {
+            tracing::warn!(event = "hint.mismatch", path = %path.display());
+            return Ok(false);
+        }
+        Err(reason) => {
+            tracing::warn!(event = "hint.invalid", path = %path.display(), reason);
+            return Ok(false);
+        }
+    };
+    resolver.index.reserve(hint.entries.len());
+    for e in &hint.entries {
+        if e.offset + u64::from(e.size) > datafile_len {
+            tracing::warn!(event = "hint.invalid", path = %path.display(), reason = "offset");
+            return Ok(false);
+        }
+    }
+    for e in hint.entries {
+        resolver.apply(fid, e.kind, e.seq, e.rev, e.offset, e.size, e.key);
+    }
+    Ok(true)
+}
+
+/// Scans a sealed datafile strictly: every record must verify and the last must be a footer.
+fn scan_datafile(
+    handle: &dyn FileHandle,
+    fid: u64,
+    len: u64,
+    dir: &Path,
+    resolver: &mut Resolver,
+) -> Result<(), StorageError> {
+    let path = FileName::Datafile(fid).path_in(dir);
+    let mut last = None;
+    let outcome = crate::scan::scan(
+        handle,
+        FILE_HEADER_RECORD_SIZE,
+        len,
+        &mut |offset, r| {
+            last = Some(r.kind);
+            resolver.apply(fid, r.kind, r.seq, r.rev, offset, r.size, r.key);
+            Ok(())
+        },
+        &|e| StorageError::io(&path, e),
+    )?;
+    if let Some((offset, error)) = outcome.bad {
+        return Err(StorageError::corrupted(&path, offset, error.to_string()));
+    }
+    if last != Some(RecordType::Footer) {
+        return Err(StorageError::corrupted(
+            &path,
+            len,
+            "sealed datafile has no footer",
+        ));
+    }
+    Ok(())
+}
+
+/// The recovered journal.
+struct RecoveredJournal {
+    fid: u64,
+    handle: Box<dyn FileHandle>,
+    len: u64,
+    capacity: u64,
+    records: u64,
+}
+
+/// Opens and scans the journal, cutting a torn tail; `None` if it never got a whole header.
+fn open_journal(
+    io: &dyn FileIo,
+    dir: &Path,
+    fid: u64,
+    resolver: &mut Resolver,
+) -> Result<Option<RecoveredJournal>, StorageError> {
+    let path = FileName::Journal(fid).path_in(dir);
+    let io_err = |e| StorageError::io(&path, e);
+    let handle = io.open(&path).map_err(io_err)?;
+    let len = handle.len().map_err(io_err)?;
+    if len <= FILE_HEADER_RECORD_SIZE {
+        // Records are appended only after the header is durable, so a journal this short
+        // never held one: it was being created when the process stopped.
+        let whole =
+            len == FILE_HEADER_RECORD_SIZE && read_header(handle.as_ref(), len, &path).is_ok();
+        if !whole {
+            tracing::warn!(event = "journal.incomplete_removed", path = %path.display());
+            io.remove_file(&path).map_err(io_err)?;
+            io.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
+            return Ok(None);
+        }
+    }
+    let header = read_header(handle.as_ref(), len, &path)?;
+    if header.fid != fid {
+        return Err(StorageError::corrupted(
+            &path,
+            0,
+            "fid does not match the name",
+        ));
+    }
+    let mut records = 0u64;
+    let outcome = crate::scan::scan(
+        handle.as_ref(),
+        FILE_HEADER_RECORD_SIZE,
+        len,
+        &mut |offset, r| {
+            records += 1;
+            resolver.apply(fid, r.kind, r.seq, r.rev, offset, r.size, r.key);
+            Ok(())
+        },
+        &|e| StorageError::io(&path, e),
+    )?;
+    if let Some((offset, error)) = outcome.bad {
+        tracing::warn!(
+            event = "journal.tail_truncated",
+            path = %path.display(),
+            offset,
+            dropped_bytes = len - offset,
+            reason = %error,
+        );
+        handle.set_len(outcome.good_end).map_err(io_err)?;
+    }
+    // What the journal holds may have survived a process crash in the page cache only; make
+    // it durable now so `synced` can start at the highest recovered seq.
+    handle.sync_data().map_err(io_err)?;
+    Ok(Some(RecoveredJournal {
+        fid,
+        handle,
+        len: outcome.good_end,
+        capacity: header.maximal_size,
+        records,
+    }))
+}
+
+/// A placeholder handle for the moment between building a `Store` and installing its journal.
+struct NoFile;
+
+impl FileHandle for NoFile {
+    fn read_exact_at(&self, _: &mut [u8], _: u64) -> std::io::Result<()> {
+        Err(std::io::Error::other("no journal yet"))
+    }
+    fn write_all_at(&self, _: &[u8], _: u64) -> std::io::Result<()> {
+        Err(std::io::Error::other("no journal yet"))
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        Ok(0)
+    }
+    fn set_len(&self, _: u64) -> std::io::Result<()> {
+        Err(std::io::Error::other("no journal yet"))
+    }
+}
