@@ -13,7 +13,7 @@
 //! Invariants: the ready line is printed only once the socket is bound and the catalog is
 //! open, so a client that read it can connect; the exit code is 0 after a clean shutdown.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::net::ToSocketAddrs;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -199,6 +199,7 @@ fn init_logging(level: &str) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(filter)
         .with_target(false)
         .try_init();
