@@ -1,13 +1,42 @@
 //! [`Catalog`]: every database of the server, persisted in the data directory.
+//!
+//! What it is: opening a data directory (lock, recovery of every database and collection,
+//! `_system` when missing), the list of databases with create and drop, metrics counters, the
+//! maintenance thread, and shutdown.
+//!
+//! What it is not: collections' or documents' rules (see [`Database`] and
+//! [`crate::Collection`]).
+//!
+//! Layout: `<data>/LOCK` (an exclusive OS lock while a catalog is open; taken on the real file
+//! system even when `DbConfig::io` is simulated, because only the OS can keep a second process
+//! out), `<data>/catalog.json` (the id counter), `<data>/databases/database-<id>/parameter.json`
+//! and `<data>/databases/database-<id>/collection-<id>/{parameter.json, store files}`.
+//!
+//! Invariants: one open catalog per data directory; before `open` returns, the clock has
+//! observed every stored revision, so new revisions exceed all of them; after `shutdown`
+//! (idempotent, also run on drop) no store is written and the lock is released.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions, TryLockError};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use quince_errors::Result;
+use parking_lot::{Mutex, RwLock};
+use quince_errors::{
+    ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_DATADIR_LOCKED,
+    ARANGO_DATADIR_NOT_WRITABLE, ARANGO_DUPLICATE_NAME, ARANGO_USE_SYSTEM_DATABASE,
+};
+use quince_model::names::{validate_database_name, SYSTEM_DATABASE};
 use quince_storage::io::FileIo;
 
 use crate::database::Database;
+use crate::maintenance::Maintenance;
+use crate::params::{
+    catalog_file, databases_dir, id_from_dir_name, io_error, read_json, CatalogParams,
+    DatabaseParams, PARAMETER_FILE,
+};
+use crate::shared::Shared;
 
 /// How the catalog is opened (from the server's options).
 #[derive(Clone)]
@@ -46,47 +75,218 @@ pub struct CatalogStats {
 /// The server's databases. Opening it recovers every collection; a maintenance thread syncs
 /// and compacts in the background until [`Catalog::shutdown`].
 pub struct Catalog {
-    _private: (),
+    /// What databases and collections share.
+    shared: Arc<Shared>,
+    /// The databases by name (shared with the maintenance thread).
+    databases: Arc<RwLock<BTreeMap<String, Arc<Database>>>>,
+    /// Serialises create and drop of databases.
+    ddl: Mutex<()>,
+    /// The maintenance thread, until shutdown.
+    maintenance: Mutex<Option<Maintenance>>,
+    /// The open `LOCK` file holding the directory's exclusive lock, until shutdown.
+    lock: Mutex<Option<File>>,
 }
 
 impl Catalog {
     /// Opens (or initialises) the data directory: creates `_system` if missing, takes an
     /// exclusive lock on the directory, recovers every collection, starts maintenance.
     pub fn open(config: DbConfig) -> Result<Arc<Catalog>> {
-        let _ = config;
-        todo!("db: Catalog::open")
+        let lock = lock_data_dir(&config.data_dir)?;
+        let shared = Arc::new(Shared::new(
+            Arc::clone(&config.io),
+            config.data_dir.clone(),
+            config.default_journal_size,
+            config.default_wait_for_sync,
+            config.sync_interval,
+        ));
+        let io = &*shared.io;
+        let root = databases_dir(&config.data_dir);
+        io.create_dir_all(&root).map_err(|e| io_error(&root, e))?;
+        if let Some(params) = read_json::<CatalogParams>(io, &catalog_file(&config.data_dir))? {
+            shared.observe_id(params.id_last);
+        }
+        let databases = open_databases(&shared, &root)?;
+        let catalog = Catalog {
+            shared,
+            databases: Arc::new(RwLock::new(databases)),
+            ddl: Mutex::new(()),
+            maintenance: Mutex::new(None),
+            lock: Mutex::new(Some(lock)),
+        };
+        if catalog.database(SYSTEM_DATABASE).is_none() {
+            catalog.create_database(SYSTEM_DATABASE)?;
+        }
+        *catalog.maintenance.lock() = Some(Maintenance::start(Arc::clone(&catalog.databases))?);
+        tracing::info!(
+            event = "catalog.opened",
+            dir = %config.data_dir.display(),
+            databases = catalog.databases.read().len()
+        );
+        Ok(Arc::new(catalog))
     }
 
     /// The database of that name, if it exists.
     pub fn database(&self, name: &str) -> Option<Arc<Database>> {
-        let _ = name;
-        todo!("db: Catalog::database")
+        self.databases.read().get(name).cloned()
     }
 
     /// The names of all databases, sorted.
     pub fn database_names(&self) -> Vec<String> {
-        todo!("db: Catalog::database_names")
+        self.databases.read().keys().cloned().collect()
     }
 
     /// Creates a database. 1229 for a bad name, 1207 if it exists.
     pub fn create_database(&self, name: &str) -> Result<Arc<Database>> {
-        let _ = name;
-        todo!("db: Catalog::create_database")
+        self.shared.check_open()?;
+        validate_database_name(name)?;
+        let _ddl = self.ddl.lock();
+        if self.databases.read().contains_key(name) {
+            return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
+        }
+        let id = self.shared.allocate_id()?;
+        let database = Arc::new(Database::create(&self.shared, id, name)?);
+        self.databases
+            .write()
+            .insert(name.to_owned(), Arc::clone(&database));
+        Ok(database)
     }
 
     /// Drops a database and its files. 1228 if missing; `_system` cannot be dropped (1230).
     pub fn drop_database(&self, name: &str) -> Result<()> {
-        let _ = name;
-        todo!("db: Catalog::drop_database")
+        self.shared.check_open()?;
+        if name == SYSTEM_DATABASE {
+            return Err(ArangoError::new(ARANGO_USE_SYSTEM_DATABASE));
+        }
+        let _ddl = self.ddl.lock();
+        let database = self
+            .database(name)
+            .ok_or_else(|| ArangoError::new(ARANGO_DATABASE_NOT_FOUND))?;
+        // Out of the list first, so maintenance and new requests stop finding it.
+        self.databases.write().remove(name);
+        database.drop_files()
     }
 
     /// Counters for metrics.
     pub fn stats(&self) -> CatalogStats {
-        todo!("db: Catalog::stats")
+        let databases = self.databases.read().values().cloned().collect::<Vec<_>>();
+        let mut stats = CatalogStats {
+            databases: databases.len() as u64,
+            ..CatalogStats::default()
+        };
+        for database in databases {
+            for collection in database.collections() {
+                let store = collection.store.stats();
+                stats.collections += 1;
+                stats.documents += collection.count();
+                stats.journal_bytes_written += store.bytes_written;
+                stats.syncs += store.syncs;
+                stats.journal_seals += store.seals;
+                stats.compactions += store.compactions;
+            }
+        }
+        stats
     }
 
     /// Stops maintenance and closes every collection (sync, write restart hints). Idempotent.
     pub fn shutdown(&self) -> Result<()> {
-        todo!("db: Catalog::shutdown")
+        if !self.shared.close() {
+            return Ok(());
+        }
+        if let Some(maintenance) = self.maintenance.lock().take() {
+            maintenance.stop();
+        }
+        let mut first_error = None;
+        for database in self.databases.read().values() {
+            if let Err(e) = database.close() {
+                first_error.get_or_insert(e);
+            }
+        }
+        // Every store is closed: another catalog may now open the directory.
+        self.lock.lock().take();
+        tracing::info!(event = "catalog.closed");
+        first_error.map_or(Ok(()), Err)
     }
+}
+
+impl std::fmt::Debug for Catalog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Catalog")
+            .field("data_dir", &self.shared.data_dir)
+            .field("databases", &self.database_names())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Catalog {
+    fn drop(&mut self) {
+        if let Err(e) = self.shutdown() {
+            tracing::error!(event = "catalog.shutdown_failed", error = %e);
+        }
+    }
+}
+
+/// Takes the exclusive lock of the data directory (creating the directory if needed).
+fn lock_data_dir(data_dir: &Path) -> Result<File> {
+    let not_writable = |e: std::io::Error| {
+        ArangoError::with_message(
+            ARANGO_DATADIR_NOT_WRITABLE,
+            format!(
+                "database directory {} is not writable: {e}",
+                data_dir.display()
+            ),
+        )
+    };
+    std::fs::create_dir_all(data_dir).map_err(not_writable)?;
+    let path = data_dir.join("LOCK");
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .map_err(not_writable)?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(TryLockError::WouldBlock) => Err(ArangoError::with_message(
+            ARANGO_DATADIR_LOCKED,
+            format!(
+                "database directory {} is locked by another process (is another server running on it?)",
+                data_dir.display()
+            ),
+        )),
+        Err(TryLockError::Error(e)) => Err(not_writable(e)),
+    }
+}
+
+/// Opens every database under `<data>/databases`, removing debris of interrupted creates and
+/// finishing interrupted drops.
+fn open_databases(shared: &Arc<Shared>, root: &Path) -> Result<BTreeMap<String, Arc<Database>>> {
+    let io = &*shared.io;
+    let mut entries = io.list_dir(root).map_err(|e| io_error(root, e))?;
+    entries.sort();
+    let mut databases = BTreeMap::new();
+    for entry in entries {
+        let Some(id) = id_from_dir_name(&entry, "database-") else {
+            continue;
+        };
+        shared.observe_id(id);
+        let dir = root.join(&entry);
+        match read_json::<DatabaseParams>(io, &dir.join(PARAMETER_FILE))? {
+            Some(params) if !params.deleted => {
+                assert_eq!(
+                    params.id,
+                    id,
+                    "database id differs from its directory {}",
+                    dir.display()
+                );
+                let database = Database::open(shared, dir, params)?;
+                databases.insert(database.name().to_owned(), Arc::new(database));
+            }
+            _ => {
+                tracing::info!(event = "database.debris_removed", dir = %dir.display());
+                crate::collection::remove_dir(io, &dir)?;
+            }
+        }
+    }
+    Ok(databases)
 }

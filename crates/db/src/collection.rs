@@ -1,9 +1,34 @@
-//! [`Collection`]: one collection's properties and its document operations.
+//! [`Collection`]: one collection's properties, its lifecycle (create, open, rename, drop) and
+//! its collection-level operations (count, figures, revision, checksum, truncate, compact).
+//!
+//! What it is not: the document operations; they live in `documents.rs` as a second `impl`
+//! block, and their rules (keys, revisions, merges) come from `quince-model`.
+//!
+//! Invariants: a collection's directory holds its `parameter.json` and its storage `Store`;
+//! the parameters on disk are rewritten (atomically) whenever a property or the name changes
+//! and at shutdown (for the key generator's `lastValue`), and never after the collection was
+//! marked dropped, so a drop cannot be undone by a late property write.
 
-use quince_errors::Result;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use quince_errors::{ArangoError, Result, HTTP_BAD_PARAMETER};
+use quince_model::document::{id_prefix, stored_data};
+use quince_model::keygen::KeyGenerator;
+use quince_model::names::is_system_name;
+use quince_model::rev::RevisionId;
+use quince_storage::io::FileIo;
+use quince_storage::Store;
 use serde_json::Value;
 
-use crate::options::{WriteOptions, WriteOutcome};
+use crate::checksum::Checksum;
+use crate::database::CreateCollection;
+use crate::params::{
+    collection_dir, io_error, sync_parent, write_atomic, CollectionParams, PARAMETER_FILE,
+};
+use crate::shared::{Shared, JOURNAL_SIZE_MIN};
 
 /// The type of a collection: 2 document, 3 edge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,34 +96,268 @@ pub struct FiguresReport {
 
 /// One collection.
 pub struct Collection {
-    _private: (),
+    /// The numeric id (fixed for life).
+    id: u64,
+    /// Document or edge (fixed for life).
+    kind: CollectionType,
+    /// `globallyUniqueId` (fixed for life).
+    globally_unique_id: String,
+    /// `<database dir>/collection-<id>`: parameters and the store's files.
+    dir: PathBuf,
+    /// The catalog's shared context (file system, clock).
+    pub(crate) shared: Arc<Shared>,
+    /// The documents.
+    pub(crate) store: Store,
+    /// `keyOptions` and `lastValue`.
+    pub(crate) keygen: KeyGenerator,
+    /// `waitForSync`, readable without a lock on the write path.
+    wait_for_sync: AtomicBool,
+    /// The mutable properties.
+    pub(crate) meta: RwLock<Meta>,
+    /// The highest `_rev` written to this collection (the collection's revision).
+    revision: AtomicU64,
+    /// Serialises rewrites of `parameter.json` and the drop mark.
+    params_lock: Mutex<()>,
+    /// Set (under `params_lock`) once the drop mark is durable.
+    dropped: AtomicBool,
+}
+
+/// The properties that can change after creation.
+pub(crate) struct Meta {
+    /// The current name.
+    pub name: String,
+    /// The JSON text every `_id` of this collection starts with (from the name).
+    pub id_prefix: String,
+    /// `journalSize`.
+    pub journal_size: u64,
+    /// `schema`.
+    pub schema: Value,
+    /// `computedValues`.
+    pub computed_values: Value,
+    /// `cacheEnabled`.
+    pub cache_enabled: bool,
 }
 
 impl Collection {
+    /// Creates the directory, the store and the parameters of a new collection.
+    pub(crate) fn create(
+        shared: &Arc<Shared>,
+        database_dir: &Path,
+        id: u64,
+        request: &CreateCollection,
+        keygen: KeyGenerator,
+        journal_size: u64,
+    ) -> Result<Collection> {
+        let io = &shared.io;
+        let dir = collection_dir(database_dir, id);
+        io.create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+        sync_parent(&**io, &dir)?;
+        let store = Store::create(io.clone(), &dir, shared.store_options(journal_size))?;
+        let collection = Collection::assemble(
+            shared,
+            dir,
+            CollectionParams {
+                id,
+                name: request.name.clone(),
+                kind: request.kind.as_number(),
+                wait_for_sync: request
+                    .wait_for_sync
+                    .unwrap_or(shared.default_wait_for_sync),
+                journal_size,
+                key_options: Value::Null,
+                schema: request.schema.clone().unwrap_or(Value::Null),
+                computed_values: request.computed_values.clone().unwrap_or(Value::Null),
+                cache_enabled: request.cache_enabled.unwrap_or(false),
+                is_system: is_system_name(&request.name),
+                globally_unique_id: format!("c{id}"),
+                deleted: false,
+            },
+            keygen,
+            store,
+        );
+        collection.persist()?;
+        Ok(collection)
+    }
+
+    /// Opens (recovers) an existing collection from its parameters and store.
+    pub(crate) fn open(
+        shared: &Arc<Shared>,
+        dir: PathBuf,
+        params: CollectionParams,
+    ) -> Result<Collection> {
+        let keygen = KeyGenerator::from_stored(&params.key_options)?;
+        let store = Store::open(
+            shared.io.clone(),
+            &dir,
+            shared.store_options(params.journal_size),
+        )?;
+        let mut rev_max = store.figures().last_tick;
+        store.for_each_key(&mut |key, rev| {
+            // Keys were checked when written; one that is not UTF-8 cannot be a generated key.
+            if let Ok(key) = std::str::from_utf8(key) {
+                keygen.track(key);
+            }
+            rev_max = rev_max.max(rev);
+            true
+        });
+        let collection = Collection::assemble(shared, dir, params, keygen, store);
+        collection.revision.fetch_max(rev_max, Ordering::AcqRel);
+        shared.hlc.observe(RevisionId(rev_max));
+        Ok(collection)
+    }
+
+    fn assemble(
+        shared: &Arc<Shared>,
+        dir: PathBuf,
+        params: CollectionParams,
+        keygen: KeyGenerator,
+        store: Store,
+    ) -> Collection {
+        let kind = if params.kind == CollectionType::Edge.as_number() {
+            CollectionType::Edge
+        } else {
+            CollectionType::Document
+        };
+        Collection {
+            id: params.id,
+            kind,
+            globally_unique_id: params.globally_unique_id,
+            dir,
+            shared: Arc::clone(shared),
+            store,
+            keygen,
+            wait_for_sync: AtomicBool::new(params.wait_for_sync),
+            meta: RwLock::new(Meta {
+                id_prefix: id_prefix(&params.name),
+                name: params.name,
+                journal_size: params.journal_size,
+                schema: params.schema,
+                computed_values: params.computed_values,
+                cache_enabled: params.cache_enabled,
+            }),
+            revision: AtomicU64::new(0),
+            params_lock: Mutex::new(()),
+            dropped: AtomicBool::new(false),
+        }
+    }
+
+    /// The parameters as they are now.
+    fn params(&self, deleted: bool) -> CollectionParams {
+        let meta = self.meta.read();
+        CollectionParams {
+            id: self.id,
+            name: meta.name.clone(),
+            kind: self.kind.as_number(),
+            wait_for_sync: self.wait_for_sync(),
+            journal_size: meta.journal_size,
+            key_options: self.keygen.report(),
+            schema: meta.schema.clone(),
+            computed_values: meta.computed_values.clone(),
+            cache_enabled: meta.cache_enabled,
+            is_system: self.is_system(),
+            globally_unique_id: self.globally_unique_id.clone(),
+            deleted,
+        }
+    }
+
+    /// Rewrites `parameter.json` from the current state (a no-op once dropped).
+    pub(crate) fn persist(&self) -> Result<()> {
+        let _guard = self.params_lock.lock();
+        if self.dropped.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        write_atomic(
+            &*self.shared.io,
+            &self.dir.join(PARAMETER_FILE),
+            &self.params(false),
+        )
+    }
+
+    /// Changes the name (the database checked that it is free) and persists it.
+    pub(crate) fn set_name(&self, name: &str) -> Result<()> {
+        let old = {
+            let mut meta = self.meta.write();
+            let old = std::mem::replace(&mut meta.name, name.to_owned());
+            meta.id_prefix = id_prefix(name);
+            old
+        };
+        self.persist().inspect_err(|_| {
+            let mut meta = self.meta.write();
+            meta.id_prefix = id_prefix(&old);
+            meta.name = old;
+        })
+    }
+
+    /// Drops the collection: marks it deleted on disk (durably), closes the store, removes the
+    /// directory. After the mark, a crash at any point finishes the removal on the next open.
+    pub(crate) fn drop_files(&self) -> Result<()> {
+        {
+            let _guard = self.params_lock.lock();
+            if self.dropped.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            write_atomic(
+                &*self.shared.io,
+                &self.dir.join(PARAMETER_FILE),
+                &self.params(true),
+            )?;
+            self.dropped.store(true, Ordering::Release);
+        }
+        if let Err(e) = self.store.close() {
+            tracing::warn!(event = "collection.drop_close_failed", id = self.id, error = %e);
+        }
+        remove_dir(&*self.shared.io, &self.dir)
+    }
+
+    /// Closes the store after writing the parameters (with the key generator's `lastValue`).
+    pub(crate) fn close(&self) -> Result<()> {
+        let persisted = self.persist();
+        self.store.close()?;
+        persisted
+    }
+
+    /// True for system collections (name starting with `_`).
+    pub fn is_system(&self) -> bool {
+        self.meta.read().name.starts_with('_')
+    }
+
     /// The current name.
     pub fn name(&self) -> String {
-        todo!("db: Collection::name")
+        self.meta.read().name.clone()
     }
 
     /// The numeric id.
     pub fn id(&self) -> u64 {
-        todo!("db: Collection::id")
+        self.id
     }
 
     /// Document or edge.
     pub fn kind(&self) -> CollectionType {
-        todo!("db: Collection::kind")
+        self.kind
     }
 
     /// The collection's `waitForSync` property (cheap; the api uses it to decide whether a write
     /// may block on an fsync and must leave the async worker threads).
     pub fn wait_for_sync(&self) -> bool {
-        todo!("db: Collection::wait_for_sync")
+        self.wait_for_sync.load(Ordering::Acquire)
     }
 
     /// All properties.
     pub fn properties(&self) -> CollectionProperties {
-        todo!("db: Collection::properties")
+        let meta = self.meta.read();
+        CollectionProperties {
+            id: self.id,
+            name: meta.name.clone(),
+            kind: self.kind,
+            is_system: meta.name.starts_with('_'),
+            globally_unique_id: self.globally_unique_id.clone(),
+            wait_for_sync: self.wait_for_sync(),
+            journal_size: meta.journal_size,
+            key_options: self.keygen.report(),
+            schema: meta.schema.clone(),
+            computed_values: meta.computed_values.clone(),
+            cache_enabled: meta.cache_enabled,
+        }
     }
 
     /// Changes properties (persisted). 400 for a journal size under 1 MiB.
@@ -106,88 +365,125 @@ impl Collection {
         &self,
         update: crate::database::PropertiesUpdate,
     ) -> Result<CollectionProperties> {
-        let _ = update;
-        todo!("db: Collection::update_properties")
+        self.shared.check_open()?;
+        if let Some(size) = update.journal_size {
+            check_journal_size(size)?;
+        }
+        if let Some(size) = update.journal_size {
+            // Outside the meta lock: document writes take the store's lock, then the meta lock.
+            self.store.set_journal_size(size);
+        }
+        {
+            let mut meta = self.meta.write();
+            if let Some(size) = update.journal_size {
+                meta.journal_size = size;
+            }
+            if let Some(schema) = update.schema {
+                meta.schema = schema;
+            }
+            if let Some(computed) = update.computed_values {
+                meta.computed_values = computed;
+            }
+            if let Some(cache) = update.cache_enabled {
+                meta.cache_enabled = cache;
+            }
+            if let Some(sync) = update.wait_for_sync {
+                self.wait_for_sync.store(sync, Ordering::Release);
+            }
+        }
+        self.persist()?;
+        Ok(self.properties())
     }
 
     /// Number of documents.
     pub fn count(&self) -> u64 {
-        todo!("db: Collection::count")
+        self.store.len()
     }
 
     /// What the engine holds.
     pub fn figures(&self) -> FiguresReport {
-        todo!("db: Collection::figures")
+        FiguresReport {
+            storage: self.store.figures(),
+            index_count: match self.kind {
+                CollectionType::Document => 1,
+                CollectionType::Edge => 2,
+            },
+        }
     }
 
     /// The collection's revision: the highest `_rev` written (as a `_rev` string; "0" if none).
     pub fn revision(&self) -> String {
-        todo!("db: Collection::revision")
+        match self.revision.load(Ordering::Acquire) {
+            0 => "0".to_owned(),
+            rev => RevisionId(rev).encode(),
+        }
+    }
+
+    /// Records that a write with `rev` happened.
+    pub(crate) fn note_revision(&self, rev: RevisionId) {
+        self.revision.fetch_max(rev.0, Ordering::AcqRel);
     }
 
     /// The checksum as a decimal string ("0" when empty), over keys, and with the flags also
     /// over revisions and document data; and the revision.
     pub fn checksum(&self, with_revisions: bool, with_data: bool) -> Result<(String, String)> {
-        let _ = (with_revisions, with_data);
-        todo!("db: Collection::checksum")
+        let mut sum = Checksum::default();
+        if with_data {
+            self.store.scan(&mut |key, rev, value| {
+                sum.add(key, with_revisions.then_some(rev), Some(stored_data(value)));
+                true
+            })?;
+        } else {
+            self.store.for_each_key(&mut |key, rev| {
+                sum.add(key, with_revisions.then_some(rev), None);
+                true
+            });
+        }
+        Ok((sum.value().to_string(), self.revision()))
     }
 
     /// Removes every document.
     pub fn truncate(&self, wait_for_sync: bool) -> Result<()> {
-        let _ = wait_for_sync;
-        todo!("db: Collection::truncate")
+        let rev = self.shared.hlc.next();
+        self.store
+            .truncate(rev.0, wait_for_sync || self.wait_for_sync())?;
+        self.note_revision(rev);
+        Ok(())
     }
 
     /// Compacts the datafiles now.
     pub fn compact(&self) -> Result<()> {
-        todo!("db: Collection::compact")
+        self.store.compact()?;
+        Ok(())
     }
+}
 
-    /// Reads a document. 1202 if missing, 1221 for a syntactically bad key... (ArangoDB answers
-    /// 404/1202 for any key it cannot find, including illegal ones).
-    pub fn read(&self, key: &str) -> Result<StoredDocument> {
-        let _ = key;
-        todo!("db: Collection::read")
+impl std::fmt::Debug for Collection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Collection")
+            .field("id", &self.id)
+            .field("name", &self.meta.read().name)
+            .field("kind", &self.kind)
+            .finish_non_exhaustive()
     }
+}
 
-    /// The current `_rev` of a document without reading it (for HEAD and If-None-Match).
-    pub fn read_rev(&self, key: &str) -> Result<String> {
-        let _ = key;
-        todo!("db: Collection::read_rev")
+/// 400/400 "journalSize is too small" under 1 MiB.
+pub(crate) fn check_journal_size(size: u64) -> Result<()> {
+    if size < JOURNAL_SIZE_MIN {
+        Err(ArangoError::with_message(
+            HTTP_BAD_PARAMETER,
+            "journalSize is too small",
+        ))
+    } else {
+        Ok(())
     }
+}
 
-    /// Inserts one document (an object; 1227 otherwise).
-    pub fn insert(&self, document: Value, options: &WriteOptions) -> Result<WriteOutcome> {
-        let _ = (document, options);
-        todo!("db: Collection::insert")
+/// Removes a directory and makes the removal durable.
+pub(crate) fn remove_dir(io: &dyn FileIo, dir: &Path) -> Result<()> {
+    if io.exists(dir) {
+        io.remove_dir_all(dir).map_err(|e| io_error(dir, e))?;
     }
-
-    /// Replaces the document `key` with `document`.
-    pub fn replace(
-        &self,
-        key: &str,
-        document: Value,
-        options: &WriteOptions,
-    ) -> Result<WriteOutcome> {
-        let _ = (key, document, options);
-        todo!("db: Collection::replace")
-    }
-
-    /// Updates (merges into) the document `key`.
-    pub fn update(&self, key: &str, patch: Value, options: &WriteOptions) -> Result<WriteOutcome> {
-        let _ = (key, patch, options);
-        todo!("db: Collection::update")
-    }
-
-    /// Removes the document `key`; `expected_rev` is a `_rev` precondition from the selector
-    /// (checked when `ignore_revs` is false) — `if_match` in the options is always checked.
-    pub fn remove(
-        &self,
-        key: &str,
-        expected_rev: Option<&str>,
-        options: &WriteOptions,
-    ) -> Result<WriteOutcome> {
-        let _ = (key, expected_rev, options);
-        todo!("db: Collection::remove")
-    }
+    sync_parent(io, dir)
 }

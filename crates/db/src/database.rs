@@ -1,11 +1,33 @@
 //! [`Database`]: one database and its collections.
+//!
+//! What it is: the registry of a database's collections by name, and the collection-level
+//! catalog changes (create, drop, rename) with ArangoDB's rules and errors.
+//!
+//! What it is not: document operations (those are on [`Collection`]) or the list of databases
+//! (the catalog's).
+//!
+//! Invariants: names are unique within a database; catalog changes of one database are
+//! serialised by one lock, and each is durable (its `parameter.json` written) before it is
+//! visible; a dropped collection is first marked deleted on disk, then removed.
 
+use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use quince_errors::Result;
+use parking_lot::{Mutex, RwLock};
+use quince_errors::{
+    ArangoError, Result, ARANGO_DATA_SOURCE_NOT_FOUND, ARANGO_DUPLICATE_NAME, FORBIDDEN,
+};
+use quince_model::keygen::{KeyGenerator, KeyOptions};
+use quince_model::names::validate_collection_name;
 use serde_json::Value;
 
-use crate::collection::{Collection, CollectionType};
+use crate::collection::{check_journal_size, remove_dir, Collection, CollectionType};
+use crate::params::{
+    database_dir, id_from_dir_name, io_error, read_json, sync_parent, write_atomic,
+    CollectionParams, DatabaseParams, PARAMETER_FILE,
+};
+use crate::shared::Shared;
 
 /// What `POST /_api/collection` asks for, after the api layer picked it out of the body.
 #[derive(Clone, Debug)]
@@ -47,18 +69,128 @@ pub struct PropertiesUpdate {
 
 /// One database.
 pub struct Database {
-    _private: (),
+    /// The name (databases cannot be renamed).
+    name: String,
+    /// The numeric id.
+    id: u64,
+    /// `<data>/databases/database-<id>`.
+    dir: PathBuf,
+    /// The catalog's shared context.
+    shared: Arc<Shared>,
+    /// The collections by name.
+    collections: RwLock<BTreeMap<String, Arc<Collection>>>,
+    /// Serialises create, drop and rename of collections.
+    ddl: Mutex<()>,
 }
 
 impl Database {
+    /// Creates the directory and parameters of a new database.
+    pub(crate) fn create(shared: &Arc<Shared>, id: u64, name: &str) -> Result<Database> {
+        let io = &*shared.io;
+        let dir = database_dir(&shared.data_dir, id);
+        io.create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+        sync_parent(io, &dir)?;
+        let params = DatabaseParams {
+            id,
+            name: name.to_owned(),
+            deleted: false,
+        };
+        write_atomic(io, &dir.join(PARAMETER_FILE), &params)?;
+        Ok(Database::assemble(shared, dir, params))
+    }
+
+    /// Opens an existing database and recovers its collections, finishing interrupted drops
+    /// and removing debris of interrupted creates.
+    pub(crate) fn open(
+        shared: &Arc<Shared>,
+        dir: PathBuf,
+        params: DatabaseParams,
+    ) -> Result<Database> {
+        let io = &*shared.io;
+        let database = Database::assemble(shared, dir, params);
+        let mut entries = io
+            .list_dir(&database.dir)
+            .map_err(|e| io_error(&database.dir, e))?;
+        entries.sort();
+        let mut collections = BTreeMap::new();
+        for entry in entries {
+            let Some(id) = id_from_dir_name(&entry, "collection-") else {
+                continue;
+            };
+            let dir = database.dir.join(&entry);
+            let params: Option<CollectionParams> = read_json(io, &dir.join(PARAMETER_FILE))?;
+            shared.observe_id(id);
+            match params {
+                Some(params) if !params.deleted => {
+                    assert_eq!(
+                        params.id,
+                        id,
+                        "collection id differs from its directory {}",
+                        dir.display()
+                    );
+                    let collection = Collection::open(shared, dir, params)?;
+                    collections.insert(collection.name(), Arc::new(collection));
+                }
+                _ => {
+                    tracing::info!(event = "collection.debris_removed", dir = %dir.display());
+                    remove_dir(io, &dir)?;
+                }
+            }
+        }
+        *database.collections.write() = collections;
+        Ok(database)
+    }
+
+    fn assemble(shared: &Arc<Shared>, dir: PathBuf, params: DatabaseParams) -> Database {
+        Database {
+            name: params.name,
+            id: params.id,
+            dir,
+            shared: Arc::clone(shared),
+            collections: RwLock::new(BTreeMap::new()),
+            ddl: Mutex::new(()),
+        }
+    }
+
+    /// Drops the database: marks it deleted on disk, closes its collections, removes its files.
+    pub(crate) fn drop_files(&self) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let params = DatabaseParams {
+            id: self.id,
+            name: self.name.clone(),
+            deleted: true,
+        };
+        write_atomic(&*self.shared.io, &self.dir.join(PARAMETER_FILE), &params)?;
+        let collections = std::mem::take(&mut *self.collections.write());
+        for collection in collections.values() {
+            if let Err(e) = collection.drop_files() {
+                tracing::warn!(event = "database.drop_collection_failed", error = %e);
+            }
+        }
+        remove_dir(&*self.shared.io, &self.dir)
+    }
+
+    /// Closes every collection (parameters written, stores closed). The first error is
+    /// returned after all were tried.
+    pub(crate) fn close(&self) -> Result<()> {
+        let mut first_error = None;
+        for collection in self.collections() {
+            if let Err(e) = collection.close() {
+                tracing::warn!(event = "collection.close_failed", id = collection.id(), error = %e);
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
     /// The name.
     pub fn name(&self) -> &str {
-        todo!("db: Database::name")
+        &self.name
     }
 
     /// The numeric id (reported as a decimal string).
     pub fn id(&self) -> u64 {
-        todo!("db: Database::id")
+        self.id
     }
 
     /// True for `_system`.
@@ -68,31 +200,98 @@ impl Database {
 
     /// Every collection, sorted by name.
     pub fn collections(&self) -> Vec<Arc<Collection>> {
-        todo!("db: Database::collections")
+        self.collections.read().values().cloned().collect()
     }
 
     /// The collection with that name, or with that numeric id. 1203 if none.
     pub fn collection(&self, name_or_id: &str) -> Result<Arc<Collection>> {
-        let _ = name_or_id;
-        todo!("db: Database::collection")
+        let collections = self.collections.read();
+        if let Some(collection) = collections.get(name_or_id) {
+            return Ok(Arc::clone(collection));
+        }
+        if let Ok(id) = name_or_id.parse::<u64>() {
+            if let Some(collection) = collections.values().find(|c| c.id() == id) {
+                return Ok(Arc::clone(collection));
+            }
+        }
+        Err(ArangoError::new(ARANGO_DATA_SOURCE_NOT_FOUND))
     }
 
     /// Creates a collection. 1208 bad name, 1207 duplicate, 400 bad options.
     pub fn create_collection(&self, request: CreateCollection) -> Result<Arc<Collection>> {
-        let _ = request;
-        todo!("db: Database::create_collection")
+        self.shared.check_open()?;
+        validate_collection_name(&request.name, request.is_system)?;
+        let key_options = KeyOptions::parse(request.key_options.as_ref())?;
+        let journal_size = request
+            .journal_size
+            .unwrap_or(self.shared.default_journal_size);
+        check_journal_size(journal_size)?;
+        let _ddl = self.ddl.lock();
+        if self.collections.read().contains_key(&request.name) {
+            return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
+        }
+        let id = self.shared.allocate_id()?;
+        let keygen = KeyGenerator::new(key_options, 0);
+        let collection =
+            Collection::create(&self.shared, &self.dir, id, &request, keygen, journal_size)
+                .inspect_err(|_| {
+                    // Whatever part was created is debris; the next open would remove it too.
+                    let dir = crate::params::collection_dir(&self.dir, id);
+                    let _ = remove_dir(&*self.shared.io, &dir);
+                })?;
+        let collection = Arc::new(collection);
+        self.collections
+            .write()
+            .insert(request.name.clone(), Arc::clone(&collection));
+        Ok(collection)
     }
 
     /// Drops a collection and its files; a system collection needs `is_system` (else 403/1004...
     /// as ArangoDB: 403 forbidden). Returns the dropped collection's id.
     pub fn drop_collection(&self, name: &str, is_system: bool) -> Result<u64> {
-        let _ = (name, is_system);
-        todo!("db: Database::drop_collection")
+        self.shared.check_open()?;
+        let _ddl = self.ddl.lock();
+        let collection = self.collection(name)?;
+        if collection.is_system() && !is_system {
+            return Err(ArangoError::new(FORBIDDEN));
+        }
+        collection.drop_files()?;
+        self.collections.write().remove(&collection.name());
+        Ok(collection.id())
     }
 
     /// Renames a collection (renaming to its own name succeeds). 1207 if the new name is taken.
     pub fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<Collection>> {
-        let _ = (name, new_name);
-        todo!("db: Database::rename_collection")
+        self.shared.check_open()?;
+        let _ddl = self.ddl.lock();
+        let collection = self.collection(name)?;
+        let old_name = collection.name();
+        if old_name == new_name {
+            return Ok(collection);
+        }
+        if collection.is_system() {
+            return Err(ArangoError::with_message(
+                FORBIDDEN,
+                "system collections cannot be renamed",
+            ));
+        }
+        validate_collection_name(new_name, false)?;
+        if self.collections.read().contains_key(new_name) {
+            return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
+        }
+        collection.set_name(new_name)?;
+        let mut collections = self.collections.write();
+        collections.remove(&old_name);
+        collections.insert(new_name.to_owned(), Arc::clone(&collection));
+        Ok(collection)
+    }
+}
+
+impl std::fmt::Debug for Database {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Database")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }

@@ -18,9 +18,14 @@
 //! increasing across the server.
 
 mod catalog;
+mod checksum;
 mod collection;
 mod database;
+mod documents;
+mod maintenance;
 mod options;
+mod params;
+mod shared;
 
 pub use catalog::{Catalog, CatalogStats, DbConfig};
 pub use collection::{
@@ -28,3 +33,4 @@ pub use collection::{
 };
 pub use database::{CreateCollection, Database, PropertiesUpdate};
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
+pub use shared::JOURNAL_SIZE_MIN;

@@ -1,0 +1,116 @@
+//! [`Shared`]: what every database and collection of one catalog shares.
+//!
+//! What it is: the file system, the data directory, the server defaults, the one hybrid
+//! logical clock every `_rev` comes from, the server-wide id counter and the closed flag.
+//!
+//! What it is not: the registry of databases (that is the catalog) or any document state.
+//!
+//! Invariants: ids are handed out strictly increasing and the highest one is durable in
+//! `<data>/catalog.json` before it is used, so an id is never given twice, not even after a
+//! crash or to a collection created after another was dropped.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use quince_errors::{ArangoError, Result, SHUTTING_DOWN};
+use quince_model::rev::Hlc;
+use quince_storage::io::FileIo;
+use quince_storage::{CompactionPolicy, StoreOptions};
+
+use crate::params::{catalog_file, write_atomic, CatalogParams};
+
+/// A datafile is compacted when half of it is dead...
+const COMPACTION_DEAD_SHARE_MIN: f64 = 0.5;
+/// ...or when this many of its bytes are dead.
+const COMPACTION_DEAD_BYTES_MIN: u64 = 16 * 1024 * 1024;
+/// The shortest time between two background compactions of one collection.
+const COMPACTION_INTERVAL: Duration = Duration::from_secs(5);
+
+/// The smallest `journalSize` a collection may have.
+pub const JOURNAL_SIZE_MIN: u64 = 1024 * 1024;
+
+pub(crate) struct Shared {
+    /// Every metadata and data file goes through this (the OS, or a simulation in tests).
+    pub io: Arc<dyn FileIo>,
+    /// The data directory.
+    pub data_dir: PathBuf,
+    /// `journalSize` of collections created without one.
+    pub default_journal_size: u64,
+    /// `waitForSync` of collections created without one.
+    pub default_wait_for_sync: bool,
+    /// How long unsynced writes may wait for the background fsync.
+    pub sync_interval: Duration,
+    /// The clock of every `_rev`.
+    pub hlc: Hlc,
+    /// The highest id handed out (durable in `catalog.json`).
+    id_last: Mutex<u64>,
+    /// Set by shutdown; catalog changes are refused afterwards.
+    closed: AtomicBool,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        io: Arc<dyn FileIo>,
+        data_dir: PathBuf,
+        default_journal_size: u64,
+        default_wait_for_sync: bool,
+        sync_interval: Duration,
+    ) -> Shared {
+        Shared {
+            io,
+            data_dir,
+            default_journal_size,
+            default_wait_for_sync,
+            sync_interval,
+            hlc: Hlc::new(),
+            id_last: Mutex::new(0),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// Makes later ids exceed `id` (an id found on disk).
+    pub(crate) fn observe_id(&self, id: u64) {
+        let mut last = self.id_last.lock();
+        *last = (*last).max(id);
+    }
+
+    /// A fresh id, durable before it is returned.
+    pub(crate) fn allocate_id(&self) -> Result<u64> {
+        let mut last = self.id_last.lock();
+        let next = *last + 1;
+        let params = CatalogParams { id_last: next };
+        write_atomic(&*self.io, &catalog_file(&self.data_dir), &params)?;
+        *last = next;
+        Ok(next)
+    }
+
+    /// How a collection's store is opened.
+    pub(crate) fn store_options(&self, journal_size: u64) -> StoreOptions {
+        StoreOptions {
+            journal_size,
+            sync_interval: self.sync_interval,
+            compaction: CompactionPolicy {
+                dead_share_min: COMPACTION_DEAD_SHARE_MIN,
+                dead_bytes_min: COMPACTION_DEAD_BYTES_MIN,
+                interval: COMPACTION_INTERVAL,
+            },
+        }
+    }
+
+    /// Marks the catalog closed; true the first time.
+    pub(crate) fn close(&self) -> bool {
+        !self.closed.swap(true, Ordering::AcqRel)
+    }
+
+    /// 503/30 once the catalog is shutting down.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::Acquire) {
+            Err(ArangoError::new(SHUTTING_DOWN))
+        } else {
+            Ok(())
+        }
+    }
+}
