@@ -30,7 +30,6 @@ use crate::response::{ApiResponse, ApiResult};
 const KEY_GENERATORS: [&str; 4] = ["padded", "autoincrement", "traditional", "uuid"];
 
 /// Handles every request under `/_api/collection`.
-#[allow(dead_code)] // Until the router (another module) mounts the family.
 pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
     let method = req.method.clone();
     let suffix: Vec<&str> = req.suffix.iter().map(String::as_str).collect();
@@ -57,7 +56,6 @@ pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
 }
 
 /// `GET /_api/key-generators`.
-#[allow(dead_code)] // Until the router (another module) mounts it.
 pub(crate) async fn key_generators(req: ApiRequest) -> ApiResult {
     if req.method != Method::GET {
         return Err(ArangoError::new(quince_errors::HTTP_METHOD_NOT_ALLOWED));

@@ -34,7 +34,6 @@ use crate::response::ApiResult;
 use params::WriteKind;
 
 /// Handles every request under `/_api/document`.
-#[allow(dead_code)] // Until the router (another module) mounts the family.
 pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
     let method = req.method.clone();
     match method {
