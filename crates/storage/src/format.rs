@@ -334,4 +334,53 @@ mod tests {
         assert_eq!(parse_file_header(&decode(&buf).unwrap()), Ok(header));
         assert_eq!(encode_footer(3).len() as u64, FOOTER_RECORD_SIZE);
     }
+
+    mod properties {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        fn kind() -> impl Strategy<Value = RecordType> {
+            prop_oneof![
+                Just(RecordType::Document),
+                Just(RecordType::Tombstone),
+                Just(RecordType::Truncate),
+            ]
+        }
+
+        proptest! {
+            #[test]
+            fn encode_then_decode_is_identity(
+                kind in kind(),
+                seq: u64,
+                rev: u64,
+                key in proptest::collection::vec(any::<u8>(), 0..64),
+                value in proptest::collection::vec(any::<u8>(), 0..256),
+            ) {
+                let buf = encode(kind, seq, rev, &key, &value);
+                prop_assert_eq!(buf.len() as u64 % ALIGN, 0);
+                let rec = decode(&buf).unwrap();
+                prop_assert_eq!(rec.kind, kind);
+                prop_assert_eq!((rec.seq, rec.rev), (seq, rev));
+                prop_assert_eq!(rec.key, &key[..]);
+                prop_assert_eq!(rec.value, &value[..]);
+            }
+
+            #[test]
+            fn any_flipped_byte_is_detected(
+                seq: u64,
+                rev: u64,
+                key in proptest::collection::vec(any::<u8>(), 1..32),
+                value in proptest::collection::vec(any::<u8>(), 0..128),
+                at: prop::sample::Index,
+                mask in 1u8..=255,
+            ) {
+                let mut buf = encode(RecordType::Document, seq, rev, &key, &value);
+                let size = record_size(key.len(), value.len()).unwrap() as usize;
+                // Bytes past `size` are padding, which the record does not cover.
+                let i = at.index(size);
+                buf[i] ^= mask;
+                prop_assert!(decode(&buf).is_err(), "flip at {} went unnoticed", i);
+            }
+        }
+    }
 }

@@ -27,7 +27,7 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::datafile::{DataFile, FileName};
 use crate::error::StorageError;
-use crate::format::{self, DecodeError, FileHeader, RecordType, FILE_HEADER_RECORD_SIZE};
+use crate::format::{self, FileHeader, RecordType, FILE_HEADER_RECORD_SIZE};
 use crate::hint;
 use crate::index::{Location, PrimaryIndex};
 use crate::io::{FileHandle, FileIo};
@@ -158,31 +158,45 @@ fn read_header(handle: &dyn FileHandle, len: u64, path: &Path) -> Result<FileHea
     format::parse_file_header(&record).map_err(|e| StorageError::corrupted(path, 0, e))
 }
 
-/// The fids a datafile's supersedes record names (empty if it has none).
+/// The fids a datafile's supersedes record names (empty if it has none). Only a supersedes
+/// record is read in full; any other second record is left for its reader to verify, so a
+/// datafile with a hint costs two small reads here.
 fn read_supersedes(
     handle: &dyn FileHandle,
     len: u64,
     path: &Path,
 ) -> Result<Vec<u64>, StorageError> {
     let at = FILE_HEADER_RECORD_SIZE;
-    let mut want = (len - at).min(64 << 10);
-    loop {
-        let mut buf = vec![0u8; want as usize];
-        handle
-            .read_exact_at(&mut buf, at)
-            .map_err(|e| StorageError::io(path, e))?;
-        match format::decode(&buf) {
-            Ok(record) if record.kind == RecordType::Supersedes => {
-                return format::parse_fids(record.value)
-                    .map_err(|e| StorageError::corrupted(path, at, e));
-            }
-            Ok(_) => return Ok(Vec::new()),
-            Err(DecodeError::Short { needed }) if needed > want && at + needed <= len => {
-                want = needed;
-            }
-            Err(e) => return Err(StorageError::corrupted(path, at, e.to_string())),
-        }
+    if len < at + format::HEADER_SIZE as u64 {
+        return Err(StorageError::corrupted(
+            path,
+            at,
+            "datafile ends after its header",
+        ));
     }
+    let mut head = [0u8; format::HEADER_SIZE];
+    handle
+        .read_exact_at(&mut head, at)
+        .map_err(|e| StorageError::io(path, e))?;
+    if head[8] != RecordType::Supersedes as u8 {
+        return Ok(Vec::new());
+    }
+    let size = u64::from(u32::from_le_bytes(head[..4].try_into().expect("4 bytes")));
+    let padded = format::padded(size);
+    if size > format::RECORD_SIZE_MAX || at + padded > len {
+        return Err(StorageError::corrupted(
+            path,
+            at,
+            "supersedes record out of bounds",
+        ));
+    }
+    let mut buf = vec![0u8; padded as usize];
+    handle
+        .read_exact_at(&mut buf, at)
+        .map_err(|e| StorageError::io(path, e))?;
+    let record =
+        format::decode(&buf).map_err(|e| StorageError::corrupted(path, at, e.to_string()))?;
+    format::parse_fids(record.value).map_err(|e| StorageError::corrupted(path, at, e))
 }
 
 impl Store {
