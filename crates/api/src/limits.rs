@@ -8,6 +8,11 @@
 /// The longest request target (path and query) accepted; longer ones get 414, as in ArangoDB.
 pub const URL_LENGTH_MAX: usize = 16 * 1024;
 
+/// The most bytes of request headers (names and values) accepted; more get 431, as in
+/// ArangoDB. The listener lets somewhat larger heads through so that this check, with its
+/// JSON error body, is the one clients see.
+pub const HEADER_BYTES_MAX: usize = 64 * 1024;
+
 /// Default bound on a request body, before and after decompression (`--http.max-body-size`).
 pub const BODY_SIZE_MAX_DEFAULT: usize = 512 * 1024 * 1024;
 

@@ -1,7 +1,7 @@
 //! [`Api`]: the request pipeline, in the order of `reference/arangodb-http-api.md` §1.1.
 //!
 //! What it is: one `async fn` per request that checks, in order, whether the server is
-//! stopping (503/30), the URL length (414), the credentials, the database of the
+//! stopping (503/30), the URL length (414), the size of the headers (431), the credentials, the database of the
 //! `/_db/{name}/` prefix (404/1228 for root, 401 for anyone else), the path's access rule
 //! (401/11), the client's queue-time limit (412/21004), the bound on requests in flight
 //! (503/21003) and the body's size and encoding (413, 415), then hands an [`ApiRequest`] to
@@ -26,8 +26,8 @@ use http_body_util::Full;
 use hyper::body::Body;
 use quince_db::Catalog;
 use quince_errors::{
-    ArangoError, FORBIDDEN, HTTP_REQUEST_URI_TOO_LONG, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED,
-    SHUTTING_DOWN,
+    ArangoError, FORBIDDEN, HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, HTTP_REQUEST_URI_TOO_LONG,
+    QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, SHUTTING_DOWN,
 };
 
 use crate::auth::{Authenticator, Caller, ROOT_USER};
@@ -211,6 +211,14 @@ impl Api {
         let raw_target = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
         if raw_target.len() > limits::URL_LENGTH_MAX {
             return Err(ArangoError::new(HTTP_REQUEST_URI_TOO_LONG));
+        }
+        let header_bytes: usize = parts
+            .headers
+            .iter()
+            .map(|(name, value)| name.as_str().len() + value.len())
+            .sum();
+        if header_bytes > limits::HEADER_BYTES_MAX {
+            return Err(ArangoError::new(HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE));
         }
         let Target {
             database,

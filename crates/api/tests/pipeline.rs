@@ -167,6 +167,18 @@ async fn long_urls_are_414() {
 }
 
 #[tokio::test]
+async fn oversized_headers_are_431() {
+    let s = Server::new();
+    let mut req = as_root(request(Method::GET, "/_api/version", ""));
+    for i in 0..70 {
+        let name: http::HeaderName = format!("x-filler-{i}").parse().unwrap();
+        req.headers_mut()
+            .insert(name, "v".repeat(1000).parse().unwrap());
+    }
+    s.send(req).await.assert_error(431, 431);
+}
+
+#[tokio::test]
 async fn queue_time_limit_is_enforced() {
     let s = Server::new();
     let mut req = as_root(request(Method::GET, "/_api/version", ""));

@@ -5,8 +5,8 @@
 //! every request is handed to [`quince_api::Api::serve`] with its arrival time and the
 //! connection's addresses as request extensions.
 //!
-//! What it is not: request semantics (the API decides every status code except the few hyper
-//! answers itself: 431 for an oversized head, 400 for a malformed one).
+//! What it is not: request semantics (the API decides every status code; a head hyper
+//! cannot parse, or one beyond [`HEAD_SIZE_MAX`], ends the connection).
 //!
 //! Invariants: at most `max_connections` connections are open (a semaphore permit lives as
 //! long as each connection task); once the stop signal is seen no new connection is
@@ -25,12 +25,14 @@ use quince_api::{Api, Peer, Received};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, Semaphore};
 
-/// The largest request head (request line and headers); larger ones get 431 from hyper.
-/// It must hold the longest URL the API accepts (16 KiB) with room for headers.
-pub const HEAD_SIZE_MAX: usize = 64 * 1024;
+/// The largest request head (request line and headers) hyper buffers. It is well above the
+/// API's own limits (16 KiB of URL, 64 KiB of headers), so that clients going somewhat over
+/// them get the API's 414 or 431 with an ArangoDB error body; heads beyond this bound make
+/// hyper close the connection. It bounds each connection's read buffer.
+pub const HEAD_SIZE_MAX: usize = 256 * 1024;
 
-/// The most header lines in one request.
-pub const HEADER_COUNT_MAX: usize = 128;
+/// The most header lines in one request (beyond it hyper closes the connection).
+pub const HEADER_COUNT_MAX: usize = 512;
 
 /// How long a client may take to send a request head once it started one.
 const HEAD_READ_TIMEOUT: Duration = Duration::from_secs(30);
