@@ -254,7 +254,7 @@ impl Collection {
             schema: meta.schema.clone(),
             computed_values: meta.computed_values.clone(),
             cache_enabled: meta.cache_enabled,
-            is_system: self.is_system(),
+            is_system: meta.name.starts_with('_'),
             globally_unique_id: self.globally_unique_id.clone(),
             deleted,
         }

@@ -128,3 +128,48 @@ fn checksums_are_stable_across_restarts() {
     ];
     assert_eq!(before, after);
 }
+
+#[test]
+fn sealed_journals_and_compaction_survive_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let filler = "x".repeat(1000);
+    {
+        let catalog = open_os(dir.path());
+        let c = collection(&catalog, "big");
+        for i in 0..3000 {
+            c.insert(
+                json!({"_key": format!("d{i}"), "i": i, "pad": filler}),
+                &opts(),
+            )
+            .unwrap();
+        }
+        for i in (0..3000).step_by(2) {
+            c.update(&format!("d{i}"), json!({"even": true}), &opts())
+                .unwrap();
+        }
+        for i in (0..3000).step_by(3) {
+            c.remove(&format!("d{i}"), None, &opts()).unwrap();
+        }
+        let figures = c.figures().storage;
+        assert!(figures.datafiles_count >= 2, "{figures:?}");
+        c.compact().unwrap();
+        catalog.shutdown().unwrap();
+    }
+    let catalog = open_os(dir.path());
+    let c = catalog
+        .database("_system")
+        .unwrap()
+        .collection("big")
+        .unwrap();
+    assert_eq!(c.count(), 2000);
+    for i in 0..3000 {
+        let key = format!("d{i}");
+        if i % 3 == 0 {
+            assert_eq!(c.read(&key).unwrap_err().num(), 1202);
+        } else {
+            let doc = read(&c, &key);
+            assert_eq!(doc["i"], json!(i));
+            assert_eq!(doc.get("even").is_some(), i % 2 == 0, "{key}");
+        }
+    }
+}
