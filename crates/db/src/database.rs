@@ -246,8 +246,9 @@ impl Database {
         Ok(collection)
     }
 
-    /// Drops a collection and its files; a system collection needs `is_system` (else 403/1004...
-    /// as ArangoDB: 403 forbidden). Returns the dropped collection's id.
+    /// Drops a collection and its files; a system collection needs `is_system` (else, as
+    /// ArangoDB, 403 with errorNum 11 forbidden). 1203 if missing. Returns the dropped
+    /// collection's id.
     pub fn drop_collection(&self, name: &str, is_system: bool) -> Result<u64> {
         self.shared.check_open()?;
         let _ddl = self.ddl.lock();

@@ -27,8 +27,8 @@ pub fn is_system_name(name: &str) -> bool {
 }
 
 /// Checks a collection name. A leading `_` (a system collection) is legal only when
-/// `allow_system` is set, as it is for `isSystem: true` requests and for renames of system
-/// collections' documents' handles.
+/// `allow_system` is set, as it is for `isSystem: true` requests and for the collection part of
+/// a document handle (an edge may point into a system collection).
 pub fn validate_collection_name(name: &str, allow_system: bool) -> Result<()> {
     if extended_name_ok(name, COLLECTION_NAME_BYTES_MAX, allow_system) {
         Ok(())
