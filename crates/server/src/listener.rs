@@ -34,8 +34,11 @@ pub const HEAD_SIZE_MAX: usize = 256 * 1024;
 /// The most header lines in one request (beyond it hyper closes the connection).
 pub const HEADER_COUNT_MAX: usize = 512;
 
-/// How long a client may take to send a request head once it started one.
-const HEAD_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long hyper waits for the next request head on a connection. hyper's clock starts when
+/// it begins waiting, so this is also the idle keep-alive timeout: 300 s, ArangoDB's default
+/// `--http.keep-alive-timeout`, which also bounds how long a slow client may hold a
+/// connection permit without sending a request.
+const HEAD_READ_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// The pause after a failed accept (out of file descriptors, say) before trying again, so a
 /// persistent error does not spin a core.
