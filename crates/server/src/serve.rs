@@ -137,6 +137,7 @@ async fn serve(
         stop,
     ));
 
+    let mut signals = shutdown::Signals::install().context("cannot install signal handlers")?;
     // The one line scripts wait for; everything else goes to the log on stderr.
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "quince: listening on {endpoint}").context("cannot write to stdout")?;
@@ -144,9 +145,7 @@ async fn serve(
     drop(stdout);
     tracing::info!(event = "server.ready", %endpoint, authentication = args.authentication);
 
-    let signal = shutdown::signal()
-        .await
-        .context("cannot install signal handlers")?;
+    let signal = signals.wait().await;
     tracing::info!(
         event = "server.stopping",
         signal,
