@@ -14,9 +14,13 @@
 //! `server`, `x-content-type-options`, `x-arango-queue-time-seconds` and a whole body (hence a
 //! Content-Length); the in-flight count is released on every path out (a guard drops it).
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -27,7 +31,7 @@ use hyper::body::Body;
 use quince_db::Catalog;
 use quince_errors::{
     ArangoError, FORBIDDEN, HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, HTTP_REQUEST_URI_TOO_LONG,
-    QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, SHUTTING_DOWN,
+    INTERNAL, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, SHUTTING_DOWN,
 };
 
 use crate::auth::{Authenticator, Caller, ROOT_USER};
@@ -188,9 +192,20 @@ impl Api {
             received,
             queued: None,
         };
-        let reply = match self.process(req, &mut timing).await {
-            Ok(reply) => reply,
-            Err(err) => render_error(&err, omit_www_authenticate),
+        let outcome = {
+            let processing = std::pin::pin!(self.process(req, &mut timing));
+            CatchPanic { inner: processing }.await
+        };
+        let reply = match outcome {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(err)) => render_error(&err, omit_www_authenticate),
+            Err(message) => {
+                tracing::error!(event = "api.handler_panicked", %method, %message);
+                error_response(&ArangoError::with_message(
+                    INTERNAL,
+                    "internal error while processing the request",
+                ))
+            }
         };
         self.finish(reply, &method, &timing, http10_keep_alive)
     }
@@ -315,6 +330,32 @@ impl Api {
     }
 }
 
+/// Runs a future, turning a panic inside it into an `Err` with the panic's message, so that a
+/// bug in one handler answers 500 (and is logged) instead of dropping the connection.
+struct CatchPanic<'a, F> {
+    inner: Pin<&'a mut F>,
+}
+
+impl<F: Future> Future for CatchPanic<'_, F> {
+    type Output = Result<F::Output, String>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = self.get_mut().inner.as_mut();
+        match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => {
+                let message = payload
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| payload.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".to_string());
+                Poll::Ready(Err(message))
+            }
+        }
+    }
+}
+
 /// 412/21004 when the client allows less queue time than the request already spent.
 fn check_queue_time(headers: &http::HeaderMap, queued: Duration) -> Result<(), ArangoError> {
     let limit = headers
@@ -357,4 +398,21 @@ fn wants_keep_alive<B>(req: &Request<B>) -> bool {
             })
             .unwrap_or(false)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn panics_become_errors_and_values_pass_through() {
+        let fine = std::pin::pin!(async { 7 });
+        assert_eq!(CatchPanic { inner: fine }.await, Ok(7));
+        let broken = std::pin::pin!(async {
+            tokio::task::yield_now().await;
+            panic!("handler bug");
+        });
+        let outcome: Result<(), String> = CatchPanic { inner: broken }.await;
+        assert_eq!(outcome, Err("handler bug".to_string()));
+    }
 }
