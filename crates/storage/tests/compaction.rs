@@ -104,6 +104,21 @@ fn writers_racing_compaction_lose_nothing() {
             })
         })
         .collect();
+    // A reader that must never see an error while files move and disappear under it.
+    let reader = {
+        let store = store.clone();
+        std::thread::spawn(move || {
+            let mut reads = 0u64;
+            for round in 0..2000u64 {
+                let key = format!("t{}-k{}", round % threads, round % 25);
+                if let Some(r) = store.get(key.as_bytes()).unwrap() {
+                    assert_eq!(r.value, r.rev.to_le_bytes());
+                    reads += 1;
+                }
+            }
+            reads
+        })
+    };
     let mut compactions = 0;
     while writers.iter().any(|w| !w.is_finished()) {
         compactions += store.compact().unwrap().files_compacted;
@@ -111,6 +126,7 @@ fn writers_racing_compaction_lose_nothing() {
     for w in writers {
         w.join().unwrap();
     }
+    assert!(reader.join().unwrap() > 0);
     store.rotate().unwrap();
     compactions += store.compact().unwrap().files_compacted;
     assert!(compactions > 0);

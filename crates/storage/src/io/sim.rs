@@ -168,6 +168,11 @@ impl SimFileIo {
         self.state.lock().faults.sync_delay = delay;
     }
 
+    /// Disarms every injected fault (the sync delay included).
+    pub fn clear_faults(&self) {
+        self.state.lock().faults = Faults::default();
+    }
+
     /// Counters of the calls served so far.
     pub fn stats(&self) -> SimStats {
         self.state.lock().stats.clone()

@@ -1,0 +1,279 @@
+//! Model-based property test: random puts, removes, truncates, rotations, compactions, syncs,
+//! clean reopens and crashes on `SimFileIo`, checked against a `BTreeMap` oracle.
+//!
+//! The oracle keeps the operations since the last point where everything written was surely
+//! durable. A crash may lose unsynced records, but only as a suffix (one journal, appended in
+//! order), so the recovered store must equal the oracle's state after some prefix of those
+//! operations that includes every operation acknowledged as synced. Every key's value is then
+//! one that was written for it, at its revision.
+//!
+//! Faults (a failing fsync, a disk that fills up) poison the store; a write that failed may or
+//! may not have reached the journal, so it joins the unsynced changes, and the next crash
+//! checks what survived.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use proptest::prelude::*;
+use quince_storage::io::SimFileIo;
+use quince_storage::{StorageError, Store};
+
+type State = BTreeMap<Vec<u8>, (u64, Vec<u8>)>;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Put { key: u8, len: usize, sync: bool },
+    Remove { key: u8, sync: bool },
+    Truncate { sync: bool },
+    Rotate,
+    Compact,
+    Sync,
+    Reopen,
+    Crash { seed: u64, keep_unsynced: bool },
+    FailSync { after: u64 },
+    Full { bytes: u64 },
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        10 => (0u8..12, 0usize..200, any::<bool>()).prop_map(|(key, len, sync)| Op::Put { key, len, sync }),
+        3 => (0u8..12, any::<bool>()).prop_map(|(key, sync)| Op::Remove { key, sync }),
+        1 => any::<bool>().prop_map(|sync| Op::Truncate { sync }),
+        1 => Just(Op::Rotate),
+        2 => Just(Op::Compact),
+        1 => Just(Op::Sync),
+        1 => Just(Op::Reopen),
+        2 => (any::<u64>(), any::<bool>()).prop_map(|(seed, keep_unsynced)| Op::Crash { seed, keep_unsynced }),
+        1 => (0u64..4).prop_map(|after| Op::FailSync { after }),
+        1 => (0u64..2000).prop_map(|bytes| Op::Full { bytes }),
+    ]
+}
+
+/// A state change the oracle replays.
+#[derive(Clone, Debug)]
+enum Change {
+    Put(Vec<u8>, u64, Vec<u8>),
+    Remove(Vec<u8>),
+    Truncate,
+}
+
+fn apply(state: &mut State, change: &Change) {
+    match change {
+        Change::Put(k, rev, v) => {
+            state.insert(k.clone(), (*rev, v.clone()));
+        }
+        Change::Remove(k) => {
+            state.remove(k);
+        }
+        Change::Truncate => state.clear(),
+    }
+}
+
+struct Oracle {
+    /// The state at the last point where everything was durable.
+    durable: State,
+    /// Changes since then, in order.
+    pending: Vec<Change>,
+    /// How many of `pending` were acknowledged as durable (a prefix: a sync covers all before).
+    synced: usize,
+    /// The last pending change comes from a write that failed: it may never have been written,
+    /// so a later successful sync does not vouch for it.
+    doubtful: bool,
+}
+
+impl Oracle {
+    fn current(&self) -> State {
+        let mut state = self.durable.clone();
+        self.pending.iter().for_each(|c| apply(&mut state, c));
+        state
+    }
+
+    fn all_durable(&mut self) {
+        if self.doubtful {
+            self.synced = self.pending.len() - 1;
+            return;
+        }
+        self.durable = self.current();
+        self.pending.clear();
+        self.synced = 0;
+    }
+
+    /// The recovered state must be one of the prefixes from `synced` on; it becomes durable.
+    fn check_recovered(&mut self, recovered: &State) -> Result<(), TestCaseError> {
+        let mut state = self.durable.clone();
+        let mut candidates = Vec::new();
+        for (i, change) in self.pending.iter().enumerate() {
+            if i >= self.synced {
+                candidates.push(state.clone());
+            }
+            apply(&mut state, change);
+        }
+        candidates.push(state);
+        prop_assert!(
+            candidates.iter().any(|c| c == recovered),
+            "recovered state matches no allowed prefix: {:?}\nsynced {} of {:?}",
+            recovered,
+            self.synced,
+            self.pending
+        );
+        self.durable = recovered.clone();
+        self.pending.clear();
+        self.synced = 0;
+        self.doubtful = false;
+        Ok(())
+    }
+}
+
+fn contents(store: &Store) -> State {
+    let mut state = State::new();
+    store
+        .scan(&mut |k, rev, v| {
+            state.insert(k.to_vec(), (rev, v.to_vec()));
+            true
+        })
+        .unwrap();
+    let mut keys = 0;
+    store.for_each_key(&mut |k, rev| {
+        assert_eq!(
+            state.get(k).map(|e| e.0),
+            Some(rev),
+            "index and scan disagree"
+        );
+        keys += 1;
+        true
+    });
+    assert_eq!(keys, state.len());
+    for (k, (rev, v)) in &state {
+        let got = store.get(k).unwrap().unwrap();
+        assert_eq!((&got.rev, &got.value), (rev, v));
+    }
+    let f = store.figures();
+    assert_eq!(f.alive_count, state.len() as u64);
+    state
+}
+
+const JOURNAL: u64 = 1024;
+
+fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let mut io = SimFileIo::new();
+    let mut store = Some(
+        Store::create(
+            std::sync::Arc::new(io.clone()),
+            &common::dir(),
+            common::options(JOURNAL),
+        )
+        .map_err(fail)?,
+    );
+    let mut oracle = Oracle {
+        durable: State::new(),
+        pending: Vec::new(),
+        synced: 0,
+        doubtful: false,
+    };
+    let mut rev = 0u64;
+    for op in ops {
+        let s = store.as_ref().unwrap();
+        rev += 1;
+        // A write that failed with an I/O error may have reached the journal: it becomes an
+        // unsynced change. One refused up front (poisoned) did not.
+        let mut record = |result: Result<(), StorageError>, change: Change, sync: bool| match result
+        {
+            Ok(()) => {
+                oracle.pending.push(change);
+                if sync {
+                    oracle.synced = oracle.pending.len();
+                }
+            }
+            Err(StorageError::Poisoned { .. }) => {}
+            Err(_) => {
+                oracle.pending.push(change);
+                oracle.doubtful = true;
+            }
+        };
+        match op {
+            Op::Put { key, len, sync } => {
+                let k = vec![b'k', key];
+                let v: Vec<u8> = (0..len).map(|i| (i as u64 + rev) as u8).collect();
+                record(
+                    common::put(s, &k, rev, &v, sync),
+                    Change::Put(k, rev, v),
+                    sync,
+                );
+            }
+            Op::Remove { key, sync } => {
+                let k = vec![b'k', key];
+                if s.rev_of(&k).is_some() {
+                    record(common::remove(s, &k, rev, sync), Change::Remove(k), sync);
+                }
+            }
+            Op::Truncate { sync } => record(s.truncate(rev, sync), Change::Truncate, sync),
+            Op::Rotate => {
+                if s.rotate().is_ok() {
+                    oracle.all_durable();
+                }
+            }
+            Op::Compact => {
+                // Not a durability point: with nothing to compact it syncs nothing.
+                let _ = s.compact();
+            }
+            Op::Sync => {
+                if s.sync().is_ok() {
+                    oracle.all_durable();
+                }
+            }
+            Op::FailSync { after } => io.fail_sync_after(after),
+            Op::Full { bytes } => io.set_space_left(Some(bytes)),
+            Op::Reopen if s.poisoned().is_none() => {
+                io.clear_faults();
+                s.close().map_err(fail)?;
+                drop(store.take());
+                let reopened = common::reopen(&io, JOURNAL).map_err(fail)?;
+                oracle.all_durable();
+                prop_assert_eq!(contents(&reopened), oracle.current());
+                store = Some(reopened);
+            }
+            Op::Reopen | Op::Crash { .. } => {
+                let (seed, keep_unsynced) = match op {
+                    Op::Crash {
+                        seed,
+                        keep_unsynced,
+                    } => (seed, keep_unsynced),
+                    _ => (rev, true),
+                };
+                drop(store.take());
+                io = io.crash(seed, keep_unsynced);
+                let reopened = common::reopen(&io, JOURNAL).map_err(fail)?;
+                oracle.check_recovered(&contents(&reopened))?;
+                store = Some(reopened);
+            }
+        }
+        let s = store.as_ref().unwrap();
+        // A poisoned store's memory may hold a write whose fsync failed; only a crash tells.
+        if s.poisoned().is_none() {
+            prop_assert_eq!(contents(s), oracle.current());
+        }
+    }
+    // A final crash, and a crash of the recovered store (double crash).
+    drop(store);
+    let io = io.crash(99, true);
+    let reopened = common::reopen(&io, JOURNAL).map_err(fail)?;
+    oracle.check_recovered(&contents(&reopened))?;
+    drop(reopened);
+    let reopened = common::reopen(&io.crash(100, false), JOURNAL).map_err(fail)?;
+    prop_assert_eq!(contents(&reopened), oracle.current());
+    Ok(())
+}
+
+fn fail(e: StorageError) -> TestCaseError {
+    TestCaseError::fail(e.to_string())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    #[test]
+    fn store_matches_the_model_across_crashes(ops in proptest::collection::vec(op(), 1..80)) {
+        run(ops)?;
+    }
+}
