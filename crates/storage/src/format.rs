@@ -39,8 +39,8 @@ pub const FILE_HEADER_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 32;
 pub const FOOTER_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 8;
 
 const _: () = assert!(HEADER_SIZE == 16);
-const _: () = assert!(FILE_HEADER_RECORD_SIZE % ALIGN == 0);
-const _: () = assert!(FOOTER_RECORD_SIZE % ALIGN == 0);
+const _: () = assert!(FILE_HEADER_RECORD_SIZE.is_multiple_of(ALIGN));
+const _: () = assert!(FOOTER_RECORD_SIZE.is_multiple_of(ALIGN));
 const _: () = assert!(RECORD_SIZE_MAX < u32::MAX as u64);
 
 /// What a record is.
@@ -280,7 +280,7 @@ pub fn encode_supersedes(fids: &[u64]) -> Vec<u8> {
 
 /// The fids a supersedes payload names.
 pub fn parse_fids(payload: &[u8]) -> Result<Vec<u64>, &'static str> {
-    if payload.len() % 8 != 0 {
+    if !payload.len().is_multiple_of(8) {
         return Err("supersedes payload is not a list of u64");
     }
     Ok(payload

@@ -28,7 +28,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::datafile::{DataFile, FileName};
 use crate::error::StorageError;
 use crate::format::{self, FileHeader, RecordType, FILE_HEADER_RECORD_SIZE};
-use crate::hint;
+use crate::hint::{self, HintEntry};
 use crate::index::{Location, PrimaryIndex};
 use crate::io::{FileHandle, FileIo};
 use crate::poison::Poison;
@@ -54,16 +54,9 @@ struct Resolver {
 }
 
 impl Resolver {
-    fn apply(
-        &mut self,
-        fid: u64,
-        kind: RecordType,
-        seq: u64,
-        rev: u64,
-        offset: u64,
-        size: u32,
-        key: &[u8],
-    ) {
+    /// Takes one record of file `fid` into account.
+    fn apply(&mut self, fid: u64, e: &HintEntry<'_>) {
+        let (kind, seq, rev, offset, size, key) = (e.kind, e.seq, e.rev, e.offset, e.size, e.key);
         let totals = self.totals.entry(fid).or_default();
         let location = Location {
             fid: fid as u32,
@@ -98,6 +91,18 @@ impl Resolver {
         }
         self.seq_max = self.seq_max.max(seq);
         self.tick = self.tick.max(rev);
+    }
+}
+
+/// The hint entry describing the record `r` at `offset`.
+fn entry_of<'a>(offset: u64, r: &format::RecordRef<'a>) -> HintEntry<'a> {
+    HintEntry {
+        kind: r.kind,
+        seq: r.seq,
+        rev: r.rev,
+        offset,
+        size: r.size,
+        key: r.key,
     }
 }
 
@@ -357,7 +362,11 @@ impl Store {
         store.settle_counters(&totals);
         for fid in hints_missing {
             let file = store.files.read()[&fid].clone();
-            store.write_hint_of(&file)?;
+            // A hint only speeds up the next open; failing to write one (a full disk) must not
+            // keep the store closed. A partial hint fails its checksum and is ignored.
+            if let Err(error) = store.write_hint_of(&file) {
+                tracing::warn!(event = "hint.write_failed", fid, error = %error);
+            }
         }
         tracing::info!(
             event = "store.opened",
@@ -420,8 +429,8 @@ fn load_hint(
             return Ok(false);
         }
     }
-    for e in hint.entries {
-        resolver.apply(fid, e.kind, e.seq, e.rev, e.offset, e.size, e.key);
+    for e in &hint.entries {
+        resolver.apply(fid, e);
     }
     Ok(true)
 }
@@ -442,7 +451,7 @@ fn scan_datafile(
         len,
         &mut |offset, r| {
             last = Some(r.kind);
-            resolver.apply(fid, r.kind, r.seq, r.rev, offset, r.size, r.key);
+            resolver.apply(fid, &entry_of(offset, &r));
             Ok(())
         },
         &|e| StorageError::io(&path, e),
@@ -507,7 +516,7 @@ fn open_journal(
         len,
         &mut |offset, r| {
             records += 1;
-            resolver.apply(fid, r.kind, r.seq, r.rev, offset, r.size, r.key);
+            resolver.apply(fid, &entry_of(offset, &r));
             Ok(())
         },
         &|e| StorageError::io(&path, e),

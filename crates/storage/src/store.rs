@@ -359,6 +359,7 @@ impl Store {
     /// Reads file by file, sequentially. Keys written during the scan may or may not be seen;
     /// a key overwritten during the scan may be missed (its old version is dead, its new one
     /// may be past the scanned range).
+    #[allow(clippy::type_complexity)]
     pub fn scan(
         &self,
         visit: &mut dyn FnMut(&[u8], u64, &[u8]) -> bool,
@@ -407,8 +408,7 @@ impl Store {
         let seq = {
             let mut writer = self.writer.lock();
             self.check_writable()?;
-            let seq = self.write_truncate(&mut writer, rev)?;
-            seq
+            self.write_truncate(&mut writer, rev)?
         };
         if sync {
             self.wait_durable(seq)?;
