@@ -73,3 +73,48 @@ fn maintain_syncs_unsynced_writes_once_the_interval_passed() {
         Some(b"v".to_vec())
     );
 }
+
+/// On the real file system: 64 syncing writers against one. Prints the throughputs (machines
+/// differ, so only the fsync count is asserted).
+#[test]
+fn real_disk_group_commit_throughput() {
+    use quince_storage::io::OsFileIo;
+    use std::time::Instant;
+
+    let run = |writers: u64, per_writer: u64| {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = quince_storage::Store::create(
+            Arc::new(OsFileIo::new()),
+            &tmp.path().join("c"),
+            common::options(32 << 20),
+        )
+        .unwrap();
+        let store = Arc::new(store);
+        let started = Instant::now();
+        let threads: Vec<_> = (0..writers)
+            .map(|t| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    for n in 0..per_writer {
+                        let key = format!("t{t}-n{n}");
+                        put(&store, key.as_bytes(), t * 100_000 + n + 1, &[7; 100], true).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let per_second = (writers * per_writer) as f64 / started.elapsed().as_secs_f64();
+        (per_second, store.stats().syncs)
+    };
+    let (single, single_syncs) = run(1, 100);
+    let (many, many_syncs) = run(64, 50);
+    eprintln!(
+        "sync writes/s: 1 writer {single:.0} ({single_syncs} fsyncs for 100), \
+         64 writers {many:.0} ({many_syncs} fsyncs for 3200): {:.1}x",
+        many / single
+    );
+    assert!(single_syncs >= 100);
+    assert!(many_syncs * 4 < 3200, "{many_syncs} fsyncs for 3200 writes");
+}
