@@ -71,7 +71,7 @@ def test_update_replace_delete_replies(http, db_name, doc_path, col):
     assert col.get("u") == {"_key": "u", "_id": f"{col.name}/u", "_rev": body2["_rev"], "c": 3}
 
     resp = http.delete(f"{doc_path}/u")
-    body3 = assert_success(resp, 200)
+    body3 = assert_success(resp, 202)
     assert set(body3) == {"_id", "_key", "_rev"}
     assert body3["_rev"] == body2["_rev"]
 
@@ -79,7 +79,7 @@ def test_update_replace_delete_replies(http, db_name, doc_path, col):
 def test_silent_replies(http, doc_path, col):
     assert assert_success(http.post(f"{doc_path}?silent=true", json={"_key": "s"}), 202) == {}
     assert assert_success(http.patch(f"{doc_path}/s?silent=true", json={"a": 1}), 202) == {}
-    assert assert_success(http.delete(f"{doc_path}/s?silent=true"), 200) == {}
+    assert assert_success(http.delete(f"{doc_path}/s?silent=true"), 202) == {}
     resp = http.post(f"{doc_path}?silent=true", json=[{"_key": "m"}, {"_key": "m"}, {"_key": "bad key"}])
     body = assert_success(resp, 202)
     assert len(body) == 2
@@ -129,7 +129,7 @@ def test_multi_update_replace_remove_and_onlyget(http, doc_path, col):
     assert assert_success(http.put(f"{doc_path}?onlyget=true", json=[]), 200) == []
 
     resp = http.delete(doc_path, json=["a", "missing"])
-    body = assert_success(resp, 200)
+    body = assert_success(resp, 202)
     assert body[0]["_key"] == "a"
     assert body[1]["errorNum"] == 1202
     assert error_codes_header(resp) == {"1202": 1}
@@ -198,7 +198,7 @@ def test_if_match(http, doc_path, col):
     # An impossible revision is a failed precondition.
     resp = http.get(f"{doc_path}/c", headers={"If-Match": "not a revision at all!"})
     assert resp.status_code == 412
-    assert_success(http.delete(f"{doc_path}/c", headers={"If-Match": current}), 200)
+    assert_success(http.delete(f"{doc_path}/c", headers={"If-Match": current}), 202)
 
 
 def test_ignore_revs_false_uses_rev_in_body(http, doc_path, col):
