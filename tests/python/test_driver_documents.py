@@ -369,3 +369,26 @@ def test_get_error_on_missing_collection(db):
         db.collection("no_such_collection_here").get("k")
     assert err.value.http_code == 404
     assert err.value.error_code == 1203
+
+
+def test_concurrent_writers(url, db_name, col):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from arango import ArangoClient
+    from quince_server import ROOT_PASSWORD
+
+    def writer(thread: int) -> list[str]:
+        handle = ArangoClient(hosts=url).db(db_name, username="root", password=ROOT_PASSWORD)
+        target = handle.collection(col.name)
+        revs = []
+        for i in range(50):
+            revs.append(target.insert({"_key": f"w{thread}-{i}", "t": thread})["_rev"])
+            target.update({"_key": f"w{thread}-{i}", "u": i})
+        return revs
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        all_revs = [rev for revs in pool.map(writer, range(8)) for rev in revs]
+    assert len(set(all_revs)) == len(all_revs) == 400
+    assert col.count() == 400
+    doc = col.get("w7-49")
+    assert doc["t"] == 7 and doc["u"] == 49

@@ -177,3 +177,50 @@ def test_figures_as_journals_seal_and_restart(server_factory, tmp_path):
     # The restarted server keeps writing into the same collection.
     col.insert({"_key": "after-restart", "fill": FILLER})
     assert col.count() == DOC_COUNT - len(removed) + 1
+
+
+def test_compaction_reclaims_dead_space_and_keeps_live_data(server_factory):
+    srv = server_factory()
+    db = connect(srv)
+    col_name = unique("compacting")
+    resp = create_with_journal_size(srv, "_system", col_name, MIB)
+    assert resp.status_code == 200, resp.text
+    col = db.collection(col_name)
+
+    revs = {}
+    for batch in range(DOC_COUNT // 100):
+        docs = [{"_key": f"c{i:04}", "fill": FILLER} for i in range(batch * 100, batch * 100 + 100)]
+        for meta in col.insert_many(docs):
+            revs[meta["_key"]] = meta["_rev"]
+    # Remove nine documents in ten: the sealed datafiles become mostly dead.
+    doomed = [key for index, key in enumerate(sorted(revs)) if index % 10 != 0]
+    for offset in range(0, len(doomed), 200):
+        col.delete_many([{"_key": k} for k in doomed[offset : offset + 200]])
+    for key in doomed:
+        del revs[key]
+    before = figures(col)
+    assert before["alive"]["count"] == len(revs)
+    assert before["dead"]["count"] >= len(doomed)
+
+    col.compact()
+    after = figures(col)
+    assert after["alive"]["count"] == len(revs)
+    assert after["dead"]["size"] < before["dead"]["size"], (before["dead"], after["dead"])
+    total_before = before["datafiles"]["fileSize"] + before["journals"]["fileSize"]
+    total_after = after["datafiles"]["fileSize"] + after["journals"]["fileSize"]
+    assert total_after < total_before, (before, after)
+
+    def check_contents():
+        docs = col.get_many(sorted(revs))
+        assert {d["_key"]: d["_rev"] for d in docs} == revs
+        assert all(d["fill"] == FILLER for d in docs)
+        assert col.count() == len(revs)
+        assert col.get(doomed[0]) is None and col.get(doomed[-1]) is None
+
+    check_contents()
+    assert srv.stop() == 0
+    srv.start()
+    db = connect(srv)
+    col = db.collection(col_name)
+    check_contents()
+    assert figures(col)["alive"]["count"] == len(revs)
