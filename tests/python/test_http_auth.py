@@ -6,15 +6,14 @@ import json
 import time
 
 import pytest
-import requests
 
-from conftest import Http, REQUEST_TIMEOUT_S, unique
+from conftest import Http, unique
 from http_checks import assert_error, assert_success
 from quince_server import JWT_SECRET, ROOT_PASSWORD, make_jwt, superuser_jwt
 
 
 def get(url, path, headers=None, auth=None):
-    return requests.get(url + path, headers=headers or {}, auth=auth, timeout=REQUEST_TIMEOUT_S)
+    return Http(url, auth=auth).get(path, headers=headers or {})
 
 
 def test_no_credentials_is_401(url):
@@ -90,8 +89,7 @@ def test_availability_needs_no_auth(url):
 
 
 def test_open_auth_issues_a_working_token(url):
-    resp = requests.post(url + "/_open/auth", json={"username": "root", "password": ROOT_PASSWORD},
-                         timeout=REQUEST_TIMEOUT_S)
+    resp = Http(url, auth=None).post("/_open/auth", json={"username": "root", "password": ROOT_PASSWORD})
     body = assert_success(resp, 200)
     token = body["jwt"]
     payload = token.split(".")[1]
@@ -103,8 +101,7 @@ def test_open_auth_issues_a_working_token(url):
 
 
 def test_open_auth_wrong_credentials(url):
-    resp = requests.post(url + "/_open/auth", json={"username": "root", "password": "wrong"},
-                         timeout=REQUEST_TIMEOUT_S)
+    resp = Http(url, auth=None).post("/_open/auth", json={"username": "root", "password": "wrong"})
     assert_error(resp, 401, 401)
 
 

@@ -104,16 +104,13 @@ class QuinceServer:
         self._lines = queue.Queue()
         with open(self.log_path, "ab") as log:
             log.write(f"\n==== start {time.strftime('%H:%M:%S')}: {' '.join(self.command())}\n".encode())
-        log = open(self.log_path, "ab")
-        try:
+            log.flush()
             self.proc = subprocess.Popen(
                 self.command(),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=log,
             )
-        finally:
-            log.close()
         threading.Thread(target=self._drain_stdout, args=(self.proc, self._lines), daemon=True).start()
 
         deadline = time.monotonic() + timeout_s
