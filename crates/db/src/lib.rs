@@ -26,6 +26,7 @@ mod maintenance;
 mod options;
 mod params;
 mod shared;
+mod users;
 
 pub use catalog::{Catalog, CatalogStats, DbConfig};
 pub use collection::{
@@ -34,3 +35,4 @@ pub use collection::{
 pub use database::{CreateCollection, Database, PropertiesUpdate};
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
 pub use shared::JOURNAL_SIZE_MIN;
+pub use users::{UserDocuments, USERS_COLLECTION, USER_DOCUMENTS_MAX};
