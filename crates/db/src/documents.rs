@@ -9,9 +9,15 @@
 //! What it is not: multi-document handling (the api loops over these) or HTTP statuses beyond
 //! the ones ArangoDB attaches to these errors (412 for a failed revision precondition).
 //!
+//! Each write comes in two forms: the blocking one (`insert`, ...) returns once the write is
+//! durable when the effective `waitForSync` asks for it; the deferred one (`insert_deferred`,
+//! ...) returns as soon as the write is in the journal, with a [`Durability`] handle to learn
+//! when it is durable without blocking a thread.
+//!
 //! Invariants: every write gets a fresh revision from the catalog's clock, taken while the
 //! store holds writers off, so revisions of one collection grow in write order; a failed
-//! precondition, a missing document or a bad edge writes nothing.
+//! precondition, a missing document or a bad edge writes nothing; a deferred write returns a
+//! `Durability` exactly when the effective `waitForSync` is true and a record was written.
 
 use quince_errors::{
     ArangoError, Result, ARANGO_CONFLICT, ARANGO_DOCUMENT_KEY_BAD, ARANGO_DOCUMENT_NOT_FOUND,
@@ -23,10 +29,11 @@ use quince_model::document::{
 use quince_model::key::is_valid_key;
 use quince_model::merge::{merge_patch, version_allows_write, MergeOptions};
 use quince_model::rev::RevisionId;
-use quince_storage::{Existing, Mutation};
+use quince_storage::{Existing, Mutation, WriteTicket};
 use serde_json::{Map, Value};
 
 use crate::collection::{Collection, CollectionType, StoredDocument};
+use crate::durability::Durability;
 use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
 
 /// How a write over an existing version builds the new one.
@@ -50,6 +57,22 @@ fn not_an_object() -> ArangoError {
 /// names none, so it never matches (ArangoDB treats it as an impossible revision).
 fn rev_matches(expected: &str, current: RevisionId) -> bool {
     RevisionId::decode(expected) == Some(current)
+}
+
+/// A write's outcome and, when it must be synced, its pending durability.
+pub type Deferred = (WriteOutcome, Option<Durability>);
+
+/// Blocks until a deferred write is durable, then hands its outcome back.
+fn settle((outcome, durability): Deferred) -> Result<WriteOutcome> {
+    if let Some(durability) = durability {
+        durability.wait()?;
+    }
+    Ok(outcome)
+}
+
+/// The durability to report for a write: only when it must be synced.
+fn durability_of(sync: bool, ticket: Option<WriteTicket>) -> Option<Durability> {
+    ticket.filter(|_| sync).map(Durability::new)
 }
 
 impl Collection {
@@ -127,8 +150,13 @@ impl Collection {
             .ok_or_else(not_found)
     }
 
-    /// Inserts one document (an object; 1227 otherwise).
+    /// Inserts one document (an object; 1227 otherwise); durable on return when synced.
     pub fn insert(&self, document: Value, options: &WriteOptions) -> Result<WriteOutcome> {
+        settle(self.insert_deferred(document, options)?)
+    }
+
+    /// [`Collection::insert`] without waiting for the fsync (see [`Durability`]).
+    pub fn insert_deferred(&self, document: Value, options: &WriteOptions) -> Result<Deferred> {
         let Value::Object(body) = document else {
             return Err(not_an_object());
         };
@@ -145,7 +173,7 @@ impl Collection {
             CollectionType::Document => None,
         };
         let sync = self.effective_sync(options);
-        let outcome = self.store.mutate(key.as_bytes(), sync, |existing| {
+        let (outcome, ticket) = self.store.mutate_deferred(key.as_bytes(), |existing| {
             let Some(existing) = existing else {
                 let rev = self.shared.hlc.next();
                 let value = encode_document(&key, rev, edge, &body);
@@ -182,21 +210,41 @@ impl Collection {
             }
         })?;
         self.note_write(&outcome);
-        Ok(outcome)
+        Ok((outcome, durability_of(sync, ticket)))
     }
 
-    /// Replaces the document `key` with `document`.
+    /// Replaces the document `key` with `document`; durable on return when synced.
     pub fn replace(
         &self,
         key: &str,
         document: Value,
         options: &WriteOptions,
     ) -> Result<WriteOutcome> {
+        settle(self.modify(key, document, Overwrite::Replace, options)?)
+    }
+
+    /// [`Collection::replace`] without waiting for the fsync (see [`Durability`]).
+    pub fn replace_deferred(
+        &self,
+        key: &str,
+        document: Value,
+        options: &WriteOptions,
+    ) -> Result<Deferred> {
         self.modify(key, document, Overwrite::Replace, options)
     }
 
-    /// Updates (merges into) the document `key`.
+    /// Updates (merges into) the document `key`; durable on return when synced.
     pub fn update(&self, key: &str, patch: Value, options: &WriteOptions) -> Result<WriteOutcome> {
+        settle(self.modify(key, patch, Overwrite::Update, options)?)
+    }
+
+    /// [`Collection::update`] without waiting for the fsync (see [`Durability`]).
+    pub fn update_deferred(
+        &self,
+        key: &str,
+        patch: Value,
+        options: &WriteOptions,
+    ) -> Result<Deferred> {
         self.modify(key, patch, Overwrite::Update, options)
     }
 
@@ -206,7 +254,7 @@ impl Collection {
         document: Value,
         how: Overwrite,
         options: &WriteOptions,
-    ) -> Result<WriteOutcome> {
+    ) -> Result<Deferred> {
         let Value::Object(body) = document else {
             return Err(not_an_object());
         };
@@ -218,12 +266,12 @@ impl Collection {
             _ => None,
         };
         let sync = self.effective_sync(options);
-        let outcome = self.store.mutate(key.as_bytes(), sync, |existing| {
+        let (outcome, ticket) = self.store.mutate_deferred(key.as_bytes(), |existing| {
             let existing = existing.ok_or_else(not_found)?;
             self.write_over(key, existing, &body, how, body_rev, options, sync)
         })?;
         self.note_write(&outcome);
-        Ok(outcome)
+        Ok((outcome, durability_of(sync, ticket)))
     }
 
     /// Writes a new version over `existing`: checks preconditions, builds the new document,
@@ -306,19 +354,30 @@ impl Collection {
 
     /// Removes the document `key`; `expected_rev` is a `_rev` precondition from the selector
     /// (checked when `ignore_revs` is false) — `if_match` in the options is always checked.
+    /// Durable on return when synced.
     pub fn remove(
         &self,
         key: &str,
         expected_rev: Option<&str>,
         options: &WriteOptions,
     ) -> Result<WriteOutcome> {
+        settle(self.remove_deferred(key, expected_rev, options)?)
+    }
+
+    /// [`Collection::remove`] without waiting for the fsync (see [`Durability`]).
+    pub fn remove_deferred(
+        &self,
+        key: &str,
+        expected_rev: Option<&str>,
+        options: &WriteOptions,
+    ) -> Result<Deferred> {
         if !is_valid_key(key) {
             return Err(not_found());
         }
         let expected_rev = expected_rev.filter(|_| !options.ignore_revs);
         let sync = self.effective_sync(options);
         let mut removal_rev = RevisionId(0);
-        let outcome = self.store.mutate(key.as_bytes(), sync, |existing| {
+        let (outcome, ticket) = self.store.mutate_deferred(key.as_bytes(), |existing| {
             let existing = existing.ok_or_else(not_found)?;
             let current = RevisionId(existing.rev);
             self.check_preconditions(key, current, expected_rev, options)?;
@@ -330,7 +389,7 @@ impl Collection {
             Ok::<_, ArangoError>((Mutation::Remove { rev: removal_rev.0 }, outcome))
         })?;
         self.note_revision(removal_rev);
-        Ok(outcome)
+        Ok((outcome, durability_of(sync, ticket)))
     }
 
     /// Moves the collection's revision after a write that may have written one.

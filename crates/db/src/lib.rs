@@ -22,6 +22,7 @@ mod checksum;
 mod collection;
 mod database;
 mod documents;
+mod durability;
 mod maintenance;
 mod options;
 mod params;
@@ -33,6 +34,8 @@ pub use collection::{
     Collection, CollectionProperties, CollectionType, FiguresReport, StoredDocument,
 };
 pub use database::{CreateCollection, Database, PropertiesUpdate};
+pub use documents::Deferred;
+pub use durability::Durability;
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
 pub use shared::JOURNAL_SIZE_MIN;
 pub use users::{UserDocuments, USERS_COLLECTION, USER_DOCUMENTS_MAX};

@@ -8,8 +8,15 @@
 //!
 //! Invariants: a failed write or fsync poisons the store before anything else is appended, so
 //! no record is ever written after a torn one; a journal is sealed (footer, fsync, rename,
-//! directory fsync, hint) before its successor exists, so at most one journal is on disk; the
-//! index is updated only after the record's write returned.
+//! directory fsync) before its successor exists, so at most one journal is on disk and every
+//! record of a sealed datafile is durable; the index is updated only after the record's write
+//! returned.
+//!
+//! The hint file of a freshly sealed datafile is NOT written under the writer lock: reading back
+//! a 32 MiB datafile and writing its hint takes tens of milliseconds, and every writer of the
+//! collection would wait for it. The seal queues the datafile in `hints_pending`; the next
+//! maintenance pass (or `rotate`, or `close`) writes the hint. A crash before that only costs
+//! the next open a scan of that datafile, which then writes the hint itself.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -145,6 +152,7 @@ impl Store {
         });
         match result {
             Ok(next) => {
+                self.hints_pending.lock().push(journal);
                 *self.active.write() = next.clone();
                 writer.capacity = self.journal_size.load(Ordering::Relaxed);
                 writer.journal = Some(next);
@@ -159,7 +167,7 @@ impl Store {
         }
     }
 
-    /// Footer, fsync, rename to a datafile, directory fsync, hint file.
+    /// Footer, fsync, rename to a datafile, directory fsync (the hint comes later).
     fn seal(&self, journal: &DataFile, records: u64) -> Result<(), StorageError> {
         let from = FileName::Journal(journal.fid).path_in(&self.dir);
         let to = FileName::Datafile(journal.fid).path_in(&self.dir);
@@ -183,8 +191,23 @@ impl Store {
         journal.seal();
         self.io
             .sync_dir(&self.dir)
-            .map_err(|e| StorageError::io(&self.dir, e))?;
-        self.write_hint_of(journal)
+            .map_err(|e| StorageError::io(&self.dir, e))
+    }
+
+    /// Writes the hint files still owed for sealed datafiles, outside the writer lock. A hint
+    /// only speeds up the next open, so a failure (a full disk) is logged, not returned: the
+    /// next open scans that datafile instead and retries.
+    pub(crate) fn write_pending_hints(&self) {
+        let pending = std::mem::take(&mut *self.hints_pending.lock());
+        for file in pending {
+            // Compaction may have replaced the datafile meanwhile; its hint went with it.
+            if !self.files.read().contains_key(&file.fid) {
+                continue;
+            }
+            if let Err(error) = self.write_hint_of(&file) {
+                tracing::warn!(event = "hint.write_failed", fid = file.fid, error = %error);
+            }
+        }
     }
 
     /// Creates, heads and makes durable a new journal.

@@ -16,7 +16,9 @@
 //! - every record carries a CRC32C over its header and payload; recovery cuts the active journal
 //!   at the first record that fails its checks and never skips into the middle of a file;
 //! - a write acknowledged with `sync = true` was covered by an fsync before [`Store::mutate`]
-//!   returned; concurrent syncing writers share fsyncs (group commit);
+//!   returned, and a [`WriteTicket`]'s `on_durable` callback fires `Ok` only after an fsync
+//!   covered its write; concurrent syncing writers share fsyncs (group commit), issued by a few
+//!   syncer threads shared by all stores, so a waiting writer parks no thread;
 //! - after a failed write or fsync the store is poisoned: every later write fails with
 //!   [`StorageError::Poisoned`] until the store is reopened (and recovered);
 //! - for each key the record with the highest revision wins, so the order of files never
@@ -39,9 +41,11 @@ mod recovery;
 mod scan;
 mod store;
 mod sync;
+mod syncer;
 
 pub use error::StorageError;
 pub use store::{
     CompactionPolicy, CompactionReport, Existing, Figures, Mutation, Record, Store, StoreOptions,
     StoreStats,
 };
+pub use sync::{DurableCallback, WriteTicket};

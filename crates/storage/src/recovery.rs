@@ -305,6 +305,7 @@ impl Store {
         index.retain(&mut |_, l| l.size != 0 && l.seq > truncate_seq);
 
         let journal_size = options.journal_size;
+        let poison = Arc::new(Poison::default());
         let store = Store {
             dir: dir.to_path_buf(),
             io: io.clone(),
@@ -320,8 +321,9 @@ impl Store {
                 seq_next: 0,
             }),
             active: RwLock::new(Arc::new(DataFile::new(0, Box::new(NoFile), false, 0))),
-            group_commit: GroupCommit::new(seq_max),
-            poison: Poison::default(),
+            group_commit: Arc::new(GroupCommit::new(seq_max, dir.to_path_buf(), poison.clone())),
+            poison,
+            hints_pending: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
             fid_next: AtomicU64::new(0),
             seq_written: AtomicU64::new(seq_max),

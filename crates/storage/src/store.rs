@@ -24,7 +24,7 @@ use crate::format::{self, RecordType};
 use crate::index::{Location, PrimaryIndex};
 use crate::io::FileIo;
 use crate::poison::Poison;
-use crate::sync::GroupCommit;
+use crate::sync::{GroupCommit, WriteTicket};
 
 /// When compaction rewrites a sealed datafile.
 #[derive(Clone, Debug)]
@@ -192,10 +192,15 @@ pub struct Store {
     /// Every open journal and datafile by fid.
     pub(crate) files: RwLock<BTreeMap<u64, Arc<DataFile>>>,
     pub(crate) writer: Mutex<Writer>,
-    /// The active journal, for the group-commit leader (who must not take the writer lock).
+    /// The active journal, for `sync` (which must not take the writer lock).
     pub(crate) active: RwLock<Arc<DataFile>>,
-    pub(crate) group_commit: GroupCommit,
-    pub(crate) poison: Poison,
+    /// Shared with the syncer threads, which answer this store's durability waiters.
+    pub(crate) group_commit: Arc<GroupCommit>,
+    /// Shared with `group_commit`, which latches it when an fsync fails.
+    pub(crate) poison: Arc<Poison>,
+    /// Datafiles sealed since the last maintenance pass, whose hint files are still to write
+    /// (one per seal; `maintain`, `rotate` and `close` drain it).
+    pub(crate) hints_pending: Mutex<Vec<Arc<DataFile>>>,
     pub(crate) closed: AtomicBool,
     pub(crate) fid_next: AtomicU64,
     /// The highest `seq` whose record has been written (published after the write).
@@ -311,30 +316,46 @@ impl Store {
     where
         E: From<StorageError>,
     {
-        let (seq, result) = {
-            let mut writer = self.writer.lock();
-            self.check_writable()?;
-            let existing = self.index.get(key);
-            let view = existing.map(|l| Existing {
-                store: self,
-                key,
-                rev: l.rev,
-            });
-            let (mutation, result) = decide(view)?;
-            let seq = match mutation {
-                Mutation::Keep => return Ok(result),
-                Mutation::Remove { .. } if existing.is_none() => return Ok(result),
-                Mutation::Put { rev, value } => {
-                    self.write_document(&mut writer, key, rev, &value)?
-                }
-                Mutation::Remove { rev } => self.write_tombstone(&mut writer, key, rev)?,
-            };
-            (seq, result)
-        };
-        if sync {
-            self.wait_durable(seq)?;
+        let (result, ticket) = self.mutate_deferred(key, decide)?;
+        if let (true, Some(ticket)) = (sync, ticket) {
+            ticket.wait()?;
         }
         Ok(result)
+    }
+
+    /// [`Store::mutate`] without waiting: writes (to the page cache) and returns a ticket for
+    /// the record written, if any (`None` for `Keep` and for a `Remove` of a missing key).
+    /// [`WriteTicket::on_durable`] learns, without blocking, when an fsync covered it.
+    pub fn mutate_deferred<R, E>(
+        &self,
+        key: &[u8],
+        decide: impl FnOnce(Option<Existing<'_>>) -> Result<(Mutation, R), E>,
+    ) -> Result<(R, Option<WriteTicket>), E>
+    where
+        E: From<StorageError>,
+    {
+        let mut writer = self.writer.lock();
+        self.check_writable()?;
+        let existing = self.index.get(key);
+        let view = existing.map(|l| Existing {
+            store: self,
+            key,
+            rev: l.rev,
+        });
+        let (mutation, result) = decide(view)?;
+        let seq = match mutation {
+            Mutation::Keep => return Ok((result, None)),
+            Mutation::Remove { .. } if existing.is_none() => return Ok((result, None)),
+            Mutation::Put { rev, value } => self.write_document(&mut writer, key, rev, &value)?,
+            Mutation::Remove { rev } => self.write_tombstone(&mut writer, key, rev)?,
+        };
+        // The record went to the journal now active: `append` rotates before it writes.
+        let journal = writer
+            .journal
+            .clone()
+            .expect("a successful write leaves a journal");
+        drop(writer);
+        Ok((result, Some(self.ticket(seq, journal))))
     }
 
     /// Number of live keys.
@@ -405,13 +426,18 @@ impl Store {
     /// Appends a truncate marker (every record with a lower `seq` is dead) and clears the index;
     /// the old datafiles become wholly dead and compaction deletes them.
     pub fn truncate(&self, rev: u64, sync: bool) -> Result<(), StorageError> {
-        let seq = {
+        let ticket = {
             let mut writer = self.writer.lock();
             self.check_writable()?;
-            self.write_truncate(&mut writer, rev)?
+            let seq = self.write_truncate(&mut writer, rev)?;
+            let journal = writer
+                .journal
+                .clone()
+                .expect("a successful write leaves a journal");
+            self.ticket(seq, journal)
         };
         if sync {
-            self.wait_durable(seq)?;
+            ticket.wait()?;
         }
         Ok(())
     }
@@ -421,22 +447,27 @@ impl Store {
         self.journal_size.store(bytes, Ordering::Relaxed);
     }
 
-    /// Seals the active journal now, if it holds any record.
+    /// Seals the active journal now, if it holds any record, and writes its hint file.
     pub fn rotate(&self) -> Result<(), StorageError> {
-        let mut writer = self.writer.lock();
-        self.check_writable()?;
-        if writer.records > 0 {
-            self.rotate_locked(&mut writer)?;
+        {
+            let mut writer = self.writer.lock();
+            self.check_writable()?;
+            if writer.records > 0 {
+                self.rotate_locked(&mut writer)?;
+            }
         }
+        self.write_pending_hints();
         Ok(())
     }
 
-    /// Background upkeep, called periodically by one maintenance thread: fsyncs writes older
-    /// than the sync interval, and compacts when the policy says so.
+    /// Background upkeep, called periodically by one maintenance thread: writes the hint files
+    /// of datafiles sealed since the last pass, fsyncs writes older than the sync interval, and
+    /// compacts when the policy says so.
     pub fn maintain(&self) -> Result<(), StorageError> {
         if self.closed.load(Ordering::Acquire) || self.poison.reason().is_some() {
             return Ok(());
         }
+        self.write_pending_hints();
         if self.sync_due(self.sync_interval) {
             self.sync()?;
         }
@@ -449,7 +480,7 @@ impl Store {
 
     /// Makes every write so far durable.
     pub fn sync(&self) -> Result<(), StorageError> {
-        self.wait_durable(self.seq_written.load(Ordering::Acquire))
+        self.sync_all()
     }
 
     /// What the engine holds now.
@@ -485,15 +516,17 @@ impl Store {
     pub fn stats(&self) -> StoreStats {
         StoreStats {
             bytes_written: self.counters.bytes_written.load(Ordering::Relaxed),
-            syncs: self.counters.syncs.load(Ordering::Relaxed),
+            syncs: self.counters.syncs.load(Ordering::Relaxed) + self.group_commit.syncs(),
             seals: self.counters.seals.load(Ordering::Relaxed),
             compactions: self.counters.compactions.load(Ordering::Relaxed),
         }
     }
 
-    /// Flushes and closes: syncs the journal, refuses later writes with `ShuttingDown`.
-    /// The journal is rescanned on the next open (it has no hint), which is cheap because it is
-    /// at most one journal's size. Idempotent; a poisoned store reports its poison.
+    /// Flushes and closes: syncs the journal, writes the hints still owed for sealed
+    /// datafiles, refuses later writes with `ShuttingDown`. Durability waiters registered before
+    /// are answered (the syncers finish their rounds). The journal is rescanned on the next open
+    /// (it has no hint), which is cheap because it is at most one journal's size. Idempotent; a
+    /// poisoned store reports its poison.
     pub fn close(&self) -> Result<(), StorageError> {
         {
             let _writer = self.writer.lock();
@@ -502,7 +535,9 @@ impl Store {
             }
         }
         self.poison.check()?;
-        self.sync()
+        self.sync()?;
+        self.write_pending_hints();
+        Ok(())
     }
 
     /// The error that poisoned the store, if any.

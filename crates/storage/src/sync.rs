@@ -1,107 +1,305 @@
-//! Group commit: many writers waiting for durability share one fsync.
+//! Group commit: many writers waiting for durability share one fsync, and none of them parks a
+//! thread of its own while it waits.
 //!
-//! What it is: a coordinator over `seq` numbers. A writer that needs its record durable waits
-//! until the synced `seq` reaches its own. The first waiter to find no fsync in flight becomes
-//! the leader: it notes the highest `seq` written so far, fsyncs the active journal, publishes
-//! that `seq` as synced and wakes everyone. Waiters whose record it covered return; the others
-//! (who wrote after the leader looked) elect the next leader. One fsync per round, however many
-//! writers joined it.
+//! What it is: a per-store coordinator over `seq` numbers. A write hands back a
+//! [`WriteTicket`] (its `seq` and the journal its record went to). [`WriteTicket::on_durable`]
+//! registers a callback: it fires at once when an fsync already covered the record, and
+//! otherwise joins the store's list of waiters and schedules the store on the shared syncer
+//! threads (`syncer.rs`). A syncer round takes every waiter of the store, issues ONE
+//! `sync_data` of the journal holding the newest of them, raises `synced` and fires all their
+//! callbacks. Writers that arrive during that fsync wait for the next round, which starts as
+//! soon as this one ends. [`WriteTicket::wait`] is the blocking form, built on the callback.
 //!
-//! What it is not: a timer. The background fsync after `sync_interval` is `Store::maintain`,
-//! which uses the same path.
+//! What it is not: a timer. The background fsync of unsynced writes after `sync_interval` is
+//! `Store::maintain`, which uses the same path through `Store::sync`.
 //!
-//! Invariants: `synced` only grows and never passes a `seq` whose record was not covered by a
-//! successful fsync (of the active journal, or of a journal when it was sealed); after a
-//! failed fsync nothing more is acknowledged (the store is poisoned) and there is no retry.
+//! Invariants:
+//! - `synced` only grows and never passes a `seq` whose record was not covered by a successful
+//!   fsync (of the journal holding it, or of that journal when it was sealed). A round may
+//!   fsync the newest waiter's journal only: records are numbered in append order, and a
+//!   journal is sealed (with an fsync, which raises `synced` through [`GroupCommit::covered`])
+//!   before its successor takes any record, so every older waiter is in that journal or in a
+//!   sealed one.
+//! - A callback fires exactly once: `Ok` only after `synced` reached its `seq`; with an error
+//!   when the fsync failed (then the store is poisoned first, and every waiter, present and
+//!   future, gets an error: nothing more is ever acknowledged) or when a seal failure poisoned
+//!   the store while it waited.
+//! - The store is in the syncers' queue at most once (`queued`), so one store never has two
+//!   fsyncs in flight and the queue is bounded by the number of stores. The waiter list is
+//!   bounded by the writes in flight, which the server bounds.
+//! - Callbacks run on a syncer thread (or on the registering thread when already durable),
+//!   never under a lock of the store; they must be quick and must not block.
 
-use std::sync::atomic::Ordering;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
+use crate::datafile::DataFile;
 use crate::error::StorageError;
+use crate::poison::Poison;
 use crate::store::Store;
+
+/// What a durability callback is told: `Ok` once an fsync covered the write, else why not.
+pub type DurableCallback = Box<dyn FnOnce(Result<(), StorageError>) + Send + 'static>;
+
+/// A write that reached the journal (the page cache) and may not be durable yet.
+///
+/// Dropping a ticket is fine: the write stays, and the background fsync makes it durable within
+/// the store's sync interval.
+pub struct WriteTicket {
+    seq: u64,
+    journal: Arc<DataFile>,
+    group_commit: Arc<GroupCommit>,
+}
+
+impl std::fmt::Debug for WriteTicket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteTicket")
+            .field("seq", &self.seq)
+            .field("fid", &self.journal.fid)
+            .finish()
+    }
+}
+
+impl WriteTicket {
+    pub(crate) fn new(
+        seq: u64,
+        journal: Arc<DataFile>,
+        group_commit: Arc<GroupCommit>,
+    ) -> WriteTicket {
+        WriteTicket {
+            seq,
+            journal,
+            group_commit,
+        }
+    }
+
+    /// The write's sequence number in its store (strictly increasing in write order).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
+    /// Calls `done` once an fsync covered the write (`Ok`), or with the error that means it
+    /// never will be. Never blocks: `done` runs at once when the write is already durable (or
+    /// the store poisoned), else later on a syncer thread. `done` must be quick.
+    pub fn on_durable(self, done: DurableCallback) {
+        let WriteTicket {
+            seq,
+            journal,
+            group_commit,
+        } = self;
+        group_commit.register(seq, journal, done);
+    }
+
+    /// Blocks until the write is durable (or cannot become so).
+    pub fn wait(self) -> Result<(), StorageError> {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(1);
+        self.on_durable(Box::new(move |result| {
+            // The receiver waits below until this fires; it cannot be gone.
+            let _ = sender.send(result);
+        }));
+        // Every callback fires exactly once; a dropped one would be a bug in a syncer round,
+        // and the caller is better served by an error than by a panic or a hang.
+        receiver.recv().unwrap_or(Err(StorageError::ShuttingDown))
+    }
+}
+
+/// One registered callback.
+struct Waiter {
+    seq: u64,
+    journal: Arc<DataFile>,
+    done: DurableCallback,
+}
 
 struct SyncState {
     /// Every record with `seq <= synced` is durable.
     synced: u64,
-    /// An fsync is in flight.
-    leader: bool,
+    /// Callbacks waiting for an fsync, in registration order.
+    waiters: Vec<Waiter>,
+    /// The store is in the syncers' queue or a round is running for it.
+    queued: bool,
     /// When the last fsync finished.
     last_sync: Instant,
 }
 
-/// The group-commit coordinator of one store.
+/// The group-commit coordinator of one store, shared with the syncer threads.
 pub struct GroupCommit {
     state: Mutex<SyncState>,
-    done: Condvar,
+    /// The store's latch: a failed fsync sets it, and a set latch fails every waiter.
+    poison: Arc<Poison>,
+    /// The store's directory, to name files in errors.
+    dir: PathBuf,
+    /// fsyncs issued by syncer rounds.
+    syncs: AtomicU64,
 }
 
 impl GroupCommit {
-    /// A coordinator for a store whose records up to `synced` are durable.
-    pub fn new(synced: u64) -> GroupCommit {
+    /// A coordinator for the store in `dir` whose records up to `synced` are durable.
+    pub fn new(synced: u64, dir: PathBuf, poison: Arc<Poison>) -> GroupCommit {
         GroupCommit {
             state: Mutex::new(SyncState {
                 synced,
-                leader: false,
+                waiters: Vec::new(),
+                queued: false,
                 last_sync: Instant::now(),
             }),
-            done: Condvar::new(),
+            poison,
+            dir,
+            syncs: AtomicU64::new(0),
         }
     }
 
     /// Records that everything up to `seq` is durable (a journal was sealed with an fsync).
+    /// Waiters it covers are answered by the round already scheduled for them.
     pub fn covered(&self, seq: u64) {
         let mut state = self.state.lock();
         state.synced = state.synced.max(seq);
         state.last_sync = Instant::now();
-        self.done.notify_all();
+    }
+
+    /// fsyncs issued by syncer rounds so far.
+    pub fn syncs(&self) -> u64 {
+        self.syncs.load(Ordering::Relaxed)
+    }
+
+    /// The highest `seq` known durable.
+    pub fn synced(&self) -> u64 {
+        self.state.lock().synced
+    }
+
+    /// Adds a waiter for `seq` (in `journal`), or answers it at once.
+    fn register(self: Arc<Self>, seq: u64, journal: Arc<DataFile>, done: DurableCallback) {
+        let mut state = self.state.lock();
+        if state.synced >= seq {
+            drop(state);
+            return done(Ok(()));
+        }
+        // Checked under the state lock: a failing round sets the latch before it takes the
+        // waiters under this lock, so a waiter is either taken by it or sees the latch here.
+        if let Err(error) = self.poison.check() {
+            drop(state);
+            return done(Err(error));
+        }
+        state.waiters.push(Waiter { seq, journal, done });
+        let schedule = !state.queued;
+        state.queued = true;
+        drop(state);
+        if schedule {
+            crate::syncer::schedule(self);
+        }
+    }
+
+    /// One syncer round: covers every current waiter with one fsync and answers them. Runs on
+    /// a syncer thread, for one store at a time (`queued`).
+    pub(crate) fn round(self: Arc<Self>) {
+        let waiters = std::mem::take(&mut self.state.lock().waiters);
+        let outcome = self.cover(&waiters);
+        let mut state = self.state.lock();
+        let mut answered = waiters;
+        if outcome.is_err() {
+            // Writers that joined during the failed fsync cannot be acknowledged either.
+            answered.append(&mut state.waiters);
+        }
+        let again = !state.waiters.is_empty();
+        state.queued = again;
+        drop(state);
+        if again {
+            // Before answering, so that the next fsync starts while these callbacks run.
+            crate::syncer::schedule(self.clone());
+        }
+        answered.sort_by_key(|w| w.seq);
+        for waiter in answered {
+            let result = match &outcome {
+                Ok(()) => Ok(()),
+                Err(error) => Err(copy_error(error)),
+            };
+            (waiter.done)(result);
+        }
+    }
+
+    /// Makes every waiter of `waiters` durable with at most one fsync.
+    fn cover(&self, waiters: &[Waiter]) -> Result<(), StorageError> {
+        let Some(newest) = waiters.iter().max_by_key(|w| w.seq) else {
+            return Ok(());
+        };
+        if self.state.lock().synced >= newest.seq {
+            // A seal covered them while they waited.
+            return Ok(());
+        }
+        self.poison.check()?;
+        let result = newest.journal.handle.sync_data();
+        self.syncs.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = result {
+            let path = newest.journal.file_name().path_in(&self.dir);
+            return Err(self.poison.poison(StorageError::io(&path, e)));
+        }
+        // A failure elsewhere (a seal) may have poisoned the store while we synced; after
+        // that, an fsync's success says nothing about earlier writes.
+        self.poison.check()?;
+        let mut state = self.state.lock();
+        state.synced = state.synced.max(newest.seq);
+        state.last_sync = Instant::now();
+        Ok(())
+    }
+
+    /// True when records past `synced` exist up to `written`, no round is pending, and the last
+    /// fsync is `interval` old.
+    fn due(&self, written: u64, interval: Duration) -> bool {
+        let state = self.state.lock();
+        written > state.synced && !state.queued && state.last_sync.elapsed() >= interval
+    }
+}
+
+/// A copy of `error` for the second and later waiters of a failed round. `std::io::Error` is
+/// not `Clone`; its kind and text are what callers see of it.
+fn copy_error(error: &StorageError) -> StorageError {
+    match error {
+        StorageError::Io { path, source } => StorageError::Io {
+            path: path.clone(),
+            source: std::io::Error::new(source.kind(), source.to_string()),
+        },
+        StorageError::Corrupted {
+            path,
+            offset,
+            reason,
+        } => StorageError::Corrupted {
+            path: path.clone(),
+            offset: *offset,
+            reason: reason.clone(),
+        },
+        StorageError::Full { path } => StorageError::Full { path: path.clone() },
+        StorageError::Poisoned { reason } => StorageError::Poisoned {
+            reason: reason.clone(),
+        },
+        StorageError::ShuttingDown => StorageError::ShuttingDown,
+        StorageError::RecordTooLarge { size } => StorageError::RecordTooLarge { size: *size },
     }
 }
 
 impl Store {
-    /// Returns once the record with `seq` is durable: leads an fsync or joins one in flight.
-    pub(crate) fn wait_durable(&self, seq: u64) -> Result<(), StorageError> {
-        let gc = &self.group_commit;
-        let mut state = gc.state.lock();
-        loop {
-            if state.synced >= seq {
-                return Ok(());
-            }
-            self.poison.check()?;
-            if state.leader {
-                gc.done.wait(&mut state);
-                continue;
-            }
-            state.leader = true;
-            drop(state);
-            // The target first, then the journal: every record up to the target is either in
-            // this journal or in one sealed (and fsynced) before it stopped being active.
-            let target = self.seq_written.load(Ordering::Acquire);
-            let journal = self.active.read().clone();
-            let result = journal.handle.sync_data();
-            self.counters.syncs.fetch_add(1, Ordering::Relaxed);
-            state = gc.state.lock();
-            state.leader = false;
-            gc.done.notify_all();
-            if let Err(e) = result {
-                let path = journal.file_name().path_in(&self.dir);
-                drop(state);
-                return Err(self.poison.poison(StorageError::io(&path, e)));
-            }
-            // A failure elsewhere (a seal) may have poisoned the store while we synced; after
-            // that, an fsync's success says nothing about earlier writes.
-            self.poison.check()?;
-            state.synced = state.synced.max(target);
-            state.last_sync = Instant::now();
+    /// A ticket for the record `seq` just written to `journal`.
+    pub(crate) fn ticket(&self, seq: u64, journal: Arc<DataFile>) -> WriteTicket {
+        WriteTicket::new(seq, journal, self.group_commit.clone())
+    }
+
+    /// Returns once every record up to the newest written one is durable.
+    pub(crate) fn sync_all(&self) -> Result<(), StorageError> {
+        // The target first, then the journal: every record up to the target is either in this
+        // journal or in one sealed (and fsynced) before it stopped being active.
+        let target = self.seq_written.load(Ordering::Acquire);
+        if self.group_commit.synced() >= target {
+            return Ok(());
         }
+        let journal = self.active.read().clone();
+        self.ticket(target, journal).wait()
     }
 
     /// True when writes are waiting for an fsync and the last one is `interval` old.
     pub(crate) fn sync_due(&self, interval: Duration) -> bool {
-        let state = self.group_commit.state.lock();
-        self.seq_written.load(Ordering::Acquire) > state.synced
-            && !state.leader
-            && state.last_sync.elapsed() >= interval
+        self.group_commit
+            .due(self.seq_written.load(Ordering::Acquire), interval)
     }
 }
