@@ -1,25 +1,34 @@
 //! The primary index: key -> location of the key's current record, in memory.
 //!
-//! What it is: a hash map split into shards, each behind its own reader-writer lock, so reads
-//! of different keys never contend and a shard's rehash stalls only a sixteenth of the keys.
+//! What it is: a hash index split into [`SHARDS`] shards, each behind its own reader-writer lock,
+//! so reads of different keys never contend and a shard's rehash or recopy stalls only a
+//! sixteenth of the keys. Each shard (`index/shard.rs`) is a `hashbrown::HashTable` of 4-byte entry
+//! references into an arena (`index/arena.rs`) of packed entries: key length, [`Location`] in 30 bytes
+//! (the offset in 48 bits), key bytes, back to back in chunks that never double.
 //!
-//! What it is not: persistent. It is rebuilt on open from hint files and scans.
+//! What it is not: persistent. It is rebuilt on open from hint files and scans. It is public
+//! only so its memory bound can be measured from outside the crate (`tests/index_memory.rs`,
+//! with a counting allocator); the rest of the engine is its only real user.
 //!
-//! Memory (per entry, 64-bit): a slot holds the boxed key (16 bytes: pointer and length) and a
-//! [`Location`] (32 bytes) = 48 bytes, plus 1 control byte; hashbrown keeps its table between
-//! 7/16 and 7/8 full, so a slot costs 56 to 112 bytes of table per entry (about 74 at the
-//! typical two-thirds load, 56 right after recovery, which sizes the table exactly). The key's
-//! own allocation adds its length plus about 16 bytes of allocator overhead. Typical total
-//! beyond the key bytes: about 90 bytes; [`PrimaryIndex::memory_bytes`] reports the figure from
-//! the real table capacities.
+//! Memory (per entry, 64-bit): 31 bytes of entry header plus the key; the table slot (4 bytes
+//! and a control byte) at hashbrown's 7/16 to 7/8 load, 5.7 to 11.4 bytes; the unused end of the
+//! newest chunk, at most an eighth of the arena. An 8-byte key costs 39 + 11.4 + 4.9 = at most
+//! about 56 bytes all in, a 40-byte key at most about 92 (see `docs/storage-format.md`).
+//! [`PrimaryIndex::memory_bytes`] reports the figure from the real allocations.
 //!
-//! Invariants: an entry exists only for a live key; its location names a record whose `seq` and
-//! `rev` it carries.
+//! Invariants: an entry exists only for a live key (and, during recovery, for tombstones until
+//! [`PrimaryIndex::retain`] drops them); its location names a record whose `seq` and `rev` it
+//! carries.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+mod arena;
+mod shard;
 
+use std::hash::BuildHasher;
+
+use hashbrown::DefaultHashBuilder;
 use parking_lot::RwLock;
+
+use shard::Shard;
 
 /// Where a key's current record is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,7 +37,7 @@ pub struct Location {
     pub fid: u32,
     /// The record's size before padding.
     pub size: u32,
-    /// The record's offset in its file.
+    /// The record's offset in its file (below 2^48).
     pub offset: u64,
     /// The record's write sequence number.
     pub seq: u64,
@@ -36,78 +45,73 @@ pub struct Location {
     pub rev: u64,
 }
 
-const _: () = assert!(std::mem::size_of::<Location>() == 32);
-
 /// Number of shards (a power of two).
-const SHARDS: usize = 16;
+pub const SHARDS: usize = 16;
 
-type Shard = HashMap<Box<[u8]>, Location>;
-
-/// The sharded key -> location map.
+/// The sharded key -> location index.
 pub struct PrimaryIndex {
     shards: Box<[RwLock<Shard>]>,
-    key_bytes: AtomicU64,
+    hasher: DefaultHashBuilder,
 }
 
-fn shard_of(key: &[u8]) -> usize {
-    // FNV-1a: cheap and good enough to spread keys over a handful of shards.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in key {
-        hash ^= u64::from(*byte);
-        hash = hash.wrapping_mul(0x0100_0000_01b3);
+impl Default for PrimaryIndex {
+    fn default() -> PrimaryIndex {
+        PrimaryIndex::new()
     }
-    (hash as usize ^ (hash >> 32) as usize) & (SHARDS - 1)
 }
 
 impl PrimaryIndex {
     /// An empty index.
     pub fn new() -> PrimaryIndex {
         PrimaryIndex {
-            shards: (0..SHARDS).map(|_| RwLock::new(HashMap::new())).collect(),
-            key_bytes: AtomicU64::new(0),
+            shards: (0..SHARDS).map(|_| RwLock::new(Shard::new())).collect(),
+            hasher: DefaultHashBuilder::default(),
         }
+    }
+
+    /// The key's hash and its shard. The shard comes from bits 48..52, which hashbrown uses
+    /// neither for the bucket (low bits) nor for the control byte (top 7 bits).
+    fn locate(&self, key: &[u8]) -> (u64, &RwLock<Shard>) {
+        let hash = self.hasher.hash_one(key);
+        (hash, &self.shards[(hash >> 48) as usize & (SHARDS - 1)])
     }
 
     /// The location of `key`'s current record.
     pub fn get(&self, key: &[u8]) -> Option<Location> {
-        self.shards[shard_of(key)].read().get(key).copied()
+        let (hash, shard) = self.locate(key);
+        shard.read().get(hash, key)
     }
 
     /// Points `key` at `location`, returning the previous location.
     pub fn insert(&self, key: &[u8], location: Location) -> Option<Location> {
-        let mut shard = self.shards[shard_of(key)].write();
-        if let Some(slot) = shard.get_mut(key) {
-            return Some(std::mem::replace(slot, location));
+        let (hash, shard) = self.locate(key);
+        let mut shard = shard.write();
+        let previous = shard.modify(hash, key, |slot| std::mem::replace(slot, location));
+        if previous.is_none() {
+            shard.insert_absent(&self.hasher, hash, key, location);
         }
-        shard.insert(key.into(), location);
-        self.key_bytes
-            .fetch_add(key.len() as u64, Ordering::Relaxed);
-        None
+        previous
     }
 
     /// Points `key` at `location` unless it already names a newer record (by `seq`, then by
     /// fid, so the copy in a compaction output wins over its source). Used by recovery.
     pub fn insert_if_newer(&self, key: &[u8], location: Location) {
-        let mut shard = self.shards[shard_of(key)].write();
-        if let Some(slot) = shard.get_mut(key) {
+        let (hash, shard) = self.locate(key);
+        let mut shard = shard.write();
+        let present = shard.modify(hash, key, |slot| {
             if (location.seq, location.fid) > (slot.seq, slot.fid) {
                 *slot = location;
             }
-            return;
+        });
+        if present.is_none() {
+            shard.insert_absent(&self.hasher, hash, key, location);
         }
-        shard.insert(key.into(), location);
-        self.key_bytes
-            .fetch_add(key.len() as u64, Ordering::Relaxed);
     }
 
     /// Removes `key`, returning its location.
     pub fn remove(&self, key: &[u8]) -> Option<Location> {
-        let removed = self.shards[shard_of(key)].write().remove(key);
-        if removed.is_some() {
-            self.key_bytes
-                .fetch_sub(key.len() as u64, Ordering::Relaxed);
-        }
-        removed
+        let (hash, shard) = self.locate(key);
+        shard.write().remove(&self.hasher, hash, key)
     }
 
     /// Points `key` at `new` only if it still points at `expected` (compaction's re-pointing,
@@ -120,56 +124,46 @@ impl PrimaryIndex {
         new: Location,
         on_success: &mut dyn FnMut(),
     ) -> bool {
-        let mut shard = self.shards[shard_of(key)].write();
-        match shard.get_mut(key) {
-            Some(slot) if *slot == expected => {
+        let (hash, shard) = self.locate(key);
+        let mut shard = shard.write();
+        let replaced = shard.modify(hash, key, |slot| {
+            let matches = *slot == expected;
+            if matches {
                 *slot = new;
                 on_success();
-                true
             }
-            _ => false,
-        }
+            matches
+        });
+        replaced == Some(true)
     }
 
-    /// Visits every location (no keys), under each shard's read lock.
+    /// Visits every key with its location, under each shard's read lock in turn.
     pub fn for_each_location(&self, visit: &mut dyn FnMut(&[u8], &Location)) {
         for shard in self.shards.iter() {
-            for (key, location) in shard.read().iter() {
-                visit(key, location);
-            }
+            shard.read().for_each(visit);
         }
     }
 
-    /// Keeps only the entries `keep` accepts (used once, at the end of recovery).
+    /// Keeps only the entries `keep` accepts, then sizes every shard to what is left (used once,
+    /// at the end of recovery).
     pub fn retain(&self, keep: &mut dyn FnMut(&[u8], &Location) -> bool) {
         for shard in self.shards.iter() {
-            let mut shard = shard.write();
-            let mut dropped = 0u64;
-            shard.retain(|k, l| {
-                let kept = keep(k, l);
-                if !kept {
-                    dropped += k.len() as u64;
-                }
-                kept
-            });
-            shard.shrink_to_fit();
-            self.key_bytes.fetch_sub(dropped, Ordering::Relaxed);
+            shard.write().retain(&self.hasher, keep);
         }
     }
 
     /// Reserves room for `additional` more keys, spread over the shards.
     pub fn reserve(&self, additional: usize) {
         for shard in self.shards.iter() {
-            shard.write().reserve(additional / SHARDS + 1);
+            shard.write().reserve(&self.hasher, additional / SHARDS + 1);
         }
     }
 
-    /// Removes every entry.
+    /// Removes every entry and gives the memory back.
     pub fn clear(&self) {
         for shard in self.shards.iter() {
-            *shard.write() = HashMap::new();
+            *shard.write() = Shard::new();
         }
-        self.key_bytes.store(0, Ordering::Relaxed);
     }
 
     /// Number of keys.
@@ -177,30 +171,40 @@ impl PrimaryIndex {
         self.shards.iter().map(|s| s.read().len() as u64).sum()
     }
 
+    /// Whether the index has no keys.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Visits every key with its location until `visit` returns false. Each shard is copied
-    /// out before visiting so `visit` may call back into the store without deadlocking.
+    /// out (keys into one buffer) before visiting, so `visit` may call back into the store
+    /// without deadlocking.
     pub fn for_each(&self, visit: &mut dyn FnMut(&[u8], &Location) -> bool) {
+        let mut keys: Vec<u8> = Vec::new();
+        let mut entries: Vec<(usize, Location)> = Vec::new();
         for shard in self.shards.iter() {
-            let entries: Vec<(Box<[u8]>, Location)> =
-                shard.read().iter().map(|(k, l)| (k.clone(), *l)).collect();
-            for (key, location) in &entries {
-                if !visit(key, location) {
+            keys.clear();
+            entries.clear();
+            shard.read().for_each(&mut |key, location| {
+                keys.extend_from_slice(key);
+                entries.push((keys.len(), *location));
+            });
+            let mut start = 0;
+            for (end, location) in &entries {
+                if !visit(&keys[start..*end], location) {
                     return;
                 }
+                start = *end;
             }
         }
     }
 
-    /// Bytes of memory the index holds: table slots by real capacity, keys, and an allocator
-    /// overhead estimate of 16 bytes per key.
+    /// Bytes of memory the index holds, from the real allocation sizes of every shard's table,
+    /// arena and side map, plus the shard array itself.
     pub fn memory_bytes(&self) -> u64 {
-        let slot = (std::mem::size_of::<(Box<[u8]>, Location)>() + 1) as u64;
-        let mut total = self.key_bytes.load(Ordering::Relaxed);
-        for shard in self.shards.iter() {
-            let shard = shard.read();
-            total += shard.capacity() as u64 * slot + shard.len() as u64 * 16;
-        }
-        total
+        let shards = self.shards.len() * std::mem::size_of::<RwLock<Shard>>();
+        let held: usize = self.shards.iter().map(|s| s.read().memory_bytes()).sum();
+        (shards + held) as u64
     }
 }
 
@@ -238,11 +242,10 @@ mod tests {
             index.insert(format!("key{i:08}").as_bytes(), loc(1, i * 8));
         }
         assert_eq!(index.len(), n);
-        let key_bytes = n * 11;
-        let per_entry = (index.memory_bytes() - key_bytes) / n;
+        let per_entry = index.memory_bytes() / n;
         assert!(
             per_entry < 100,
-            "index costs {per_entry} bytes per entry beyond the key"
+            "index costs {per_entry} bytes per entry, key included"
         );
     }
 }

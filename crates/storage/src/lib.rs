@@ -27,6 +27,7 @@
 //! All file I/O goes through [`io::FileIo`], so tests can inject torn writes, lost unsynced
 //! data and fsync failures ([`io::SimFileIo`]).
 
+pub mod index;
 pub mod io;
 
 mod compaction;
@@ -34,7 +35,6 @@ mod datafile;
 mod error;
 mod format;
 mod hint;
-mod index;
 mod journal;
 mod poison;
 mod recovery;
