@@ -336,8 +336,8 @@ impl Collection {
         self.kind
     }
 
-    /// The collection's `waitForSync` property (cheap; the api uses it to decide whether a write
-    /// may block on an fsync and must leave the async worker threads).
+    /// The collection's `waitForSync` property (cheap, no lock: the api uses it to choose the
+    /// status of a write, 201 synced or 202).
     pub fn wait_for_sync(&self) -> bool {
         self.wait_for_sync.load(Ordering::Acquire)
     }

@@ -8,10 +8,12 @@
 //! attributes are decided by `quince-db`; this module only maps HTTP onto those calls and their
 //! results back onto HTTP.
 //!
-//! Invariants: a write that may fsync (effective `waitForSync`: the request's flag OR the
-//! collection's) runs on the blocking thread pool, never on an async worker; every other call
-//! runs inline. Body errors (400/600, 400/1227) are reported before a missing collection
-//! (404/1203), as ArangoDB does.
+//! Invariants: every operation runs inline on its connection's task (a write is a page-cache
+//! append); a write that must be synced (effective `waitForSync`: the request's flag OR the
+//! collection's) is answered only after its `Durability` resolved, which the task awaits
+//! without holding a thread (the storage syncers fire a oneshot). A failed fsync answers the
+//! storage error, never 201. Body errors (400/600, 400/1227) are reported before a missing
+//! collection (404/1203), as ArangoDB does.
 
 mod multi;
 mod params;
@@ -24,7 +26,7 @@ pub(crate) mod tests;
 use std::sync::Arc;
 
 use http::Method;
-use quince_db::Collection;
+use quince_db::{Collection, Durability};
 use quince_errors::{ArangoError, Result};
 use serde_json::Value;
 
@@ -165,21 +167,18 @@ fn collection(req: &ApiRequest, name: &str) -> Result<Arc<Collection>> {
     })
 }
 
-/// Runs a document operation: on the blocking pool when it may fsync (`may_sync`), else inline,
-/// so that the common unsynced write and every read cost no thread hop.
-async fn perform<T, F>(collection: &Arc<Collection>, may_sync: bool, operation: F) -> Result<T>
-where
-    T: Send + 'static,
-    F: FnOnce(&Collection) -> T + Send + 'static,
-{
-    if !may_sync {
-        return Ok(operation(collection));
-    }
-    let collection = Arc::clone(collection);
-    match tokio::task::spawn_blocking(move || operation(&collection)).await {
-        Ok(value) => Ok(value),
-        // A panic in the operation is a bug: let it surface as one.
-        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
-        Err(_) => Err(ArangoError::new(quince_errors::SHUTTING_DOWN)),
-    }
+/// Waits until a synced write is durable (no-op for `None`), parking this task, not a thread.
+async fn durable(durability: Option<Durability>) -> Result<()> {
+    let Some(durability) = durability else {
+        return Ok(());
+    };
+    let (done, outcome) = tokio::sync::oneshot::channel();
+    durability.on_done(move |result| {
+        // The request may have been abandoned (client gone); then nobody needs the answer.
+        let _ = done.send(result);
+    });
+    // A callback dropped unfired means the storage engine is going away.
+    outcome
+        .await
+        .unwrap_or_else(|_| Err(ArangoError::new(quince_errors::SHUTTING_DOWN)))
 }

@@ -9,10 +9,11 @@
 //! status is the success status even when every item failed.
 //!
 //! Invariants: the result array has one entry per item (only the errors when `silent`); the
-//! status depends on the effective `waitForSync` alone; a whole request that may fsync runs on
-//! the blocking pool as one unit.
+//! status depends on the effective `waitForSync` alone; a synced request is answered once its
+//! newest write is durable (which makes every earlier write of the collection durable), with
+//! one wait for the whole request; if that fsync fails the whole request answers the error.
 
-use quince_db::{Collection, WriteOptions};
+use quince_db::{Collection, Deferred, Durability, WriteOptions};
 use quince_errors::{ArangoError, Result};
 use serde_json::Value;
 
@@ -21,7 +22,7 @@ use crate::response::ApiResult;
 
 use super::params::{self, WriteKind};
 use super::render::{write_status, MultiReply};
-use super::{collection, perform};
+use super::{collection, durable};
 
 /// `POST /_api/document/{coll}` with an array: insert each object.
 pub(super) async fn insert(
@@ -31,24 +32,25 @@ pub(super) async fn insert(
 ) -> ApiResult {
     let options = params::write_options(req, WriteKind::Insert, false);
     let silent = params::silent(req);
+    let count = items.len();
     run_writes(
         req,
         collection_name,
         WriteKind::Insert,
         options,
-        move |c, options| {
-            let mut reply = MultiReply::new(silent, items.len());
+        silent,
+        count,
+        |c, options, reply| {
             for item in items {
                 let result = if item.is_object() {
-                    c.insert(item, options)
+                    c.insert_deferred(item, options)
                 } else {
                     Err(ArangoError::new(
                         quince_errors::ARANGO_DOCUMENT_TYPE_INVALID,
                     ))
                 };
-                reply.push_result(&result, WriteKind::Insert);
+                reply.push(result, WriteKind::Insert);
             }
-            reply
         },
     )
     .await
@@ -65,18 +67,27 @@ pub(super) async fn modify(
     assert!(matches!(kind, WriteKind::Replace | WriteKind::Update));
     let options = params::write_options(req, kind, false);
     let silent = params::silent(req);
-    run_writes(req, collection_name, kind, options, move |c, options| {
-        let mut reply = MultiReply::new(silent, items.len());
-        for item in items {
-            let result = match modify_key(&item) {
-                Ok(key) if kind == WriteKind::Replace => c.replace(&key, item, options),
-                Ok(key) => c.update(&key, item, options),
-                Err(err) => Err(err),
-            };
-            reply.push_result(&result, kind);
-        }
-        reply
-    })
+    let count = items.len();
+    run_writes(
+        req,
+        collection_name,
+        kind,
+        options,
+        silent,
+        count,
+        |c, options, reply| {
+            for item in items {
+                let result = match modify_key(&item) {
+                    Ok(key) if kind == WriteKind::Replace => {
+                        c.replace_deferred(&key, item, options)
+                    }
+                    Ok(key) => c.update_deferred(&key, item, options),
+                    Err(err) => Err(err),
+                };
+                reply.push(result, kind);
+            }
+        },
+    )
     .await
 }
 
@@ -93,15 +104,15 @@ pub(super) async fn remove(
         collection_name,
         WriteKind::Remove,
         options,
-        move |c, options| {
+        silent,
+        selectors.len(),
+        |c, options, reply| {
             let own_name = c.name();
-            let mut reply = MultiReply::new(silent, selectors.len());
             for item in &selectors {
-                let result =
-                    selector(item, &own_name).and_then(|(key, rev)| c.remove(key, rev, options));
-                reply.push_result(&result, WriteKind::Remove);
+                let result = selector(item, &own_name)
+                    .and_then(|(key, rev)| c.remove_deferred(key, rev, options));
+                reply.push(result, WriteKind::Remove);
             }
-            reply
         },
     )
     .await
@@ -135,22 +146,47 @@ pub(super) fn read(req: &ApiRequest, collection_name: &str, selectors: Vec<Value
     Ok(reply.finish(200))
 }
 
-/// Resolves the collection, then runs `writes` (which fills a [`MultiReply`]) where the
-/// effective `waitForSync` allows, and answers 201/202 (200/202 for removals).
+/// The reply of a multi-document write being built, and the durability it waits for.
+struct Writes {
+    reply: MultiReply,
+    /// The newest synced write's durability: once it resolves, every write before it did.
+    durability: Option<Durability>,
+}
+
+impl Writes {
+    /// Records one item's result.
+    fn push(&mut self, result: quince_errors::Result<Deferred>, kind: WriteKind) {
+        let result = result.map(|(outcome, durability)| {
+            self.durability = Durability::newest(self.durability.take(), durability);
+            outcome
+        });
+        self.reply.push_result(&result, kind);
+    }
+}
+
+/// Resolves the collection, runs `writes` inline (each item one deferred write), waits once for
+/// the durability of the newest synced write, and answers 201/202 (200/202 for removals).
 async fn run_writes<F>(
     req: &ApiRequest,
     collection_name: &str,
     kind: WriteKind,
     options: WriteOptions,
+    silent: bool,
+    count: usize,
     writes: F,
 ) -> ApiResult
 where
-    F: FnOnce(&Collection, &WriteOptions) -> MultiReply + Send + 'static,
+    F: FnOnce(&Collection, &WriteOptions, &mut Writes),
 {
     let collection = collection(req, collection_name)?;
     let synced = options.wait_for_sync || collection.wait_for_sync();
-    let reply = perform(&collection, synced, move |c| writes(c, &options)).await?;
-    Ok(reply.finish(write_status(kind, synced)))
+    let mut state = Writes {
+        reply: MultiReply::new(silent, count),
+        durability: None,
+    };
+    writes(&collection, &options, &mut state);
+    durable(state.durability).await?;
+    Ok(state.reply.finish(write_status(kind, synced)))
 }
 
 /// The key of an item of a multi replace/update: its `_key` attribute (1205 when missing,

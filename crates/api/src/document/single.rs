@@ -12,7 +12,7 @@
 //! the URL's key wins over any `_key` in the body.
 
 use http::header::ETAG;
-use quince_errors::{ArangoError, Result};
+use quince_errors::ArangoError;
 use serde_json::{Map, Value};
 
 use crate::request::ApiRequest;
@@ -20,7 +20,7 @@ use crate::response::{ApiResponse, ApiResult};
 
 use super::params::{self, WriteKind};
 use super::render::{etag_value, single_write_reply};
-use super::{collection, perform};
+use super::{collection, durable};
 
 /// The 412 of a read whose `If-Match` names another revision: the body names the current one.
 fn revision_mismatch(collection_name: &str, key: &str, current_rev: &str) -> ArangoError {
@@ -74,9 +74,8 @@ pub(super) async fn insert(
 ) -> ApiResult {
     let collection = collection(req, collection_name)?;
     let options = params::write_options(req, WriteKind::Insert, true);
-    let may_sync = options.wait_for_sync || collection.wait_for_sync();
-    let document = Value::Object(document);
-    let outcome = perform(&collection, may_sync, move |c| c.insert(document, &options)).await??;
+    let (outcome, durability) = collection.insert_deferred(Value::Object(document), &options)?;
+    durable(durability).await?;
     Ok(single_write_reply(
         req.database.name(),
         &outcome,
@@ -101,17 +100,13 @@ pub(super) async fn modify(
         // If-Match is the expected revision, whatever `_rev` the body carries.
         document.insert("_rev".into(), Value::String(rev.clone()));
     }
-    let may_sync = options.wait_for_sync || collection.wait_for_sync();
-    let key = key.to_owned();
     let document = Value::Object(document);
-    let outcome = perform(&collection, may_sync, move |c| {
-        if kind == WriteKind::Replace {
-            c.replace(&key, document, &options)
-        } else {
-            c.update(&key, document, &options)
-        }
-    })
-    .await??;
+    let (outcome, durability) = if kind == WriteKind::Replace {
+        collection.replace_deferred(key, document, &options)?
+    } else {
+        collection.update_deferred(key, document, &options)?
+    };
+    durable(durability).await?;
     Ok(single_write_reply(
         req.database.name(),
         &outcome,
@@ -124,15 +119,11 @@ pub(super) async fn modify(
 pub(super) async fn remove(req: &ApiRequest, collection_name: &str, key: &str) -> ApiResult {
     let collection = collection(req, collection_name)?;
     let options = params::write_options(req, WriteKind::Remove, true);
-    let may_sync = options.wait_for_sync || collection.wait_for_sync();
-    let key = key.to_owned();
-    let outcome: Result<_> = perform(&collection, may_sync, move |c| {
-        c.remove(&key, None, &options)
-    })
-    .await?;
+    let (outcome, durability) = collection.remove_deferred(key, None, &options)?;
+    durable(durability).await?;
     Ok(single_write_reply(
         req.database.name(),
-        &outcome?,
+        &outcome,
         WriteKind::Remove,
         params::silent(req),
     ))

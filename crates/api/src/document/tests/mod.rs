@@ -2,6 +2,7 @@
 
 pub(crate) mod support;
 
+mod durability;
 mod multi;
 mod single;
 mod writes;

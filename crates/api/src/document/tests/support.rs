@@ -32,13 +32,18 @@ pub(crate) struct Fixture {
 impl Fixture {
     /// A fresh catalog.
     pub(crate) fn new() -> Self {
+        Fixture::on(Arc::new(quince_storage::io::OsFileIo::new()))
+    }
+
+    /// A fresh catalog whose files go through `io` (a `SimFileIo` for fault and crash tests).
+    pub(crate) fn on(io: Arc<dyn quince_storage::io::FileIo>) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let catalog = Catalog::open(DbConfig {
             data_dir: dir.path().to_path_buf(),
             default_journal_size: 32 << 20,
             default_wait_for_sync: false,
             sync_interval: Duration::from_millis(50),
-            io: Arc::new(quince_storage::io::OsFileIo::new()),
+            io,
         })
         .expect("catalog opens");
         let db = catalog.database("_system").expect("_system exists");
