@@ -1,0 +1,241 @@
+//! `POST /_api/import`: bulk import of JSON Lines, one JSON array, or the header-line format
+//! (`reference/arangodb-http-api.md` §4), streaming the body.
+//!
+//! What it is: the handler. The pipeline hands it the request before reading the body (an
+//! import may be far larger than `--http.max-body-size`; its own bound is
+//! `--http.max-import-size`). The connection's task reads the body frame by frame and passes
+//! the chunks through a bounded channel to one worker on the blocking pool, which decodes them
+//! (`decode`), cuts them into records (`records`), converts each record (`convert`) and writes
+//! it (`writer`). The reply is
+//! `201 {"error":false,"created":n,"errors":n,"empty":n,"updated":n,"ignored":n[,"details":[…]]}`.
+//!
+//! What it is not: the whole-body path of other endpoints. A request whose body was read
+//! already (a batch part, a stored async job) enters through [`handle_whole`] and is streamed
+//! from memory the same way.
+//!
+//! Invariants: memory is bounded by the channel ([`CHANNEL_CHUNKS`] chunks as hyper delivers
+//! them), one record ([`records::RECORD_LEN_MAX`]), the details and, for `complete=true`, the
+//! undo log — never by the size of the body. Writes run on the blocking pool, never on an
+//! async worker. A body that ends early (the client went away, a read error, a bound) ends the
+//! import with an error, and an all-or-nothing import is rolled back whatever the reason; an
+//! import that is not all-or-nothing keeps the documents written before the error.
+//! `overwrite=true` truncates the collection before the first document; a failed
+//! all-or-nothing import rolls back its own writes but cannot bring back what the truncation
+//! removed (the database layer has no way to restore a truncated collection).
+
+mod convert;
+mod decode;
+mod options;
+mod records;
+mod writer;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::Method;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Body;
+use quince_db::{Collection, CollectionType};
+use quince_errors::{ArangoError, Result};
+use serde_json::{Map, Value};
+use tokio::sync::mpsc;
+
+use crate::request::ApiRequest;
+use crate::response::{ApiResponse, ApiResult};
+
+use convert::Conversion;
+use decode::StreamDecoder;
+use options::ImportOptions;
+use records::Parser;
+use writer::{Report, Writer};
+
+/// Body chunks in flight between the connection and the worker.
+const CHANNEL_CHUNKS: usize = 16;
+
+/// What the connection passes to the worker.
+enum Input {
+    /// The next raw chunk of the body.
+    Data(Bytes),
+    /// The body ended normally.
+    End,
+    /// Reading the body failed.
+    Failed(ArangoError),
+}
+
+/// Handles an import whose body has not been read: `body` is read here, within `limit` bytes
+/// (raw and decoded).
+pub(crate) async fn handle_stream<B>(req: ApiRequest, body: B, limit: usize) -> ApiResult
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
+    if req.method != Method::POST {
+        return Err(ArangoError::new(quince_errors::HTTP_METHOD_NOT_ALLOWED));
+    }
+    let options = ImportOptions::parse(&req)?;
+    let collection = req.database.collection(&options.collection).map_err(|err| {
+        if err.is(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND) {
+            ArangoError::new(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND)
+        } else {
+            err
+        }
+    })?;
+    let decoder = StreamDecoder::new(&req.headers, limit)?;
+    let importer = Importer::new(collection, &options, req.json_depth_max, decoder);
+    let (sender, receiver) = mpsc::channel(CHANNEL_CHUNKS);
+    let worker = tokio::task::spawn_blocking(move || importer.run(receiver));
+    let last = match pump(body, &sender, limit).await {
+        Ok(()) => Input::End,
+        Err(err) => Input::Failed(err),
+    };
+    // A worker that stopped early has its own error to report; the send then fails.
+    let _ = sender.send(last).await;
+    drop(sender);
+    let report = match worker.await {
+        Ok(report) => report?,
+        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
+        Err(_) => return Err(ArangoError::new(quince_errors::SHUTTING_DOWN)),
+    };
+    Ok(render(report))
+}
+
+/// Handles an import whose body was read already (and decoded: its `Content-Encoding` no
+/// longer applies).
+pub(crate) async fn handle_whole(mut req: ApiRequest) -> ApiResult {
+    let body = std::mem::take(&mut req.body);
+    req.headers.remove(http::header::CONTENT_ENCODING);
+    let limit = body.len();
+    handle_stream(req, Full::new(body), limit).await
+}
+
+/// Passes the body's chunks to the worker, within `limit` raw bytes; stops early when the
+/// worker is gone.
+async fn pump<B>(body: B, sender: &mpsc::Sender<Input>, limit: usize) -> Result<()>
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
+    let mut body = std::pin::pin!(body);
+    let mut total = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| {
+            ArangoError::with_message(
+                quince_errors::HTTP_BAD_PARAMETER,
+                format!("could not read the request body: {e}"),
+            )
+        })?;
+        let Ok(chunk) = frame.into_data() else {
+            // Trailers carry no body bytes.
+            continue;
+        };
+        total = total.saturating_add(chunk.len());
+        if total > limit {
+            return Err(crate::body::too_large(limit));
+        }
+        if sender.send(Input::Data(chunk)).await.is_err() {
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+/// The reply of a finished import.
+fn render(report: Report) -> ApiResponse {
+    let counts = report.counts;
+    let mut body = Map::new();
+    body.insert("error".into(), Value::Bool(false));
+    body.insert("created".into(), counts.created.into());
+    body.insert("errors".into(), counts.errors.into());
+    body.insert("empty".into(), counts.empty.into());
+    body.insert("updated".into(), counts.updated.into());
+    body.insert("ignored".into(), counts.ignored.into());
+    if let Some(details) = report.details {
+        body.insert(
+            "details".into(),
+            Value::Array(details.into_iter().map(Value::String).collect()),
+        );
+    }
+    ApiResponse::json(201, &Value::Object(body))
+}
+
+/// One import on the blocking pool.
+struct Importer {
+    collection: Arc<Collection>,
+    overwrite: bool,
+    complete: bool,
+    decoder: StreamDecoder,
+    parser: Parser,
+    conversion: Conversion,
+    writer: Writer,
+}
+
+impl Importer {
+    fn new(
+        collection: Arc<Collection>,
+        options: &ImportOptions,
+        depth_max: usize,
+        decoder: StreamDecoder,
+    ) -> Importer {
+        let conversion = Conversion {
+            edge: collection.kind() == CollectionType::Edge,
+            from_prefix: options.from_prefix.clone(),
+            to_prefix: options.to_prefix.clone(),
+            overwrite_collection_prefix: options.overwrite_collection_prefix,
+            ignore_missing: options.ignore_missing,
+            depth_max,
+            header: None,
+        };
+        Importer {
+            writer: Writer::new(Arc::clone(&collection), options),
+            collection,
+            overwrite: options.overwrite,
+            complete: options.complete,
+            decoder,
+            parser: Parser::new(options.format, options.line_offset),
+            conversion,
+        }
+    }
+
+    /// Imports the body arriving on `input`.
+    fn run(mut self, mut input: mpsc::Receiver<Input>) -> Result<Report> {
+        if self.overwrite {
+            self.collection.truncate(false)?;
+        }
+        let report = match self.consume(&mut input) {
+            Ok(()) => self.writer.finish(&self.conversion),
+            Err(err) => Err(err),
+        };
+        if report.is_err() && self.complete {
+            self.writer.roll_back();
+        }
+        report
+    }
+
+    /// Feeds the body through decoder, parser and writer until it ends.
+    fn consume(&mut self, input: &mut mpsc::Receiver<Input>) -> Result<()> {
+        let Importer {
+            decoder,
+            parser,
+            conversion,
+            writer,
+            ..
+        } = self;
+        let mut sink = |decoded: &[u8]| parser.feed(decoded, conversion, writer);
+        loop {
+            match input.blocking_recv() {
+                Some(Input::Data(chunk)) => decoder.feed(&chunk, &mut sink)?,
+                Some(Input::End) => {
+                    decoder.finish(&mut sink)?;
+                    return parser.finish(conversion, writer);
+                }
+                Some(Input::Failed(err)) => return Err(err),
+                None => {
+                    return Err(ArangoError::with_message(
+                        quince_errors::HTTP_BAD_PARAMETER,
+                        "the request body ended early",
+                    ))
+                }
+            }
+        }
+    }
+}

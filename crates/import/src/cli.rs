@@ -1,0 +1,605 @@
+//! `quince import`: options as arangoimport spells them, and the run of one import.
+//!
+//! What it is: [`ImportArgs`] and [`run`]. One reader (the calling thread) cuts the input into
+//! batches of about `--batch-size` bytes (`batch`); `--threads` senders, each with its own
+//! keep-alive connection, post them to `/_api/import` with `details=true` and add up the
+//! replies (`report`). Failed records are printed to stderr with their input line, sorted; the
+//! summary line (`created: N, errors: N, updated: N, ignored: N`) goes to stdout. The exit
+//! status is 0 only when no document failed and nothing else went wrong.
+//!
+//! `--complete true` sends `complete=true` with every request: each batch is all or nothing on
+//! the server, and the first batch that fails stops the import (earlier batches stay
+//! imported; a batch is the unit of atomicity, as with arangoimport's requests).
+//!
+//! What it is not: a server client library; it knows only the import, collection create,
+//! lookup and truncate calls.
+//!
+//! Invariants: at most `2 × threads` batches exist at once (queued or in flight), so memory
+//! is bounded by the batch size, not the input; every record is counted once.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use clap::{ArgAction, Args, ValueEnum};
+use serde_json::Value;
+
+use crate::batch::{self, Batch, Layout};
+use crate::client::{Connection, Endpoint};
+use crate::csv::Dialect;
+use crate::input;
+use crate::report::{map_details, Failure, Totals};
+
+/// Failed records kept for printing; later ones are only counted.
+const FAILURES_SHOWN_MAX: usize = 10_000;
+
+/// The input formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum InputType {
+    /// One JSON array of objects, or JSON Lines (decided by the first character).
+    Json,
+    /// JSON Lines: one object per line.
+    Jsonl,
+    /// Comma-separated values with a header line.
+    Csv,
+    /// Tab-separated values with a header line.
+    Tsv,
+}
+
+/// The kinds of collection `--create-collection` makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CollectionKind {
+    Document,
+    Edge,
+}
+
+/// What to do with a document whose `_key` exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnDuplicate {
+    Error,
+    Update,
+    Replace,
+    Ignore,
+}
+
+/// The options of `quince import`.
+#[derive(Args, Debug, Clone)]
+pub struct ImportArgs {
+    /// The input file (`-` for stdin); gzip-compressed input is recognised and decompressed.
+    #[arg(long = "file", value_name = "PATH")]
+    pub file: PathBuf,
+
+    /// The input format.
+    #[arg(long = "type", value_enum, default_value = "json")]
+    pub input_type: InputType,
+
+    /// The collection to import into.
+    #[arg(long = "collection", value_name = "NAME")]
+    pub collection: String,
+
+    /// Create the collection when it does not exist.
+    #[arg(long = "create-collection", value_name = "BOOL", default_value = "false",
+          value_parser = parse_bool, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    pub create_collection: bool,
+
+    /// The type of a collection created by `--create-collection`.
+    #[arg(long = "create-collection-type", value_enum, default_value = "document")]
+    pub create_collection_type: CollectionKind,
+
+    /// The size of one request body, in bytes.
+    #[arg(long = "batch-size", value_name = "BYTES", default_value_t = 8 << 20,
+          value_parser = clap::value_parser!(u64).range(1..=(1u64 << 32)))]
+    pub batch_size: u64,
+
+    /// Requests sent in parallel.
+    #[arg(long = "threads", value_name = "N", default_value_t = 2,
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    pub threads: u64,
+
+    /// What to do with a document whose `_key` exists.
+    #[arg(long = "on-duplicate", value_enum, default_value = "error")]
+    pub on_duplicate: OnDuplicate,
+
+    /// A collection name put in front of `_from` values that name none.
+    #[arg(long = "from-collection-prefix", value_name = "NAME")]
+    pub from_prefix: Option<String>,
+
+    /// A collection name put in front of `_to` values that name none.
+    #[arg(long = "to-collection-prefix", value_name = "NAME")]
+    pub to_prefix: Option<String>,
+
+    /// Put the prefixes in front of `_from`/`_to` values even when they name a collection.
+    #[arg(long = "overwrite-collection-prefix", value_name = "BOOL", default_value = "false",
+          value_parser = parse_bool, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    pub overwrite_collection_prefix: bool,
+
+    /// Remove every document of the collection before importing.
+    #[arg(long = "overwrite", value_name = "BOOL", default_value = "false",
+          value_parser = parse_bool, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    pub overwrite: bool,
+
+    /// Each request all or nothing; the first failed request stops the import.
+    #[arg(long = "complete", value_name = "BOOL", default_value = "false",
+          value_parser = parse_bool, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    pub complete: bool,
+
+    /// CSV/TSV rows may have fewer or more values than the header has names.
+    #[arg(long = "ignore-missing", value_name = "BOOL", default_value = "false",
+          value_parser = parse_bool, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    pub ignore_missing: bool,
+
+    /// The CSV field separator (one character).
+    #[arg(long = "separator", value_name = "CHAR", default_value = ",")]
+    pub separator: String,
+
+    /// Show a progress bar (only ever on a terminal).
+    #[arg(long = "progress", value_name = "BOOL", default_value = "true",
+          value_parser = parse_bool, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    pub progress: bool,
+
+    /// The server: tcp://HOST:PORT (also http://).
+    #[arg(long = "server.endpoint", value_name = "URL", default_value = "tcp://127.0.0.1:8529")]
+    pub endpoint: String,
+
+    /// The database.
+    #[arg(long = "server.database", value_name = "NAME", default_value = "_system")]
+    pub database: String,
+
+    /// The user.
+    #[arg(long = "server.username", value_name = "USER", default_value = "root")]
+    pub username: String,
+
+    /// The password.
+    #[arg(long = "server.password", value_name = "PASSWORD", default_value = "")]
+    pub password: String,
+
+    /// Whether to send credentials.
+    #[arg(long = "server.authentication", value_name = "BOOL", default_value = "true",
+          value_parser = parse_bool, action = ArgAction::Set, num_args = 0..=1,
+          default_missing_value = "true")]
+    pub authentication: bool,
+}
+
+/// ArangoDB's boolean spellings.
+fn parse_bool(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" | "y" => Ok(true),
+        "false" | "no" | "off" | "0" | "n" => Ok(false),
+        other => Err(format!("'{other}' is not a boolean")),
+    }
+}
+
+/// What the senders share.
+struct Shared {
+    totals: Totals,
+    failures: Vec<Failure>,
+    /// Failures beyond the ones kept.
+    failures_unshown: u64,
+    /// Why the import stopped early, if it did.
+    fatal: Option<String>,
+}
+
+/// Runs one import; the exit status says whether every document went in.
+pub fn run(args: ImportArgs) -> ExitCode {
+    match execute(&args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(message) => {
+            eprintln!("quince import: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// Percent-encodes a path segment or query value.
+fn encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Imports; Ok(true) when no document failed.
+fn execute(args: &ImportArgs) -> Result<bool, String> {
+    let endpoint = Endpoint::parse(&args.endpoint)?;
+    let authorization = args.authentication.then(|| {
+        let pair = format!("{}:{}", args.username, args.password);
+        format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        )
+    });
+    let db_path = format!("/_db/{}", encode(&args.database));
+    let mut setup = Connection::new(endpoint.clone(), authorization.clone());
+    prepare_collection(&mut setup, &db_path, args)?;
+    let import_target = |layout: Layout| import_target(&db_path, args, layout);
+
+    let opened = input::open(&args.file)
+        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let progress = progress_bar(args, opened.size);
+    let threads = usize::try_from(args.threads).expect("bounded by the parser");
+    let batch_size = usize::try_from(args.batch_size).expect("bounded by the parser");
+    let shared = Arc::new(Mutex::new(Shared {
+        totals: Totals::default(),
+        failures: Vec::new(),
+        failures_unshown: 0,
+        fatal: None,
+    }));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicU64::new(0));
+    let (sender, receiver) = sync_channel::<Batch>(threads);
+    let receiver = Arc::new(Mutex::new(receiver));
+    let started = Instant::now();
+
+    let read_result = std::thread::scope(|scope| {
+        for _ in 0..threads {
+            let receiver = Arc::clone(&receiver);
+            let shared = Arc::clone(&shared);
+            let stop = Arc::clone(&stop);
+            let sent = Arc::clone(&sent);
+            let connection = Connection::new(endpoint.clone(), authorization.clone());
+            let import_target = &import_target;
+            let complete = args.complete;
+            scope.spawn(move || {
+                send_batches(
+                    connection,
+                    &receiver,
+                    import_target,
+                    complete,
+                    &shared,
+                    &stop,
+                    &sent,
+                )
+            });
+        }
+        let counter = Arc::clone(&opened.progress);
+        let mut sink = |batch: Batch| -> bool {
+            if stop.load(Ordering::Acquire) {
+                return false;
+            }
+            if let Some(bar) = &progress {
+                bar.set_position(counter.load(Ordering::Relaxed));
+                bar.set_message(format!("{} documents", sent.load(Ordering::Relaxed)));
+            }
+            sender.send(batch).is_ok()
+        };
+        let result = read_input(opened.reader, args, batch_size, &mut sink);
+        // Closing the channel ends the senders once they have sent what is queued.
+        drop(sender);
+        result
+    });
+    if let Some(bar) = &progress {
+        bar.finish_and_clear();
+    }
+    let shared = Arc::try_unwrap(shared)
+        .ok()
+        .expect("the senders are done")
+        .into_inner()
+        .expect("no sender panicked holding the lock");
+    print_failures(&shared);
+    let totals = shared.totals;
+    println!("{}", totals.summary());
+    eprintln!(
+        "quince import: {} documents in {:.2} s",
+        sent.load(Ordering::Relaxed),
+        started.elapsed().as_secs_f64()
+    );
+    if let Some(fatal) = shared.fatal {
+        return Err(fatal);
+    }
+    read_result.map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    Ok(totals.errors == 0)
+}
+
+/// Creates, checks and truncates the collection as the options ask.
+fn prepare_collection(
+    connection: &mut Connection,
+    db_path: &str,
+    args: &ImportArgs,
+) -> Result<(), String> {
+    let collection = encode(&args.collection);
+    let io = |e: std::io::Error| format!("cannot reach the server at {}: {e}", args.endpoint);
+    if args.create_collection {
+        let kind = match args.create_collection_type {
+            CollectionKind::Document => 2,
+            CollectionKind::Edge => 3,
+        };
+        let body = serde_json::json!({"name": args.collection, "type": kind}).to_string();
+        let target = format!("{db_path}/_api/collection");
+        let reply = connection
+            .request("POST", &target, "application/json", body.as_bytes())
+            .map_err(io)?;
+        // 409 is "duplicate name": the collection is there already, which is what we want.
+        if !matches!(reply.status, 200 | 201 | 409) {
+            return Err(server_error("cannot create the collection", &reply.body));
+        }
+    }
+    let target = format!("{db_path}/_api/collection/{collection}");
+    let reply = connection
+        .request("GET", &target, "application/json", b"")
+        .map_err(io)?;
+    match reply.status {
+        200 => {}
+        404 => {
+            return Err(format!(
+                "collection '{}' not found (use --create-collection true to create it)",
+                args.collection
+            ))
+        }
+        _ => return Err(server_error("cannot look up the collection", &reply.body)),
+    }
+    if args.overwrite {
+        let target = format!("{db_path}/_api/collection/{collection}/truncate");
+        let reply = connection
+            .request("PUT", &target, "application/json", b"")
+            .map_err(io)?;
+        if reply.status != 200 {
+            return Err(server_error("cannot truncate the collection", &reply.body));
+        }
+    }
+    Ok(())
+}
+
+/// The import request's target for a batch of `layout`.
+fn import_target(db_path: &str, args: &ImportArgs, layout: Layout) -> String {
+    let on_duplicate = match args.on_duplicate {
+        OnDuplicate::Error => "error",
+        OnDuplicate::Update => "update",
+        OnDuplicate::Replace => "replace",
+        OnDuplicate::Ignore => "ignore",
+    };
+    let mut target = format!(
+        "{db_path}/_api/import?collection={}&type={}&details=true&onDuplicate={on_duplicate}",
+        encode(&args.collection),
+        layout.type_param()
+    );
+    for (name, value) in [
+        ("fromPrefix", &args.from_prefix),
+        ("toPrefix", &args.to_prefix),
+    ] {
+        if let Some(prefix) = value {
+            target.push_str(&format!("&{name}={}", encode(prefix)));
+        }
+    }
+    for (name, on) in [
+        ("complete", args.complete),
+        ("overwriteCollectionPrefix", args.overwrite_collection_prefix),
+        ("ignoreMissing", args.ignore_missing),
+    ] {
+        if on {
+            target.push_str(&format!("&{name}=true"));
+        }
+    }
+    target
+}
+
+/// Reads the whole input into batches.
+fn read_input(
+    reader: Box<dyn std::io::BufRead + Send>,
+    args: &ImportArgs,
+    batch_size: usize,
+    sink: &mut batch::Sink<'_>,
+) -> std::io::Result<()> {
+    match args.input_type {
+        InputType::Jsonl => batch::json_lines(reader, batch_size, sink),
+        InputType::Json => {
+            let (first, reader) = input::sniff(reader)?;
+            if first == Some(b'[') {
+                batch::json_array(reader, batch_size, sink)
+            } else {
+                batch::json_lines(reader, batch_size, sink)
+            }
+        }
+        InputType::Csv => {
+            let separator = match args.separator.as_bytes() {
+                [b] => *b,
+                _ => {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "--separator must be one character",
+                    ))
+                }
+            };
+            batch::delimited(reader, Dialect::Csv(separator), batch_size, sink)
+        }
+        InputType::Tsv => batch::delimited(reader, Dialect::Tsv, batch_size, sink),
+    }
+}
+
+/// One sender: posts batches until there are none, or the import stops.
+fn send_batches(
+    mut connection: Connection,
+    receiver: &Mutex<Receiver<Batch>>,
+    import_target: &(dyn Fn(Layout) -> String + Sync),
+    complete: bool,
+    shared: &Mutex<Shared>,
+    stop: &AtomicBool,
+    sent: &AtomicU64,
+) {
+    loop {
+        let next = receiver.lock().expect("receiver lock").recv();
+        let Ok(batch) = next else {
+            return;
+        };
+        if stop.load(Ordering::Acquire) {
+            continue;
+        }
+        let content_type = match batch.layout {
+            Layout::Array => "application/json",
+            _ => "application/octet-stream",
+        };
+        let target = import_target(batch.layout);
+        let reply = connection.request("POST", &target, content_type, &batch.body);
+        sent.fetch_add(batch.lines.len() as u64, Ordering::Relaxed);
+        let mut state = shared.lock().expect("shared lock");
+        match reply {
+            Err(e) => {
+                state.fatal.get_or_insert(format!("request failed: {e}"));
+                stop.store(true, Ordering::Release);
+            }
+            Ok(reply) if reply.status == 201 => {
+                let body: Value = serde_json::from_slice(&reply.body).unwrap_or(Value::Null);
+                state.totals.add_reply(&body);
+                let details: Vec<String> = body
+                    .get("details")
+                    .and_then(Value::as_array)
+                    .map(|d| {
+                        d.iter()
+                            .filter_map(|s| s.as_str().map(String::from))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                for failure in map_details(&details, &batch.lines) {
+                    keep_failure(&mut state, failure);
+                }
+            }
+            Ok(reply) if complete && matches!(reply.status, 400 | 409) => {
+                // The whole batch was refused (and rolled back); its message names the record.
+                let message = error_message(&reply.body);
+                let mut failures = map_details(&[message], &batch.lines);
+                let mut failure = failures.pop().expect("one detail, one failure");
+                if failure.line.is_none() {
+                    failure.line = batch.lines.first().copied();
+                }
+                failure.message = format!(
+                    "{} (the batch of {} documents from line {} was not imported)",
+                    failure.message,
+                    batch.lines.len(),
+                    batch.lines.first().copied().unwrap_or(0)
+                );
+                keep_failure(&mut state, failure);
+                state.totals.errors += batch.lines.len() as u64;
+                stop.store(true, Ordering::Release);
+            }
+            Ok(reply) => {
+                state
+                    .fatal
+                    .get_or_insert(server_error("the import request failed", &reply.body));
+                stop.store(true, Ordering::Release);
+            }
+        }
+    }
+}
+
+fn keep_failure(state: &mut Shared, failure: Failure) {
+    if state.failures.len() < FAILURES_SHOWN_MAX {
+        state.failures.push(failure);
+    } else {
+        state.failures_unshown += 1;
+    }
+}
+
+/// The `errorMessage` of an error reply (or its raw text).
+fn error_message(body: &[u8]) -> String {
+    serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|v| v.get("errorMessage").and_then(Value::as_str).map(String::from))
+        .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned())
+}
+
+fn server_error(what: &str, body: &[u8]) -> String {
+    format!("{what}: {}", error_message(body))
+}
+
+/// Prints the failed records, by input line.
+fn print_failures(shared: &Shared) {
+    let mut failures: Vec<&Failure> = shared.failures.iter().collect();
+    failures.sort_by_key(|f| f.line.unwrap_or(u64::MAX));
+    for f in failures {
+        match f.line {
+            Some(line) => eprintln!("line {line}: {}", f.message),
+            None => eprintln!("{}", f.message),
+        }
+    }
+    if shared.failures_unshown > 0 {
+        eprintln!("... and {} more failed documents", shared.failures_unshown);
+    }
+}
+
+/// The progress bar, on a terminal only.
+fn progress_bar(args: &ImportArgs, size: Option<u64>) -> Option<indicatif::ProgressBar> {
+    if !args.progress || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = match size {
+        Some(total) => indicatif::ProgressBar::new(total).with_style(
+            indicatif::ProgressStyle::with_template(
+                "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta} {msg}",
+            )
+            .expect("a valid template"),
+        ),
+        None => indicatif::ProgressBar::new_spinner().with_style(
+            indicatif::ProgressStyle::with_template("{spinner} {bytes} {bytes_per_sec} {msg}")
+                .expect("a valid template"),
+        ),
+    };
+    bar.enable_steady_tick(Duration::from_millis(200));
+    Some(bar)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: ImportArgs,
+    }
+
+    #[test]
+    fn options_take_arangoimport_spellings() {
+        let cli = Cli::try_parse_from([
+            "x",
+            "--file",
+            "in.csv",
+            "--type",
+            "csv",
+            "--collection",
+            "c",
+            "--create-collection",
+            "true",
+            "--create-collection-type=edge",
+            "--on-duplicate",
+            "update",
+            "--server.endpoint",
+            "http://h:1",
+        ])
+        .unwrap();
+        let a = cli.args;
+        assert_eq!(a.input_type, InputType::Csv);
+        assert!(a.create_collection);
+        assert_eq!(a.create_collection_type, CollectionKind::Edge);
+        assert_eq!(a.batch_size, 8 << 20);
+        assert_eq!(a.threads, 2);
+        assert_eq!(a.on_duplicate, OnDuplicate::Update);
+        assert_eq!(
+            import_target("/_db/_system", &a, Layout::HeaderLine),
+            "/_db/_system/_api/import?collection=c&type=&details=true&onDuplicate=update"
+        );
+        assert!(Cli::try_parse_from(["x", "--file", "f", "--collection", "c", "--type", "xml"]).is_err());
+    }
+
+    #[test]
+    fn names_are_percent_encoded() {
+        assert_eq!(encode("a b/ü"), "a%20b%2F%C3%BC");
+        assert_eq!(encode("_system"), "_system");
+    }
+}
