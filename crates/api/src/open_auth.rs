@@ -1,21 +1,22 @@
-//! `POST /_open/auth` and `POST /_open/auth/renew`: trading root's password for a token.
+//! `POST /_open/auth` and `POST /_open/auth/renew`: trading a user's password for a token.
 //!
 //! What it is: the login endpoint (`{username, password}` → `{"jwt": …}`, an HS256 token with
-//! `iss`, `iat`, `exp` one hour ahead and `preferred_username`) and its renewal for a caller
-//! that is already authenticated.
+//! `iss`, `iat`, `exp` one hour ahead, `preferred_username` and the user's credential
+//! generation `gen`) for any active user, and its renewal for a caller that is already
+//! authenticated.
 //!
-//! What it is not: token checking (that is [`crate::auth::Authenticator::check`], on every
-//! request).
+//! What it is not: token checking (that is [`crate::auth`], on every request).
 //!
 //! Invariants: with authentication off both answer 404, as ArangoDB does; wrong credentials
 //! are 401 with errorNum 401 ("Wrong credentials"), never errorNum 11, so drivers do not
-//! retry them as an expired session.
+//! retry them as an expired session; they are counted and logged like any failed login; the
+//! password check runs off the async workers.
 
-use http::Method;
+use http::{Extensions, Method};
 use quince_errors::{ArangoError, Result, HTTP_BAD_PARAMETER, HTTP_UNAUTHORIZED};
 use serde_json::{json, Value};
 
-use crate::auth::ROOT_USER;
+use crate::auth::record_failed_login;
 use crate::pipeline::{unauthorized, Api};
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
@@ -32,7 +33,7 @@ fn require_post_with_auth(api: &Api, req: &ApiRequest) -> Result<()> {
 }
 
 /// `POST /_open/auth` with `{username, password}`.
-pub(crate) fn login(api: &Api, req: &ApiRequest) -> ApiResult {
+pub(crate) async fn login(api: &Api, req: &ApiRequest, extensions: &Extensions) -> ApiResult {
     require_post_with_auth(api, req)?;
     let malformed = || ArangoError::with_message(HTTP_BAD_PARAMETER, "invalid authentication data");
     let body = req.required_json_body().map_err(|_| malformed())?;
@@ -42,22 +43,40 @@ pub(crate) fn login(api: &Api, req: &ApiRequest) -> ApiResult {
     ) else {
         return Err(malformed());
     };
-    if !api.authenticator().password_matches(username, password) {
+    let account = match api.users().verified_before(username, password) {
+        Some(account) => Some(account),
+        None => {
+            let users = std::sync::Arc::clone(api.users_handle());
+            let (name, secret) = (username.to_owned(), password.to_owned());
+            tokio::task::spawn_blocking(move || users.verify_password(&name, &secret))
+                .await
+                .ok()
+                .flatten()
+        }
+    };
+    let Some(account) = account else {
+        record_failed_login(api, extensions, username, "login with wrong credentials");
         return Err(ArangoError::with_message(
             HTTP_UNAUTHORIZED,
             "Wrong credentials",
         ));
-    }
-    let token = api.authenticator().issue_token(username);
+    };
+    let token = api.authenticator().issue_token(&account);
     Ok(ApiResponse::json(200, &json!({"jwt": token})))
 }
 
-/// `POST /_open/auth/renew`: a fresh token for an authenticated caller.
+/// `POST /_open/auth/renew`: a fresh token for an authenticated caller (a superuser gets a
+/// token of root).
 pub(crate) fn renew(api: &Api, req: &ApiRequest) -> ApiResult {
     require_post_with_auth(api, req)?;
-    if req.user != ROOT_USER {
+    let account = match req.user.account() {
+        Some(account) => api.users().account(&account.name),
+        None if req.user.is_superuser() => api.users().account(quince_auth::ROOT_USER),
+        None => None,
+    };
+    let Some(account) = account else {
         return Err(unauthorized());
-    }
-    let token = api.authenticator().issue_token(ROOT_USER);
+    };
+    let token = api.authenticator().issue_token(&account);
     Ok(ApiResponse::json(200, &json!({"jwt": token})))
 }

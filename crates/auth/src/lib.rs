@@ -25,4 +25,4 @@ pub mod verified;
 pub use account::{AccessToken, Account, DatabaseGrants, ANY};
 pub use jwt::{unix_now_secs, Claims, TokenKeys, TOKEN_ISSUER};
 pub use level::Level;
-pub use users::{AccountChange, ExtraChange, NewUser, Users, ROOT_USER};
+pub use users::{check_name, AccountChange, ExtraChange, NewUser, Users, ROOT_USER};

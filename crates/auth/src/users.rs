@@ -16,7 +16,7 @@
 //! JWTs and cached verifications; Argon2 runs at most [`HASHES_IN_FLIGHT_MAX`] at a time.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex, RwLock};
 use quince_db::{Catalog, UserDocuments, USER_DOCUMENTS_MAX};
@@ -312,7 +312,12 @@ impl Users {
     /// The active account `name` when `password` is its password. Hashes: call it off the
     /// async workers.
     pub fn verify_password(&self, name: &str, password: &str) -> Option<Arc<Account>> {
-        let account = self.account(name).filter(|a| a.active)?;
+        let Some(account) = self.account(name).filter(|a| a.active) else {
+            // As slow as a real check, so response times do not tell which names exist.
+            let _slot = self.hashing.enter();
+            verify_password(password, unknown_user_hash());
+            return None;
+        };
         let fingerprint = self.verified.fingerprint(name, password);
         if self.verified.is_verified(&fingerprint, account.generation) {
             return Some(account);
@@ -481,6 +486,12 @@ fn document_key(name: &str) -> String {
     format!("u{hex}")
 }
 
+/// A hash no password is checked against successfully in practice, verified for unknown users.
+fn unknown_user_hash() -> &'static str {
+    static HASH: OnceLock<String> = OnceLock::new();
+    HASH.get_or_init(|| hash_password(&crate::access_token::new_token()))
+}
+
 /// A fresh random generation (never 0, so a default is never current).
 fn new_generation() -> u64 {
     loop {
@@ -493,7 +504,7 @@ fn new_generation() -> u64 {
 
 /// 1700 unless the name is 1 to [`USER_NAME_BYTES_MAX`] bytes without control characters
 /// or `:` (which would split a Basic credential).
-fn check_name(name: &str) -> Result<()> {
+pub fn check_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.len() <= USER_NAME_BYTES_MAX
         && !name.chars().any(|c| c.is_control() || c == ':');

@@ -1,0 +1,86 @@
+//! `GET/PUT /_admin/server/mode`: the server's operation mode, `default` or `readonly`.
+//!
+//! What it is: [`ServerMode`], a flag the pipeline copies into every request's caller (so
+//! that every write check sees it), and the endpoint that reads and sets it.
+//!
+//! What it is not: persistent. Like ArangoDB's, the mode lasts until the process ends; a
+//! restarted server is in `default` mode.
+//!
+//! Invariants: in `readonly` mode every write answers 403/1004 "read only", whoever asks
+//! (user management included), except setting the mode back; only callers with `rw` on
+//! `_system` may set the mode (403/11 otherwise); an unknown mode is 400/400.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use http::Method;
+use quince_errors::{ArangoError, HTTP_BAD_PARAMETER};
+use serde_json::{json, Value};
+
+use crate::pipeline::Api;
+use crate::request::ApiRequest;
+use crate::response::{ApiResponse, ApiResult};
+use crate::router::method_not_allowed;
+
+/// The operation mode.
+#[derive(Debug, Default)]
+pub struct ServerMode {
+    read_only: AtomicBool,
+}
+
+impl ServerMode {
+    /// True in `readonly` mode.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only.load(Ordering::Acquire)
+    }
+
+    /// ArangoDB's name of the mode.
+    pub fn name(&self) -> &'static str {
+        if self.is_read_only() {
+            "readonly"
+        } else {
+            "default"
+        }
+    }
+
+    fn set_read_only(&self, read_only: bool) {
+        self.read_only.store(read_only, Ordering::Release);
+    }
+}
+
+/// `GET` and `PUT /_admin/server/mode`.
+pub(crate) fn handle(api: &Api, req: &ApiRequest) -> ApiResult {
+    let mode = api.server_mode();
+    match req.method {
+        Method::GET => Ok(reply(mode)),
+        Method::PUT => {
+            req.require_admin()?;
+            let body = req.required_json_body()?;
+            let read_only = match body.get("mode").and_then(Value::as_str) {
+                Some("readonly") => true,
+                Some("default") => false,
+                _ => {
+                    return Err(ArangoError::with_message(
+                        HTTP_BAD_PARAMETER,
+                        "mode must be 'default' or 'readonly'",
+                    ))
+                }
+            };
+            mode.set_read_only(read_only);
+            tracing::warn!(
+                event = "server.mode_changed",
+                mode = mode.name(),
+                user = req.user.name(),
+                "server operation mode changed"
+            );
+            Ok(reply(mode))
+        }
+        _ => Err(method_not_allowed()),
+    }
+}
+
+fn reply(mode: &ServerMode) -> ApiResponse {
+    ApiResponse::json(
+        200,
+        &json!({"error": false, "code": 200, "mode": mode.name()}),
+    )
+}
