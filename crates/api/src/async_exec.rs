@@ -1,0 +1,174 @@
+//! Asynchronous execution (`reference/arangodb-http-api.md` §6): the pipeline step that turns
+//! a request with `x-arango-async: true|store` into a queued job, the worker pool that runs
+//! jobs, and the drain at shutdown.
+//!
+//! What it is: [`mode`] (reads the header; only the exact values `true` and `store` count),
+//! [`submit`] (queues the checked request and answers 202, with `x-arango-async-id` for
+//! `store`), the workers (a fixed number of tokio tasks, one fewer than the runtime's worker
+//! threads and at least one, each running one job at a time through [`Api::execute`], the
+//! same router and handlers a synchronous request uses), [`cancelled`] (lets a handler notice
+//! that its job was cancelled while running), and [`drain`].
+//!
+//! What it is not: the job table (`crate::job::store`) or the `/_api/job` endpoints.
+//!
+//! Invariants: a job holds its [`Admission`] from the moment it is queued until it finishes
+//! or is cancelled, so queued jobs and requests in flight share the one bound of
+//! `--server.maximal-queue-size` (503/21003 when it is reached); jobs never use more than
+//! `workers` runtime threads at once, so synchronous requests always have a thread; a job
+//! runs to its end once started (a write is never cut in half: only handlers that wait, such
+//! as `/_admin/sleep`, react to a cancel).
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::HeaderMap;
+use quince_errors::{ArangoError, REQUEST_CANCELED, SHUTTING_DOWN};
+
+use crate::error::error_response;
+use crate::job::store::{CancelFlag, JobStore};
+use crate::pipeline::{Admission, Api, Routed};
+use crate::response::{ApiResponse, ApiResult};
+
+/// The job table of the API.
+pub(crate) type Jobs = JobStore<Work>;
+
+/// The header that asks for asynchronous execution.
+const ASYNC_HEADER: &str = "x-arango-async";
+
+/// The header that carries a stored job's id.
+pub(crate) const ASYNC_ID_HEADER: &str = "x-arango-async-id";
+
+/// How many job ids one log line lists when shutdown drops queued jobs.
+const LOGGED_IDS_PER_LINE: usize = 1000;
+
+/// The two asynchronous modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// `x-arango-async: true`: the result is discarded.
+    FireAndForget,
+    /// `x-arango-async: store`: the result is kept for `PUT /_api/job/{id}`.
+    Store,
+}
+
+/// What a queued job carries: the request and its unit of the queue bound.
+pub(crate) struct Work {
+    routed: Routed,
+    /// None only for job-management requests, which are outside the bound.
+    _admission: Option<Admission>,
+}
+
+tokio::task_local! {
+    /// The cancel flag of the job the current task runs.
+    static CANCEL: Arc<CancelFlag>;
+}
+
+/// The asynchronous mode a request asks for, if any; other values mean synchronous.
+pub(crate) fn mode(headers: &HeaderMap) -> Option<Mode> {
+    match headers.get(ASYNC_HEADER)?.as_bytes() {
+        b"true" => Some(Mode::FireAndForget),
+        b"store" => Some(Mode::Store),
+        _ => None,
+    }
+}
+
+/// Queues a checked request as a job and answers 202.
+pub(crate) fn submit(
+    api: &Api,
+    routed: Routed,
+    mode: Mode,
+    admission: Option<Admission>,
+) -> ApiResult {
+    start_workers(api);
+    let work = Work {
+        routed,
+        _admission: admission,
+    };
+    let Some(id) = api.jobs().submit(work, mode == Mode::Store) else {
+        return Err(ArangoError::new(SHUTTING_DOWN));
+    };
+    let reply = ApiResponse::with_content_type(202, "text/plain; charset=utf-8", Bytes::new());
+    Ok(match mode {
+        Mode::FireAndForget => reply,
+        Mode::Store => reply.with_header(
+            http::HeaderName::from_static(ASYNC_ID_HEADER),
+            &id.to_string(),
+        ),
+    })
+}
+
+/// The reply a job cancelled before it ran leaves behind (410, errorNum 21).
+pub(crate) fn cancelled_reply() -> ApiResponse {
+    error_response(&ArangoError::new(REQUEST_CANCELED))
+}
+
+/// Completes when the job the current task runs is cancelled; never, outside a job.
+pub(crate) async fn cancelled() {
+    match CANCEL.try_with(Arc::clone) {
+        Ok(flag) => flag.cancelled().await,
+        Err(_) => std::future::pending().await,
+    }
+}
+
+/// Starts the workers on the first asynchronous request (there is a runtime then).
+fn start_workers(api: &Api) {
+    api.job_workers(|| {
+        let threads = tokio::runtime::Handle::current().metrics().num_workers();
+        let workers = threads.saturating_sub(1).max(1);
+        for _ in 0..workers {
+            tokio::spawn(worker(api.weak(), api.jobs().clone()));
+        }
+        tracing::debug!(event = "jobs.workers_started", workers);
+        workers
+    });
+}
+
+/// One worker: takes jobs in order and runs each to its end.
+async fn worker(api: Weak<Api>, jobs: Arc<Jobs>) {
+    while let Some(taken) = jobs.next().await {
+        let Some(api) = api.upgrade() else {
+            break;
+        };
+        let Work { routed, _admission } = taken.work;
+        let reply = CANCEL.scope(taken.cancel, api.execute(routed)).await;
+        drop(_admission);
+        jobs.finish(taken.id, reply);
+    }
+}
+
+/// Shutdown: stops taking jobs, lets queued ones run within `timeout`, then drops the rest
+/// (logged with their ids) and waits up to `timeout` more for the running ones, which are
+/// told to cancel.
+pub(crate) async fn drain(api: &Api, timeout: Duration) {
+    let jobs = api.jobs();
+    jobs.close();
+    let (queued, running) = jobs.pending();
+    if (queued, running) == (0, 0) {
+        return;
+    }
+    tracing::info!(event = "jobs.draining", queued, running);
+    if tokio::time::timeout(timeout, jobs.idle()).await.is_ok() {
+        tracing::info!(event = "jobs.drained", "every queued job ran");
+        return;
+    }
+    let dropped = jobs.abandon_queued();
+    for (part, chunk) in dropped.chunks(LOGGED_IDS_PER_LINE).enumerate() {
+        let ids: Vec<String> = chunk.iter().map(u64::to_string).collect();
+        tracing::warn!(
+            event = "jobs.dropped",
+            count = dropped.len(),
+            part,
+            ids = %ids.join(","),
+            "queued jobs were not run before shutdown (none of them was started)"
+        );
+    }
+    jobs.cancel_running();
+    if tokio::time::timeout(timeout, jobs.idle()).await.is_err() {
+        let (_, running) = jobs.pending();
+        tracing::error!(
+            event = "jobs.still_running",
+            running,
+            "jobs still running at shutdown"
+        );
+    }
+}
