@@ -7,8 +7,11 @@
 //! (1229) or taken (1207) and owns the files.
 //!
 //! Invariants: list, create and drop run only in `_system` (403/1230 elsewhere); creating and
-//! dropping touch the file system and fsync, so they run on the blocking pool, never on an
-//! async worker thread.
+//! dropping need `rw` on `_system` (403/11) and a writable server (403/1004); users listed on
+//! create are created when missing and get `rw` on the new database; a dropped database's
+//! grants are forgotten, so a new database of the same name starts with nobody's old
+//! permissions; creating and dropping touch the file system and fsync, so they run on the
+//! blocking pool, never on an async worker thread.
 
 use http::Method;
 use quince_errors::{
@@ -27,7 +30,7 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
     let suffix: Vec<&str> = req.suffix.iter().map(String::as_str).collect();
     match (&req.method, suffix.as_slice()) {
         (&Method::GET, []) => list(api, &req),
-        (&Method::GET, ["user"]) => list_accessible(api),
+        (&Method::GET, ["user"]) => list_accessible(api, &req),
         (&Method::GET, ["current"]) => Ok(current(&req)),
         (&Method::POST, []) => create(api, &req).await,
         (&Method::DELETE, [name]) => drop(api, &req, name).await,
@@ -58,9 +61,15 @@ fn list(api: &Api, req: &ApiRequest) -> ApiResult {
     Ok(envelope(200, json!(api.catalog().database_names())))
 }
 
-/// `GET /_api/database/user`: the databases the caller may use; root may use all of them.
-fn list_accessible(api: &Api) -> ApiResult {
-    Ok(envelope(200, json!(api.catalog().database_names())))
+/// `GET /_api/database/user`: the databases the caller may use (a level other than `none`).
+fn list_accessible(api: &Api, req: &ApiRequest) -> ApiResult {
+    let names: Vec<String> = api
+        .catalog()
+        .database_names()
+        .into_iter()
+        .filter(|name| req.user.level_on(name).can_read())
+        .collect();
+    Ok(envelope(200, json!(names)))
 }
 
 /// `GET /_api/database/current`.
@@ -80,6 +89,8 @@ fn current(req: &ApiRequest) -> ApiResponse {
 /// `POST /_api/database` with `{name, options?, users?}`.
 async fn create(api: &Api, req: &ApiRequest) -> ApiResult {
     require_system(req)?;
+    req.require_admin()?;
+    req.user.check_writable()?;
     let body = req.required_json_body()?;
     let Some(fields) = body.as_object() else {
         return Err(bad_parameter("expecting a JSON object as body"));
@@ -91,28 +102,55 @@ async fn create(api: &Api, req: &ApiRequest) -> ApiResult {
         None | Some(Value::Null | Value::Object(_)) => {}
         Some(_) => return Err(bad_parameter("invalid database options")),
     }
-    // User accounts are a later issue: a valid `users` list is accepted and ignored, since
-    // root (the only user) has access to every database anyway.
     validate_users(fields.get("users"))?;
+    let users = listed_users(fields.get("users"))?;
     let catalog = api.catalog().clone();
     let name = name.to_string();
-    tokio::task::spawn_blocking(move || catalog.create_database(&name))
+    let created = name.clone();
+    tokio::task::spawn_blocking(move || catalog.create_database(&created))
         .await
         .map_err(|e| {
             ArangoError::with_message(INTERNAL, format!("database creation failed: {e}"))
         })??;
+    crate::user::grant_database_users(api, &name, users).await?;
     Ok(envelope(201, Value::Bool(true)))
 }
 
 /// `DELETE /_api/database/{name}`.
 async fn drop(api: &Api, req: &ApiRequest, name: &str) -> ApiResult {
     require_system(req)?;
+    req.require_admin()?;
+    req.user.check_writable()?;
     let catalog = api.catalog().clone();
+    let users = std::sync::Arc::clone(api.users_handle());
     let name = name.to_string();
-    tokio::task::spawn_blocking(move || catalog.drop_database(&name))
-        .await
-        .map_err(|e| ArangoError::with_message(INTERNAL, format!("database drop failed: {e}")))??;
+    tokio::task::spawn_blocking(move || {
+        catalog.drop_database(&name)?;
+        users.forget_database(&name)
+    })
+    .await
+    .map_err(|e| ArangoError::with_message(INTERNAL, format!("database drop failed: {e}")))??;
     Ok(envelope(200, Value::Bool(true)))
+}
+
+/// The accounts of a `users` list (already checked by [`validate_users`]): names are checked
+/// before the database exists (1700), passwords default to empty, `active` to true.
+fn listed_users(users: Option<&Value>) -> Result<Vec<quince_auth::NewUser>> {
+    let Some(Value::Array(list)) = users else {
+        return Ok(Vec::new());
+    };
+    list.iter()
+        .map(|user| {
+            let name = user["username"].as_str().unwrap_or_default().to_owned();
+            quince_auth::check_name(&name)?;
+            Ok(quince_auth::NewUser {
+                name,
+                password: user["passwd"].as_str().unwrap_or_default().to_owned(),
+                active: user["active"].as_bool().unwrap_or(true),
+                extra: user["extra"].as_object().cloned().unwrap_or_default(),
+            })
+        })
+        .collect()
 }
 
 /// Checks the shape of `users`: an array of objects with a string `username`, and optional

@@ -12,7 +12,8 @@
 //! Layout: `pipeline` (the order of checks and the headers of every reply), `path` (the
 //! `/_db/{name}/` prefix and percent-decoding), `auth` (Basic and JWT), `body` (size bound and
 //! decompression), `router` (prefix table), `database` (`/_api/database`), `open_auth`
-//! (`/_open/auth`), `admin` (version, engine, status, echo, metrics…), `metrics` (counters),
+//! (`/_open/auth`), `permission` (who the caller is, what they may do), `user`
+//! (`/_api/user`), `token` (`/_api/token`), `server_mode` (`/_admin/server/mode`), `admin` (version, engine, status, echo, metrics…), `metrics` (counters),
 //! `limits` (bounds and defaults); `document` and `collection` are the document and
 //! collection families.
 //!
@@ -21,6 +22,7 @@
 
 pub mod error;
 pub mod limits;
+pub mod permission;
 pub mod request;
 pub mod response;
 
@@ -35,6 +37,9 @@ mod open_auth;
 mod path;
 mod pipeline;
 mod router;
+mod server_mode;
+mod token;
+mod user;
 
 pub use pipeline::{Api, ApiConfig, Peer, Received};
 pub use request::ApiRequest;

@@ -40,6 +40,8 @@ pub struct Metrics {
     latency_buckets: [AtomicU64; LATENCY_BOUNDS_SECS.len() + 1],
     /// Sum of all latencies, in microseconds.
     latency_sum_micros: AtomicU64,
+    /// Credentials that did not check out (Basic, tokens, `/_open/auth`).
+    auth_failures: AtomicU64,
 }
 
 impl Default for Metrics {
@@ -48,6 +50,7 @@ impl Default for Metrics {
             requests: std::array::from_fn(|_| std::array::from_fn(|_| AtomicU64::new(0))),
             latency_buckets: std::array::from_fn(|_| AtomicU64::new(0)),
             latency_sum_micros: AtomicU64::new(0),
+            auth_failures: AtomicU64::new(0),
         }
     }
 }
@@ -66,6 +69,11 @@ impl Metrics {
         self.latency_buckets[bucket].fetch_add(1, Ordering::Relaxed);
         let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
         self.latency_sum_micros.fetch_add(micros, Ordering::Relaxed);
+    }
+
+    /// Counts one failed authentication.
+    pub fn record_auth_failure(&self) {
+        self.auth_failures.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The Prometheus text of every metric.
@@ -109,6 +117,11 @@ impl Metrics {
                 "quince_compactions_total",
                 "Datafile compactions since start.",
                 stats.compactions,
+            ),
+            (
+                "quince_auth_failures_total",
+                "Failed authentications (wrong password, bad token, unknown user) since start.",
+                self.auth_failures.load(Ordering::Relaxed),
             ),
         ];
         for (name, help, value) in counters {

@@ -28,13 +28,16 @@ use http::header::{HeaderValue, CONNECTION, WWW_AUTHENTICATE};
 use http::{HeaderName, Method, Request, Response, Version};
 use http_body_util::Full;
 use hyper::body::Body;
+use quince_auth::Users;
 use quince_db::Catalog;
 use quince_errors::{
     ArangoError, FORBIDDEN, HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, HTTP_REQUEST_URI_TOO_LONG,
     INTERNAL, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, SHUTTING_DOWN,
 };
 
-use crate::auth::{Authenticator, Caller, ROOT_USER};
+use crate::auth::{self, Authenticator};
+use crate::permission::{self, Caller};
+use crate::server_mode::ServerMode;
 use crate::error::error_response;
 use crate::metrics::Metrics;
 use crate::path::{parse_target, Target};
@@ -49,8 +52,15 @@ pub struct ApiConfig {
     pub authentication: bool,
     /// Root's password.
     pub root_password: String,
-    /// The HS256 secret for tokens (`--server.jwt-secret-keyfile`, or random).
+    /// The HS256 secret that signs tokens (`--server.jwt-secret-keyfile`, the first file of
+    /// `--server.jwt-secret-folder`, or random when empty).
     pub jwt_secret: Vec<u8>,
+    /// Further secrets that verify tokens but do not sign them (the other files of
+    /// `--server.jwt-secret-folder`), for rotation.
+    pub jwt_passive_secrets: Vec<Vec<u8>>,
+    /// `--server.authentication-system-only`: when true, only paths starting with `/_` need
+    /// credentials.
+    pub authentication_system_only: bool,
     /// `--http.max-body-size`, applied before and after decompression.
     pub body_size_max: usize,
     /// `--http.max-json-depth`.
@@ -66,6 +76,8 @@ impl Default for ApiConfig {
     fn default() -> Self {
         ApiConfig {
             authentication: true,
+            jwt_passive_secrets: Vec::new(),
+            authentication_system_only: true,
             root_password: String::new(),
             jwt_secret: Vec::new(),
             body_size_max: limits::BODY_SIZE_MAX_DEFAULT,
@@ -97,6 +109,10 @@ pub struct Api {
     config: ApiConfig,
     /// Checks credentials, issues tokens.
     auth: Authenticator,
+    /// Every user account.
+    users: Arc<Users>,
+    /// `default` or `readonly` (`/_admin/server/mode`).
+    mode: ServerMode,
     /// Request counters for `/_admin/metrics`.
     metrics: Metrics,
     /// Set once shutdown begins: new requests get 503.
@@ -125,22 +141,39 @@ struct Timing {
 }
 
 impl Api {
-    /// An API over this catalog.
+    /// An API over this catalog; panics when the user accounts cannot be opened (tests; the
+    /// server uses [`Api::open`]).
     pub fn new(catalog: Arc<Catalog>, config: ApiConfig) -> Arc<Api> {
+        Api::open(catalog, config).expect("the user accounts open")
+    }
+
+    /// An API over this catalog: opens the user accounts in `_system/_users`, creating root
+    /// with `config.root_password` on first start.
+    pub fn open(catalog: Arc<Catalog>, config: ApiConfig) -> Result<Arc<Api>, ArangoError> {
         assert!(
             config.queue_size_max > 0,
             "the request queue must hold at least one request"
         );
-        let auth = Authenticator::new(&config.root_password, &config.jwt_secret);
-        Arc::new(Api {
+        let users = Arc::new(Users::open(&catalog, &config.root_password)?);
+        let mut secrets = vec![config.jwt_secret.clone()];
+        if secrets[0].is_empty() {
+            let mut random = vec![0u8; 32];
+            rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut random);
+            secrets[0] = random;
+        }
+        secrets.extend(config.jwt_passive_secrets.iter().cloned());
+        let auth = Authenticator::new(&secrets);
+        Ok(Arc::new(Api {
             catalog,
             config,
             auth,
+            users,
+            mode: ServerMode::default(),
             metrics: Metrics::default(),
             stopping: AtomicBool::new(false),
             in_flight: AtomicUsize::new(0),
             started: Instant::now(),
-        })
+        }))
     }
 
     /// Marks the server as stopping: from now on requests get 503 (errorNum 30).
@@ -165,6 +198,19 @@ impl Api {
 
     pub(crate) fn authenticator(&self) -> &Authenticator {
         &self.auth
+    }
+
+    /// Every user account.
+    pub fn users(&self) -> &Users {
+        &self.users
+    }
+
+    pub(crate) fn users_handle(&self) -> &Arc<Users> {
+        &self.users
+    }
+
+    pub(crate) fn server_mode(&self) -> &ServerMode {
+        &self.mode
     }
 
     pub(crate) fn metrics(&self) -> &Metrics {
@@ -241,24 +287,17 @@ impl Api {
             segments,
             query,
         } = parse_target(raw_target)?;
-        let caller = if self.config.authentication {
-            self.auth
-                .check(parts.headers.get(http::header::AUTHORIZATION))
-        } else {
-            Caller::Root
+        let open = router::is_open_path(&segments)
+            || (self.config.authentication_system_only
+                && !segments.first().is_some_and(|s| s.starts_with('_')));
+        let caller = match auth::authenticate(self, &parts.headers, &parts.extensions).await {
+            Some(caller) => caller,
+            None if open => Caller::nobody(),
+            None => return Err(unauthorized()),
         };
-        let open = router::is_open_path(&segments);
-        let Some(database) = self.catalog.database(&database) else {
-            // Only root (or an open path) may learn that a database does not exist.
-            return Err(if caller == Caller::Root || open {
-                ArangoError::new(quince_errors::ARANGO_DATABASE_NOT_FOUND)
-            } else {
-                unauthorized()
-            });
-        };
-        if caller != Caller::Root && !open {
-            return Err(unauthorized());
-        }
+        let caller = caller.in_read_only_mode(self.mode.is_read_only());
+        let database =
+            permission::admit_database(&self.catalog, &caller, &database, &segments, open)?;
         check_queue_time(&parts.headers, timing.received.elapsed())?;
         let _in_flight = self.admit()?;
         body::check_declared_length(&parts.headers, self.config.body_size_max)?;
@@ -272,11 +311,7 @@ impl Api {
             query,
             headers: parts.headers,
             body,
-            user: if caller == Caller::Root {
-                ROOT_USER.to_string()
-            } else {
-                String::new()
-            },
+            user: caller,
             json_depth_max: self.config.json_depth_max,
         };
         timing.queued = Some(timing.received.elapsed());

@@ -9,6 +9,8 @@ use quince_db::Database;
 use quince_errors::{ArangoError, Result};
 use serde_json::Value;
 
+use crate::permission::Caller;
+
 /// One request, ready for a handler.
 pub struct ApiRequest {
     /// The HTTP method.
@@ -26,8 +28,9 @@ pub struct ApiRequest {
     pub headers: HeaderMap,
     /// The body, decompressed and within the configured bound.
     pub body: Bytes,
-    /// The authenticated user (`root` for now; empty when authentication is off... `root`).
-    pub user: String,
+    /// Who sent the request and what they may do (see [`crate::permission`]: handlers check
+    /// with [`ApiRequest::require`] and its siblings).
+    pub user: Caller,
     /// The JSON nesting bound for bodies.
     pub json_depth_max: usize,
 }

@@ -36,6 +36,9 @@ pub(crate) enum Route {
     Metrics,
     OpenAuth,
     OpenAuthRenew,
+    User,
+    Token,
+    ServerMode,
 }
 
 /// One row of the routing table.
@@ -83,7 +86,30 @@ const ROUTES: &[Entry] = &[
     exact(&["_admin", "metrics"], Route::Metrics),
     exact(&["_open", "auth", "renew"], Route::OpenAuthRenew),
     exact(&["_open", "auth"], Route::OpenAuth),
+    family(&["_api", "user"], Route::User),
+    family(&["_api", "token"], Route::Token),
+    exact(&["_admin", "server", "mode"], Route::ServerMode),
 ];
+
+impl Route {
+    /// True for the families that check the caller's levels themselves, per collection or
+    /// per account (`crate::permission`); every other family gets the coarse check of
+    /// [`crate::permission::require_for_method`].
+    fn checks_permissions(self) -> bool {
+        matches!(
+            self,
+            Route::Document
+                | Route::Collection
+                | Route::Database
+                | Route::OpenAuth
+                | Route::OpenAuthRenew
+                | Route::User
+                | Route::Token
+                | Route::ServerMode
+                | Route::Echo
+        )
+    }
+}
 
 /// The route of a path and the length of its prefix, if any.
 pub(crate) fn resolve(segments: &[String]) -> Option<(Route, usize)> {
@@ -129,6 +155,11 @@ pub(crate) async fn dispatch(
         return Err(unknown_path(&req.path));
     };
     req.suffix = segments.split_off(prefix_len);
+    if !route.checks_permissions() {
+        // Deny by default: a family that does not check levels itself may change the
+        // database only with `rw` on it (reads passed the pipeline's `none` check).
+        crate::permission::require_for_method(&req)?;
+    }
     match route {
         Route::Document => crate::document::handle(req).await,
         Route::Collection => crate::collection::handle(req).await,
@@ -136,15 +167,18 @@ pub(crate) async fn dispatch(
         Route::Database => database::handle(api, req).await,
         Route::Version => admin::server::version(&req),
         Route::Engine => admin::server::engine(&req),
-        Route::ServerRole => admin::server::role(&req),
-        Route::Availability => admin::server::availability(&req),
+        Route::ServerRole => admin::server::role(api, &req),
+        Route::Availability => admin::server::availability(api, &req),
         Route::Status => admin::status::status(api, &req),
         Route::Time => admin::server::time(&req),
         Route::Echo => admin::echo::echo(api, &req, uri, extensions),
         Route::License => admin::server::license(&req),
         Route::Metrics => admin::server::metrics(api, &req),
-        Route::OpenAuth => open_auth::login(api, &req),
+        Route::OpenAuth => open_auth::login(api, &req, extensions).await,
         Route::OpenAuthRenew => open_auth::renew(api, &req),
+        Route::User => crate::user::handle(api, req).await,
+        Route::Token => crate::token::handle(api, req).await,
+        Route::ServerMode => crate::server_mode::handle(api, &req),
     }
 }
 

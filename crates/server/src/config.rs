@@ -113,9 +113,31 @@ pub struct ServeArgs {
     )]
     pub authentication: bool,
 
-    /// A file holding the HS256 secret for tokens; a random secret when absent.
-    #[arg(long = "server.jwt-secret-keyfile", value_name = "FILE")]
+    /// When true, only paths starting with `/_` need credentials (ArangoDB's default).
+    #[arg(
+        long = "server.authentication-system-only",
+        value_name = "BOOL",
+        default_value = "true",
+        value_parser = parse_bool,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true"
+    )]
+    pub authentication_system_only: bool,
+
+    /// A file holding the HS256 secret for tokens; a random secret when neither this nor
+    /// `--server.jwt-secret-folder` is given.
+    #[arg(
+        long = "server.jwt-secret-keyfile",
+        value_name = "FILE",
+        conflicts_with = "jwt_secret_folder"
+    )]
     pub jwt_secret_keyfile: Option<PathBuf>,
+
+    /// A folder of HS256 secret files, for rotation: the first file (by name) signs tokens,
+    /// every file verifies them.
+    #[arg(long = "server.jwt-secret-folder", value_name = "DIR")]
+    pub jwt_secret_folder: Option<PathBuf>,
 
     /// Requests queued or in flight at once; more get 503 (errorNum 21003).
     #[arg(
@@ -294,6 +316,41 @@ pub fn endpoint_address(endpoint: &str) -> Result<String, String> {
     })
 }
 
+/// The most secret files `--server.jwt-secret-folder` may hold.
+pub const JWT_SECRET_FILES_MAX: usize = 64;
+
+/// The token secrets: the keyfile's, or every file's of the folder sorted by name (the first
+/// signs); none when neither is given.
+pub fn read_jwt_secrets(
+    keyfile: Option<&Path>,
+    folder: Option<&Path>,
+) -> Result<Vec<Vec<u8>>, String> {
+    if let Some(path) = keyfile {
+        return Ok(vec![read_jwt_secret(path)?]);
+    }
+    let Some(dir) = folder else {
+        return Ok(Vec::new());
+    };
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read JWT secret folder {}: {e}", dir.display()))?;
+    let mut files = Vec::new();
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| format!("cannot read JWT secret folder {}: {e}", dir.display()))?;
+        if entry.file_type().map(|t| t.is_file()).unwrap_or(false) {
+            files.push(entry.path());
+        }
+    }
+    files.sort();
+    if files.is_empty() || files.len() > JWT_SECRET_FILES_MAX {
+        return Err(format!(
+            "JWT secret folder {} must hold 1 to {JWT_SECRET_FILES_MAX} secret files",
+            dir.display()
+        ));
+    }
+    files.iter().map(|path| read_jwt_secret(path)).collect()
+}
+
 /// Reads the JWT secret from a keyfile, without its trailing newline.
 pub fn read_jwt_secret(path: &Path) -> Result<Vec<u8>, String> {
     let text = std::fs::read(path)
@@ -462,6 +519,29 @@ mod tests {
         assert!(endpoint_address("ssl://127.0.0.1:8529").is_err());
         assert!(endpoint_address("127.0.0.1:8529").is_err());
         assert!(endpoint_address("tcp://").is_err());
+    }
+
+    #[test]
+    fn jwt_folder_secrets_are_sorted_by_file_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b-old"), "old\n").unwrap();
+        std::fs::write(dir.path().join("a-new"), "new").unwrap();
+        let secrets = read_jwt_secrets(None, Some(dir.path())).unwrap();
+        assert_eq!(secrets, vec![b"new".to_vec(), b"old".to_vec()]);
+        assert!(read_jwt_secrets(None, None).unwrap().is_empty());
+        let empty = tempfile::tempdir().unwrap();
+        assert!(read_jwt_secrets(None, Some(empty.path())).is_err());
+        assert!(read_jwt_secrets(None, Some(&dir.path().join("missing"))).is_err());
+        assert!(parse(&[
+            "--server.jwt-secret-keyfile",
+            "k",
+            "--server.jwt-secret-folder",
+            "d"
+        ])
+        .is_err());
+        let a = parse(&["--server.authentication-system-only", "false"]).unwrap();
+        assert!(!a.authentication_system_only);
+        assert!(parse(&[]).unwrap().authentication_system_only);
     }
 
     #[test]

@@ -27,7 +27,7 @@ use rand::RngCore;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
-use crate::config::{endpoint_address, read_jwt_secret, ServeArgs};
+use crate::config::{endpoint_address, read_jwt_secrets, ServeArgs};
 use crate::{listener, shutdown};
 
 /// How long shutdown waits for open connections to finish their requests.
@@ -48,14 +48,16 @@ pub fn run(args: ServeArgs) -> ExitCode {
 
 fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
     let password = root_password(&args);
-    let jwt_secret = match &args.jwt_secret_keyfile {
-        Some(path) => read_jwt_secret(path).map_err(|e| anyhow!(e))?,
-        None => {
-            let mut secret = vec![0u8; 32];
-            rand::thread_rng().fill_bytes(&mut secret);
-            secret
-        }
-    };
+    let mut jwt_secrets = read_jwt_secrets(
+        args.jwt_secret_keyfile.as_deref(),
+        args.jwt_secret_folder.as_deref(),
+    )
+    .map_err(|e| anyhow!(e))?;
+    if jwt_secrets.is_empty() {
+        let mut secret = vec![0u8; 32];
+        rand::thread_rng().fill_bytes(&mut secret);
+        jwt_secrets.push(secret);
+    }
     let address = endpoint_address(&args.endpoint).map_err(|e| anyhow!(e))?;
     let socket_address = address
         .to_socket_addrs()
@@ -90,7 +92,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         catalog.clone(),
         socket_address,
         password,
-        jwt_secret,
+        jwt_secrets,
     ));
     // Connections that outlived the drain are abandoned here; the catalog closes regardless.
     runtime.shutdown_timeout(Duration::from_secs(1));
@@ -106,7 +108,7 @@ async fn serve(
     catalog: Arc<Catalog>,
     socket_address: std::net::SocketAddr,
     root_password: String,
-    jwt_secret: Vec<u8>,
+    mut jwt_secrets: Vec<Vec<u8>>,
 ) -> anyhow::Result<()> {
     let listener = TcpListener::bind(socket_address)
         .await
@@ -115,18 +117,22 @@ async fn serve(
         .local_addr()
         .context("cannot read the bound address")?;
     let endpoint = format!("http://{local}");
-    let api = Api::new(
+    let jwt_secret = jwt_secrets.remove(0);
+    let api = Api::open(
         catalog,
         ApiConfig {
             authentication: args.authentication,
+            authentication_system_only: args.authentication_system_only,
             root_password,
             jwt_secret,
+            jwt_passive_secrets: jwt_secrets,
             body_size_max: usize::try_from(args.max_body_size).expect("bounded by the parser"),
             json_depth_max: usize::try_from(args.max_json_depth).expect("bounded by the parser"),
             queue_size_max: usize::try_from(args.queue_size).expect("bounded by the parser"),
             endpoint: endpoint.clone(),
         },
-    );
+    )
+    .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;
     let max_connections = usize::try_from(args.max_connections).expect("bounded by the parser");
     let connections = Arc::new(Semaphore::new(max_connections));
     let (stop_sender, stop) = watch::channel(false);

@@ -13,7 +13,6 @@
 use http::{Extensions, Uri};
 use serde_json::{json, Map, Value};
 
-use crate::auth::ROOT_USER;
 use crate::pipeline::{Api, Peer};
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
@@ -41,9 +40,9 @@ pub(crate) fn echo(api: &Api, req: &ApiRequest, uri: &Uri, extensions: &Extensio
         ),
     };
     let body = json!({
-        "authorized": !req.user.is_empty(),
-        "user": req.user,
-        "isAdminUser": req.user == ROOT_USER,
+        "authorized": req.user.is_authenticated(),
+        "user": req.user.name(),
+        "isAdminUser": req.user.is_admin(),
         "database": req.database.name(),
         "url": uri.path_and_query().map_or("/", |pq| pq.as_str()),
         "protocol": "http",

@@ -72,19 +72,21 @@ pub(crate) fn engine(req: &ApiRequest) -> ApiResult {
 }
 
 /// `GET /_admin/server/role`.
-pub(crate) fn role(req: &ApiRequest) -> ApiResult {
+pub(crate) fn role(api: &Api, req: &ApiRequest) -> ApiResult {
     only_get(req)?;
+    let mode = api.server_mode().name();
     Ok(ApiResponse::json(
         200,
-        &json!({"error": false, "code": 200, "role": "SINGLE", "mode": "default"}),
+        &json!({"error": false, "code": 200, "role": "SINGLE", "mode": mode}),
     ))
 }
 
 /// `GET /_admin/server/availability`: open to anyone; 503 once shutdown began (the pipeline
 /// answers that before any handler runs).
-pub(crate) fn availability(req: &ApiRequest) -> ApiResult {
+pub(crate) fn availability(api: &Api, req: &ApiRequest) -> ApiResult {
     only_get(req)?;
-    Ok(ApiResponse::json(200, &json!({"mode": "default"})))
+    let mode = api.server_mode().name();
+    Ok(ApiResponse::json(200, &json!({"mode": mode})))
 }
 
 /// `GET /_admin/time`.

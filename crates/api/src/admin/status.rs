@@ -37,7 +37,7 @@ pub(crate) fn status(api: &Api, req: &ApiRequest) -> ApiResult {
                 "role": "SINGLE",
                 "maintenance": false,
                 "writeOpsEnabled": !api.is_stopping(),
-                "readOnly": false,
+                "readOnly": api.server_mode().is_read_only(),
                 "address": api.config().endpoint,
             },
         }),

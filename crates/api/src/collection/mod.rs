@@ -23,6 +23,7 @@ use quince_db::Collection;
 use quince_errors::{ArangoError, Result};
 use serde_json::{json, Map, Value};
 
+use crate::permission::Access;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
 
@@ -36,9 +37,12 @@ pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
     match (suffix.as_slice(), &method) {
         ([], &Method::GET) => list(&req),
         ([], &Method::POST) => create(&req).await,
-        ([name], &Method::GET) => Ok(reply(render::basic_info(
-            &collection(&req, name)?.properties(),
-        ))),
+        ([name], &Method::GET) => {
+            req.require(Access::Read, name)?;
+            Ok(reply(render::basic_info(
+                &collection(&req, name)?.properties(),
+            )))
+        }
         ([name], &Method::DELETE) => drop_collection(&req, name).await,
         ([name], &Method::PUT) => {
             collection(&req, name)?;
@@ -103,6 +107,7 @@ fn list(req: &ApiRequest) -> ApiResult {
         .iter()
         .map(|c| c.properties())
         .filter(|p| !(exclude_system && p.is_system))
+        .filter(|p| req.can_read(&p.name))
         .map(|p| render::list_entry(&p))
         .collect();
     let mut object = render::success_head();
@@ -112,6 +117,7 @@ fn list(req: &ApiRequest) -> ApiResult {
 
 /// `POST /_api/collection`: 200 and the new collection's properties.
 async fn create(req: &ApiRequest) -> ApiResult {
+    req.require_database(Access::Write)?;
     let request = body::create_request(req.required_json_body()?)?;
     let database = Arc::clone(&req.database);
     let created = blocking(move || database.create_collection(request)).await?;
@@ -120,6 +126,8 @@ async fn create(req: &ApiRequest) -> ApiResult {
 
 /// `DELETE /_api/collection/{name}[?isSystem=true]`: 200 and the dropped collection's id.
 async fn drop_collection(req: &ApiRequest, name: &str) -> ApiResult {
+    req.require_database(Access::Write)?;
+    req.require(Access::Write, name)?;
     let name = collection(req, name)?.name();
     let is_system = req.bool_param("isSystem", false);
     let database = Arc::clone(&req.database);
@@ -131,6 +139,7 @@ async fn drop_collection(req: &ApiRequest, name: &str) -> ApiResult {
 
 /// `GET /_api/collection/{name}/{resource}`.
 async fn read_resource(req: &ApiRequest, name: &str, resource: &str) -> ApiResult {
+    req.require(Access::Read, name)?;
     let c = collection(req, name)?;
     let object = match resource {
         "properties" => render::properties(&c.properties()),
@@ -182,6 +191,7 @@ async fn read_resource(req: &ApiRequest, name: &str, resource: &str) -> ApiResul
 
 /// `PUT /_api/collection/{name}/{action}`.
 async fn change(req: &ApiRequest, name: &str, action: &str) -> ApiResult {
+    req.require(action_access(action), name)?;
     let c = collection(req, name)?;
     let object = match action {
         "properties" => {
@@ -205,6 +215,7 @@ async fn change(req: &ApiRequest, name: &str, action: &str) -> ApiResult {
             render::basic_info(&c.properties())
         }
         "rename" => {
+            req.require_database(Access::Write)?;
             let new_name = body::new_name(req.required_json_body()?)?;
             let database = Arc::clone(&req.database);
             let old_name = c.name();
@@ -245,6 +256,15 @@ async fn change(req: &ApiRequest, name: &str, action: &str) -> ApiResult {
         }
     };
     Ok(reply(object))
+}
+
+/// What an action of `PUT /_api/collection/{name}/{action}` does to the collection: the
+/// ones that only report or warm caches read; the others write.
+fn action_access(action: &str) -> Access {
+    match action {
+        "load" | "unload" | "loadIndexesIntoMemory" | "responsibleShard" => Access::Read,
+        _ => Access::Write,
+    }
 }
 
 /// 501 for the cluster-only resources, as a single ArangoDB server answers.

@@ -30,6 +30,7 @@ pub(super) async fn insert(
     collection_name: &str,
     items: Vec<Value>,
 ) -> ApiResult {
+    req.require(crate::permission::Access::Write, collection_name)?;
     let options = params::write_options(req, WriteKind::Insert, false);
     let silent = params::silent(req);
     let count = items.len();
@@ -64,6 +65,7 @@ pub(super) async fn modify(
     items: Vec<Value>,
     kind: WriteKind,
 ) -> ApiResult {
+    req.require(crate::permission::Access::Write, collection_name)?;
     assert!(matches!(kind, WriteKind::Replace | WriteKind::Update));
     let options = params::write_options(req, kind, false);
     let silent = params::silent(req);
@@ -97,6 +99,7 @@ pub(super) async fn remove(
     collection_name: &str,
     selectors: Vec<Value>,
 ) -> ApiResult {
+    req.require(crate::permission::Access::Write, collection_name)?;
     let options = params::write_options(req, WriteKind::Remove, false);
     let silent = params::silent(req);
     run_writes(
@@ -120,6 +123,7 @@ pub(super) async fn remove(
 
 /// `PUT /_api/document/{coll}?onlyget`: read each selected document (200, documents inline).
 pub(super) fn read(req: &ApiRequest, collection_name: &str, selectors: Vec<Value>) -> ApiResult {
+    req.require(crate::permission::Access::Read, collection_name)?;
     let collection = collection(req, collection_name)?;
     let check_revs = !req.bool_param("ignoreRevs", true);
     let own_name = collection.name();

@@ -36,6 +36,7 @@ fn revision_mismatch(collection_name: &str, key: &str, current_rev: &str) -> Ara
 
 /// `GET /_api/document/{coll}/{key}`: the document as stored, with its `etag`.
 pub(super) fn read(req: &ApiRequest, collection_name: &str, key: &str) -> ApiResult {
+    req.require(crate::permission::Access::Read, collection_name)?;
     let collection = collection(req, collection_name)?;
     let document = collection.read(key)?;
     if let Some(expected) = params::if_match(req) {
@@ -52,6 +53,7 @@ pub(super) fn read(req: &ApiRequest, collection_name: &str, key: &str) -> ApiRes
 
 /// `HEAD /_api/document/{coll}/{key}`: GET's status and `etag`, never a body.
 pub(super) fn head(req: &ApiRequest, collection_name: &str, key: &str) -> ApiResult {
+    req.require(crate::permission::Access::Read, collection_name)?;
     let rev = match collection(req, collection_name).and_then(|c| c.read_rev(key)) {
         Ok(rev) => rev,
         Err(err) => return Ok(ApiResponse::empty(err.status)),
@@ -72,6 +74,7 @@ pub(super) async fn insert(
     collection_name: &str,
     document: Map<String, Value>,
 ) -> ApiResult {
+    req.require(crate::permission::Access::Write, collection_name)?;
     let collection = collection(req, collection_name)?;
     let options = params::write_options(req, WriteKind::Insert, true);
     let (outcome, durability) = collection.insert_deferred(Value::Object(document), &options)?;
@@ -92,6 +95,7 @@ pub(super) async fn modify(
     mut document: Map<String, Value>,
     kind: WriteKind,
 ) -> ApiResult {
+    req.require(crate::permission::Access::Write, collection_name)?;
     assert!(matches!(kind, WriteKind::Replace | WriteKind::Update));
     let collection = collection(req, collection_name)?;
     let options = params::write_options(req, kind, true);
@@ -117,6 +121,7 @@ pub(super) async fn modify(
 
 /// `DELETE /_api/document/{coll}/{key}`.
 pub(super) async fn remove(req: &ApiRequest, collection_name: &str, key: &str) -> ApiResult {
+    req.require(crate::permission::Access::Write, collection_name)?;
     let collection = collection(req, collection_name)?;
     let options = params::write_options(req, WriteKind::Remove, true);
     let (outcome, durability) = collection.remove_deferred(key, None, &options)?;

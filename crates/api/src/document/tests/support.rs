@@ -87,7 +87,7 @@ impl Fixture {
                 query: Vec::new(),
                 headers: HeaderMap::new(),
                 body: Bytes::new(),
-                user: "root".into(),
+                user: crate::permission::Caller::superuser(),
                 json_depth_max: quince_model::json::JSON_DEPTH_MAX_DEFAULT,
             },
         }
