@@ -184,7 +184,10 @@ impl ApiRequest {
         } else {
             collection.to_owned()
         };
-        if !allows(self.user.collection_level(self.database.name(), &name), access) {
+        if !allows(
+            self.user.collection_level(self.database.name(), &name),
+            access,
+        ) {
             return Err(forbidden());
         }
         if access == Access::Write {
@@ -278,7 +281,10 @@ mod tests {
 
     use super::*;
 
-    fn account(grants: &[(&str, Option<Level>, &[(&str, Level)])]) -> Arc<Account> {
+    /// One database's grants in a test: name, level, collection levels.
+    type Grant<'a> = (&'a str, Option<Level>, &'a [(&'a str, Level)]);
+
+    fn account(grants: &[Grant<'_>]) -> Arc<Account> {
         let grants = grants
             .iter()
             .map(|(db, level, collections)| {
@@ -336,7 +342,12 @@ mod tests {
         assert!(!ro.is_admin());
         let rw = Caller::user(account(&[("_system", Some(Level::ReadWrite), &[])]));
         assert!(rw.is_admin());
-        assert!(rw.clone().in_read_only_mode(true).check_writable().unwrap_err().is(ARANGO_READ_ONLY));
+        assert!(rw
+            .clone()
+            .in_read_only_mode(true)
+            .check_writable()
+            .unwrap_err()
+            .is(ARANGO_READ_ONLY));
         assert!(rw.check_writable().is_ok());
     }
 }

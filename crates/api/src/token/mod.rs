@@ -47,10 +47,20 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
                 ArangoError::with_message(quince_errors::HTTP_NOT_FOUND, "access token not found")
             })?;
             let user = name.to_owned();
-            on_blocking_pool(api.users_handle(), move |users| users.delete_token(&user, id))
-                .await?;
-            tracing::info!(event = "auth.token_revoked", user = name, id, by = req.user.name());
-            Ok(ApiResponse::json(200, &json!({"error": false, "code": 200})))
+            on_blocking_pool(api.users_handle(), move |users| {
+                users.delete_token(&user, id)
+            })
+            .await?;
+            tracing::info!(
+                event = "auth.token_revoked",
+                user = name,
+                id,
+                by = req.user.name()
+            );
+            Ok(ApiResponse::json(
+                200,
+                &json!({"error": false, "code": 200}),
+            ))
         }
         (_, [] | [_]) => Err(method_not_allowed()),
         _ => Err(unknown_path(&req.path)),

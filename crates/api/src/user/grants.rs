@@ -55,10 +55,7 @@ pub(super) async fn handle(api: &Api, req: &ApiRequest, name: &str, rest: &[&str
 }
 
 fn result(level: &str) -> ApiResponse {
-    ApiResponse::json(
-        200,
-        &json!({"error": false, "code": 200, "result": level}),
-    )
+    ApiResponse::json(200, &json!({"error": false, "code": 200, "result": level}))
 }
 
 /// The `grant` of a `PUT` body.
@@ -179,6 +176,9 @@ async fn set(
             body.insert("code".into(), json!(200));
             Ok(ApiResponse::json(200, &Value::Object(body)))
         }
-        None => Ok(ApiResponse::json(202, &json!({"error": false, "code": 202}))),
+        None => Ok(ApiResponse::json(
+            202,
+            &json!({"error": false, "code": 202}),
+        )),
     }
 }

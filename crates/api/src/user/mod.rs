@@ -81,7 +81,10 @@ where
         Ok(result) => result,
         // A panic in the change is a bug: let it surface as one.
         Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
-        Err(_) => Err(ArangoError::with_message(INTERNAL, "account change cancelled")),
+        Err(_) => Err(ArangoError::with_message(
+            INTERNAL,
+            "account change cancelled",
+        )),
     }
 }
 
@@ -161,8 +164,10 @@ async fn change(api: &Api, req: &ApiRequest, name: &str, replace: bool) -> ApiRe
         return Err(forbidden());
     }
     let target = name.to_owned();
-    let account =
-        on_blocking_pool(api.users_handle(), move |users| users.change(&target, change)).await?;
+    let account = on_blocking_pool(api.users_handle(), move |users| {
+        users.change(&target, change)
+    })
+    .await?;
     tracing::info!(event = "auth.user_changed", user = %account.name, by = req.user.name());
     Ok(account_reply(200, &account))
 }
@@ -173,8 +178,15 @@ async fn remove(api: &Api, req: &ApiRequest, name: &str) -> ApiResult {
     req.user.check_writable()?;
     let target = name.to_owned();
     on_blocking_pool(api.users_handle(), move |users| users.remove(&target)).await?;
-    tracing::info!(event = "auth.user_removed", user = name, by = req.user.name());
-    Ok(ApiResponse::json(202, &json!({"error": false, "code": 202})))
+    tracing::info!(
+        event = "auth.user_removed",
+        user = name,
+        by = req.user.name()
+    );
+    Ok(ApiResponse::json(
+        202,
+        &json!({"error": false, "code": 202}),
+    ))
 }
 
 fn bad_parameter(message: &'static str) -> ArangoError {
