@@ -1,0 +1,688 @@
+//! The test cases: which request the `g`-th operation of a thread sends.
+//!
+//! What it is: arangob/arangobench's workloads that use only the version, document,
+//! collection, import, batch (and, for `multi-collection`, transaction) APIs, each a pure
+//! function of the thread's operation counter, with arangob's URLs, keys (`testkey<g/period>`)
+//! and bodies (`bench-tools.md` §3); plus `docs1m`, the 1mDocsPerSec client's read/write
+//! interleave. `g` is the thread's offset ([`thread_offset`]) plus its own counter, so each
+//! thread works on its own key range.
+//!
+//! What it is not: the setup requests (dropping and creating collections, indexes, preloading)
+//! which live in [`crate::setup`], and the cases that need AQL (`aqlinsert`, `aqltrx`,
+//! `custom-query`, `stream-cursor`, ...): they are refused by name until the server has
+//! `/_api/cursor`.
+//!
+//! Invariants: the same `(thread, counter)` always gives the same request; bodies are compact
+//! JSON as arangob writes them.
+
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::http::request::{encode_segment, Method};
+
+/// The fixed string the shapes cases store (about 50 characters, as arangob).
+pub const SHAPES_VALUE: &str = "some bogus string value to fill up the datafile...";
+/// The value of every docs1m attribute: the 26-letter alphabet.
+pub const ALPHABET: &str = "abcdefghijklmnopqrstuvwxyz";
+
+/// What a case does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// `GET /_api/version`.
+    Version,
+    /// 1.0's `smalldoc`: `{"test":1}` inserts.
+    SmallDoc,
+    /// 1.0's `bigdoc`: 100 attributes per insert.
+    BigDoc,
+    /// Inserts of `complexity` string attributes, server-generated keys.
+    Document,
+    /// Creates one collection per operation.
+    Collection,
+    /// JSON-lines imports of `complexity` documents.
+    ImportDocument,
+    /// Insert, read, patch, read, remove.
+    Crud,
+    /// Insert, read, patch, read.
+    CrudAppend,
+    /// Insert, read.
+    CrudWriteRead,
+    /// Edge insert, read, patch, read.
+    Edge,
+    /// Insert, read, patch, read with an index of this type on `value`.
+    Indexed(&'static str),
+    /// Insert, read, remove with ever-changing attribute names.
+    Shapes,
+    /// Insert, read with ever-changing attribute names.
+    ShapesAppend,
+    /// Insert, read, remove with random attribute values.
+    RandomShapes,
+    /// A JavaScript transaction writing to two collections.
+    MultiCollection,
+    /// The 1mDocsPerSec client.
+    Docs1m,
+}
+
+/// A named test case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TestCase {
+    /// What it does.
+    pub kind: Kind,
+    name: &'static str,
+}
+
+/// Every case by name (aliases included), with a one-line description for `--help`.
+pub const CASES: &[(&str, Kind, &str)] = &[
+    ("version", Kind::Version, "GET /_api/version"),
+    (
+        "smalldoc",
+        Kind::SmallDoc,
+        "inserts {\"test\":1} (arangob 1.0)",
+    ),
+    (
+        "bigdoc",
+        Kind::BigDoc,
+        "inserts 100 string attributes (arangob 1.0)",
+    ),
+    (
+        "document",
+        Kind::Document,
+        "inserts <complexity> string attributes",
+    ),
+    (
+        "collection",
+        Kind::Collection,
+        "creates one collection per operation",
+    ),
+    (
+        "import-document",
+        Kind::ImportDocument,
+        "imports <complexity> documents per request",
+    ),
+    ("crud", Kind::Crud, "insert, get, patch, get, delete"),
+    ("crud-append", Kind::CrudAppend, "insert, get, patch, get"),
+    ("crud-write-read", Kind::CrudWriteRead, "insert, get"),
+    ("edge", Kind::Edge, "edge insert, get, patch, get"),
+    ("edge-crud", Kind::Edge, "alias of edge (3.12 name)"),
+    (
+        "hash",
+        Kind::Indexed("hash"),
+        "insert, get, patch, get with a hash index",
+    ),
+    (
+        "skiplist",
+        Kind::Indexed("skiplist"),
+        "same with a skiplist index",
+    ),
+    (
+        "persistent-index",
+        Kind::Indexed("persistent"),
+        "same with a persistent index (3.12)",
+    ),
+    (
+        "shapes",
+        Kind::Shapes,
+        "insert, get, delete; changing attribute names",
+    ),
+    (
+        "shapes-append",
+        Kind::ShapesAppend,
+        "insert, get; changing attribute names",
+    ),
+    (
+        "random-shapes",
+        Kind::RandomShapes,
+        "insert, get, delete; random values",
+    ),
+    (
+        "multi-collection",
+        Kind::MultiCollection,
+        "JS transaction saving into two collections",
+    ),
+    (
+        "docs1m",
+        Kind::Docs1m,
+        "1mDocsPerSec read/write interleave over preloaded documents",
+    ),
+];
+
+/// Cases arangobench has that need AQL or a cursor, not available yet.
+const NEEDS_AQL: &[&str] = &[
+    "aqltrx",
+    "counttrx",
+    "multitrx",
+    "deadlocktrx",
+    "aqlinsert",
+    "aqlv8",
+    "stream-cursor",
+    "custom-query",
+];
+
+impl TestCase {
+    /// The case of that name.
+    pub fn from_name(name: &str) -> Result<TestCase, String> {
+        if let Some((name, kind, _)) = CASES.iter().find(|(n, _, _)| *n == name) {
+            return Ok(TestCase { kind: *kind, name });
+        }
+        let known: Vec<&str> = CASES.iter().map(|(n, _, _)| *n).collect();
+        if NEEDS_AQL.contains(&name) {
+            return Err(format!(
+                "test case '{name}' needs AQL (/_api/cursor), which this client does not run yet; \
+                 available: {}",
+                known.join(", ")
+            ));
+        }
+        Err(format!(
+            "unknown test case '{name}'; available: {}",
+            known.join(", ")
+        ))
+    }
+
+    /// The name as given.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The complexity when none is given: 1 as arangob, 20 attributes for docs1m.
+    pub fn default_complexity(&self) -> u64 {
+        if self.kind == Kind::Docs1m {
+            20
+        } else {
+            1
+        }
+    }
+
+    /// Whether every operation is an insert into the collection (array batches possible).
+    pub fn inserts_only(&self, read_percent: u64) -> bool {
+        match self.kind {
+            Kind::Document | Kind::SmallDoc | Kind::BigDoc => true,
+            Kind::Docs1m => read_percent == 0,
+            _ => false,
+        }
+    }
+
+    /// How many operations make one cycle (the key is `testkey<g / period>`).
+    pub fn period(&self) -> u64 {
+        match self.kind {
+            Kind::Crud => 5,
+            Kind::CrudAppend | Kind::Edge | Kind::Indexed(_) => 4,
+            Kind::Shapes | Kind::RandomShapes => 3,
+            Kind::CrudWriteRead | Kind::ShapesAppend => 2,
+            _ => 1,
+        }
+    }
+}
+
+/// The first global counter value of a thread: arangobench's step is
+/// `requests / threads + 1`, rounded up to a multiple of 1000, plus 10000.
+pub fn thread_offset(thread: u64, requests: u64, threads: u64) -> u64 {
+    assert!(threads > 0, "at least one thread");
+    let mut step = requests / threads + 1;
+    if !step.is_multiple_of(1000) {
+        step += 1000 - step % 1000;
+    }
+    (step + 10_000) * thread
+}
+
+/// The key of operation `global` for a case with this period.
+pub fn key(global: u64, period: u64) -> String {
+    format!("testkey{}", global / period)
+}
+
+/// One operation to send.
+#[derive(Debug, Default, Clone)]
+pub struct Op {
+    /// Method.
+    pub method: Option<Method>,
+    /// Path relative to the database.
+    pub path: String,
+    /// Body, when `has_body`.
+    pub body: Vec<u8>,
+    /// Whether the request has a body.
+    pub has_body: bool,
+    /// Content type of the body.
+    pub content_type: &'static str,
+}
+
+impl Op {
+    fn start(&mut self, method: Method, content_type: &'static str) {
+        self.method = Some(method);
+        self.path.clear();
+        self.body.clear();
+        self.has_body = false;
+        self.content_type = content_type;
+    }
+
+    /// Whether this is an insert into `collection` (the shape array batches combine).
+    pub fn is_insert(&self) -> bool {
+        self.method == Some(Method::Post) && self.path.starts_with("/_api/document?collection=")
+    }
+}
+
+/// The state one thread keeps between operations (docs1m's interleave).
+#[derive(Debug, Default, Clone)]
+pub struct ThreadState {
+    action: u64,
+    read_index: u64,
+    writes: u64,
+}
+
+/// A case with its parameters, shared by all threads.
+pub struct Workload {
+    /// The case.
+    pub case: TestCase,
+    /// Base collection name.
+    pub collection: String,
+    /// Case-specific size.
+    pub complexity: u64,
+    /// `--requests` (the shapes cases derive their attribute-name modulus from it).
+    pub requests: u64,
+    /// docs1m: share of reads.
+    pub read_percent: u64,
+    /// docs1m: preloaded documents.
+    pub preload: u64,
+    random: u32,
+    collection_segment: String,
+    collections_created: AtomicU64,
+}
+
+impl Workload {
+    /// A workload; `random` is random-shapes' per-process random number.
+    pub fn new(
+        case: TestCase,
+        collection: &str,
+        complexity: u64,
+        requests: u64,
+        read_percent: u64,
+        preload: u64,
+        random: u32,
+    ) -> Workload {
+        Workload {
+            case,
+            collection: collection.to_string(),
+            complexity,
+            requests,
+            read_percent,
+            preload,
+            random,
+            collection_segment: encode_segment(collection),
+            collections_created: AtomicU64::new(0),
+        }
+    }
+
+    /// The collections setup creates, with their type (2 document, 3 edge).
+    pub fn collections(&self) -> Vec<(String, u8)> {
+        match self.case.kind {
+            Kind::Version | Kind::Collection => vec![],
+            Kind::Edge => vec![(self.collection.clone(), 3)],
+            Kind::MultiCollection => vec![
+                (format!("{}1", self.collection), 2),
+                (format!("{}2", self.collection), 2),
+            ],
+            _ => vec![(self.collection.clone(), 2)],
+        }
+    }
+
+    /// Fills `op` with operation `global` (`thread_counter` counts this thread's operations).
+    pub fn op(
+        &self,
+        thread: u64,
+        thread_counter: u64,
+        global: u64,
+        state: &mut ThreadState,
+        op: &mut Op,
+    ) {
+        let c = self.collection_segment.as_str();
+        let n = self.complexity;
+        let period = self.case.period();
+        let step = global % period;
+        let key = || key(global, period);
+        let json = "application/json";
+        match self.case.kind {
+            Kind::Version => {
+                op.start(Method::Get, json);
+                op.path.push_str("/_api/version");
+            }
+            Kind::SmallDoc | Kind::BigDoc | Kind::Document => {
+                op.start(Method::Post, json);
+                let _ = write!(op.path_writer(), "/_api/document?collection={c}");
+                op.has_body = true;
+                let (count, prefix, value) = match self.case.kind {
+                    Kind::SmallDoc => (0, "", ""),
+                    Kind::BigDoc => (100, "test", "some test value"),
+                    _ => (n, "test", "some test value"),
+                };
+                if count == 0 {
+                    op.body.extend_from_slice(b"{\"test\":1}");
+                } else {
+                    op.body.push(b'{');
+                    for i in 1..=count {
+                        if i > 1 {
+                            op.body.push(b',');
+                        }
+                        let _ = write!(op.body, "\"{prefix}{i}\":\"{value}\"");
+                    }
+                    op.body.push(b'}');
+                }
+            }
+            Kind::Collection => {
+                op.start(Method::Post, json);
+                op.path.push_str("/_api/collection");
+                op.has_body = true;
+                let number = self.collections_created.fetch_add(1, Ordering::Relaxed) + 1;
+                let _ = write!(op.body, "{{\"name\":\"{}{number}\"}}", self.collection);
+            }
+            Kind::ImportDocument => {
+                op.start(Method::Post, json);
+                let _ = write!(
+                    op.path_writer(),
+                    "/_api/import?collection={c}&type=documents"
+                );
+                op.has_body = true;
+                for i in 0..n {
+                    let _ = writeln!(op.body, "{{\"key1\":{i},\"key2\":{i}}}");
+                }
+            }
+            Kind::Crud | Kind::CrudAppend | Kind::CrudWriteRead | Kind::Edge => {
+                let method = match step {
+                    0 => Method::Post,
+                    1 | 3 => Method::Get,
+                    2 => Method::Patch,
+                    _ => Method::Delete,
+                };
+                op.start(method, json);
+                self.document_path(op, c, step, &key());
+                if step == 0 || step == 2 {
+                    op.has_body = true;
+                    let _ = write!(op.body, "{{\"_key\":\"{}\"", key());
+                    if step == 0 && self.case.kind == Kind::Edge {
+                        let _ = write!(
+                            op.body,
+                            ",\"_from\":\"{0}/testfrom{global}\",\"_to\":\"{0}/testto{global}\"",
+                            self.collection
+                        );
+                    }
+                    let value = if step == 0 { "true" } else { "false" };
+                    for i in 1..=n {
+                        let _ = write!(op.body, ",\"value{i}\":{value}");
+                    }
+                    op.body.push(b'}');
+                }
+            }
+            Kind::Indexed(_) => {
+                let method = [Method::Post, Method::Get, Method::Patch, Method::Get][step as usize];
+                op.start(method, json);
+                self.document_path(op, c, step, &key());
+                if step == 0 || step == 2 {
+                    op.has_body = true;
+                    let _ = write!(
+                        op.body,
+                        "{{\"_key\":\"{}\",\"value\":{thread_counter}}}",
+                        key()
+                    );
+                }
+            }
+            Kind::Shapes | Kind::ShapesAppend | Kind::RandomShapes => {
+                let method = [Method::Post, Method::Get, Method::Delete][step as usize];
+                op.start(method, json);
+                self.document_path(op, c, step, &key());
+                if step == 0 {
+                    op.has_body = true;
+                    self.shapes_body(op, thread, global, &key());
+                }
+            }
+            Kind::MultiCollection => {
+                op.start(Method::Post, json);
+                op.path.push_str("/_api/transaction");
+                op.has_body = true;
+                let (c1, c2) = (
+                    format!("{}1", self.collection),
+                    format!("{}2", self.collection),
+                );
+                let mut doc = String::from("{");
+                for i in 0..n {
+                    if i > 0 {
+                        doc.push_str(", ");
+                    }
+                    doc.push_str(&format!("value{i}: {i}"));
+                }
+                doc.push('}');
+                let action = format!(
+                    "function () {{ var db = require('internal').db; var doc = {doc}; \
+                     db['{c1}'].save(doc); db['{c2}'].save(doc); }}"
+                );
+                let body = serde_json::json!({
+                    "collections": {"write": [c1, c2]},
+                    "action": action,
+                });
+                let _ = serde_json::to_writer(&mut op.body, &body);
+            }
+            Kind::Docs1m => self.docs1m(op, c, state),
+        }
+    }
+
+    fn document_path(&self, op: &mut Op, collection: &str, step: u64, key: &str) {
+        if step == 0 {
+            let _ = write!(op.path_writer(), "/_api/document?collection={collection}");
+        } else {
+            let _ = write!(op.path_writer(), "/_api/document/{collection}/{key}");
+        }
+    }
+
+    fn shapes_body(&self, op: &mut Op, thread: u64, global: u64, key: &str) {
+        let _ = write!(op.body, "{{\"_key\":\"{key}\"");
+        if self.case.kind == Kind::RandomShapes {
+            let t = u64::from(self.random) % (global + thread + 1);
+            let value = match t % 3 {
+                0 => "true".to_string(),
+                1 => "null".to_string(),
+                _ => format!("\"{SHAPES_VALUE}\""),
+            };
+            for i in 1..=self.complexity {
+                let _ = write!(op.body, ",\"value{}\":{value}", global + i);
+            }
+        } else {
+            let modulus = (self.requests / 10).max(100);
+            for i in 1..=self.complexity {
+                let _ = write!(
+                    op.body,
+                    ",\"value{}\":\"{SHAPES_VALUE}\"",
+                    (global + i) % modulus
+                );
+            }
+        }
+        op.body.push(b'}');
+    }
+
+    /// 1mDocsPerSec: `action` starts at 0 and advances by 47 modulo 100; below the read
+    /// share it reads key `K<n>` (n advances by 1447 modulo the preload), else it writes a new
+    /// document with a server-generated key.
+    fn docs1m(&self, op: &mut Op, collection: &str, state: &mut ThreadState) {
+        let read = state.action < self.read_percent && self.preload > 0;
+        state.action = (state.action + 47) % 100;
+        if read {
+            op.start(Method::Get, "application/json");
+            let _ = write!(
+                op.path_writer(),
+                "/_api/document/{collection}/K{}",
+                state.read_index
+            );
+            state.read_index = (state.read_index + 1447) % self.preload;
+            return;
+        }
+        op.start(Method::Post, "application/json");
+        let _ = write!(op.path_writer(), "/_api/document?collection={collection}");
+        op.has_body = true;
+        op.body.push(b'{');
+        for i in 1..=self.complexity {
+            let _ = write!(op.body, "\"value{i}\":\"{ALPHABET}\",");
+        }
+        let _ = write!(op.body, "\"count\":{}.0}}", state.writes);
+        state.writes += 1;
+    }
+}
+
+impl Op {
+    fn path_writer(&mut self) -> PathWriter<'_> {
+        PathWriter(&mut self.path)
+    }
+}
+
+/// `write!` into the path string.
+struct PathWriter<'a>(&'a mut String);
+
+impl Write for PathWriter<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .push_str(std::str::from_utf8(buf).map_err(std::io::Error::other)?);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The body of a docs1m preloaded document `K<i>`.
+pub fn docs1m_preload_document(i: u64, complexity: u64) -> serde_json::Value {
+    let mut doc = serde_json::Map::new();
+    doc.insert("_key".into(), format!("K{i}").into());
+    for a in 1..=complexity {
+        doc.insert(format!("value{a}"), ALPHABET.into());
+    }
+    doc.insert("value".into(), i.into());
+    doc.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn workload(name: &str, complexity: u64) -> Workload {
+        Workload::new(
+            TestCase::from_name(name).unwrap(),
+            "C",
+            complexity,
+            1000,
+            50,
+            100_000,
+            7,
+        )
+    }
+
+    fn op(w: &Workload, global: u64) -> (Method, String, String) {
+        let mut o = Op::default();
+        w.op(0, global, global, &mut ThreadState::default(), &mut o);
+        (
+            o.method.unwrap(),
+            o.path,
+            String::from_utf8(o.body).unwrap(),
+        )
+    }
+
+    #[test]
+    fn thread_offsets_follow_arangobench() {
+        // 1000 requests over 4 threads: 251 rounds up to 1000, plus 10000.
+        assert_eq!(thread_offset(0, 1000, 4), 0);
+        assert_eq!(thread_offset(1, 1000, 4), 11_000);
+        assert_eq!(thread_offset(3, 1000, 4), 33_000);
+        // 500000 over 8: 62501 rounds up to 63000.
+        assert_eq!(thread_offset(2, 500_000, 8), 146_000);
+        // An exact multiple of 1000 stays: 1999/1 + 1 = 2000.
+        assert_eq!(thread_offset(1, 1999, 1), 12_000);
+        assert_eq!(key(14, 5), "testkey2");
+    }
+
+    #[test]
+    fn crud_cycle_and_bodies() {
+        let w = workload("crud", 2);
+        let ops: Vec<_> = (5..10).map(|g| op(&w, g)).collect();
+        assert_eq!(ops[0].0, Method::Post);
+        assert_eq!(ops[0].1, "/_api/document?collection=C");
+        assert_eq!(
+            ops[0].2,
+            r#"{"_key":"testkey1","value1":true,"value2":true}"#
+        );
+        assert_eq!(
+            (ops[1].0, ops[1].1.as_str()),
+            (Method::Get, "/_api/document/C/testkey1")
+        );
+        assert_eq!(ops[2].0, Method::Patch);
+        assert_eq!(
+            ops[2].2,
+            r#"{"_key":"testkey1","value1":false,"value2":false}"#
+        );
+        assert_eq!(ops[3].0, Method::Get);
+        assert_eq!((ops[4].0, ops[4].2.as_str()), (Method::Delete, ""));
+    }
+
+    #[test]
+    fn document_edge_index_shapes_import_bodies() {
+        assert_eq!(
+            op(&workload("document", 2), 3).2,
+            r#"{"test1":"some test value","test2":"some test value"}"#
+        );
+        let edge = op(&workload("edge", 1), 4).2;
+        assert_eq!(
+            edge,
+            r#"{"_key":"testkey1","_from":"C/testfrom4","_to":"C/testto4","value1":true}"#
+        );
+        assert_eq!(
+            op(&workload("hash", 1), 6).2,
+            r#"{"_key":"testkey1","value":6}"#
+        );
+        let shapes = op(&workload("shapes", 2), 99).2;
+        assert_eq!(
+            shapes,
+            format!(
+                r#"{{"_key":"testkey33","value0":"{SHAPES_VALUE}","value1":"{SHAPES_VALUE}"}}"#
+            )
+        );
+        assert_eq!(op(&workload("shapes", 1), 100).0, Method::Get);
+        assert_eq!(
+            op(&workload("import-document", 2), 0).2,
+            "{\"key1\":0,\"key2\":0}\n{\"key1\":1,\"key2\":1}\n"
+        );
+        let random = op(&workload("random-shapes", 1), 3).2;
+        // 7 % (3 + 0 + 1) = 3, and 3 % 3 = 0: true.
+        assert_eq!(random, r#"{"_key":"testkey1","value4":true}"#);
+        let w = workload("collection", 1);
+        assert_eq!(op(&w, 0).2, r#"{"name":"C1"}"#);
+        assert_eq!(op(&w, 0).2, r#"{"name":"C2"}"#);
+    }
+
+    #[test]
+    fn docs1m_interleave_and_read_keys() {
+        let w = workload("docs1m", 20);
+        let mut state = ThreadState::default();
+        let mut reads = Vec::new();
+        let mut kinds = String::new();
+        for g in 0..100 {
+            let mut o = Op::default();
+            w.op(0, g, g, &mut state, &mut o);
+            if o.method == Some(Method::Get) {
+                kinds.push('r');
+                reads.push(o.path);
+            } else {
+                kinds.push('w');
+                let doc: serde_json::Value = serde_json::from_slice(&o.body).unwrap();
+                assert_eq!(doc.as_object().unwrap().len(), 21);
+                assert_eq!(doc["value20"], ALPHABET);
+            }
+        }
+        // action 0 reads, 47 reads, 94 writes, 41 reads, 88 writes, ...: half of each 100.
+        assert!(kinds.starts_with("rrwrw"), "{kinds}");
+        assert_eq!(kinds.matches('r').count(), 50);
+        assert_eq!(reads[0], "/_api/document/C/K0");
+        assert_eq!(reads[1], "/_api/document/C/K1447");
+    }
+
+    #[test]
+    fn unknown_and_aql_cases_are_refused_by_name() {
+        assert!(TestCase::from_name("aqlinsert")
+            .unwrap_err()
+            .contains("AQL"));
+        assert!(TestCase::from_name("bogus")
+            .unwrap_err()
+            .contains("available: version"));
+        assert_eq!(TestCase::from_name("edge-crud").unwrap().kind, Kind::Edge);
+    }
+}
