@@ -4,17 +4,25 @@
 //!
 //! What it is: [`mode`] (reads the header; only the exact values `true` and `store` count),
 //! [`submit`] (queues the checked request and answers 202, with `x-arango-async-id` for
-//! `store`), the workers (a fixed number of tokio tasks, one fewer than the runtime's worker
-//! threads and at least one, each running one job at a time through [`Api::execute`], the
-//! same router and handlers a synchronous request uses), [`cancelled`] (lets a handler notice
-//! that its job was cancelled while running), and [`drain`].
+//! `store`), the runners (one short-lived tokio task spawned per queued job; it waits for a
+//! job slot, takes the oldest queued job and runs it through [`Api::execute`], the same
+//! router and handlers a synchronous request uses), [`cancelled`] (lets a handler notice that
+//! its job was cancelled while running), and [`drain`].
+//!
+//! Why a task per job rather than long-lived workers: a task spawned from a request's task
+//! goes to the same runtime thread's next slot, so a fire-and-forget insert runs on that
+//! thread right after its 202 is written, while the client sends its next request, without
+//! waking another thread. The slots (one fewer than the runtime's worker threads, at least
+//! one) bound how many jobs run at once; runners waiting for a slot hold no thread.
 //!
 //! What it is not: the job table (`crate::job::store`) or the `/_api/job` endpoints.
 //!
 //! Invariants: a job holds its [`Admission`] from the moment it is queued until it finishes
 //! or is cancelled, so queued jobs and requests in flight share the one bound of
 //! `--server.maximal-queue-size` (503/21003 when it is reached); jobs never use more than
-//! `workers` runtime threads at once, so synchronous requests always have a thread; a job
+//! `slots` runtime threads at once, so synchronous requests always have a thread; there are
+//! never fewer runners still to run than valid queued jobs (one is spawned per job and each
+//! takes at most one), so every queued job is taken, in arrival order; a job
 //! runs to its end once started (a write is never cut in half: only handlers that wait, such
 //! as `/_admin/sleep`, react to a cancel).
 
@@ -79,7 +87,7 @@ pub(crate) fn submit(
     mode: Mode,
     admission: Option<Admission>,
 ) -> ApiResult {
-    start_workers(api);
+    open_slots(api);
     let work = Work {
         routed,
         _admission: admission,
@@ -87,6 +95,7 @@ pub(crate) fn submit(
     let Some(id) = api.jobs().submit(work, mode == Mode::Store) else {
         return Err(ArangoError::new(SHUTTING_DOWN));
     };
+    tokio::spawn(run_one(api.weak(), api.jobs().clone()));
     let reply = ApiResponse::with_content_type(202, "text/plain; charset=utf-8", Bytes::new());
     Ok(match mode {
         Mode::FireAndForget => reply,
@@ -110,30 +119,36 @@ pub(crate) async fn cancelled() {
     }
 }
 
-/// Starts the workers on the first asynchronous request (there is a runtime then).
-fn start_workers(api: &Api) {
+/// Opens the job slots on the first asynchronous request (there is a runtime then).
+fn open_slots(api: &Api) {
     api.job_workers(|| {
         let threads = tokio::runtime::Handle::current().metrics().num_workers();
-        let workers = threads.saturating_sub(1).max(1);
-        for _ in 0..workers {
-            tokio::spawn(worker(api.weak(), api.jobs().clone()));
-        }
-        tracing::debug!(event = "jobs.workers_started", workers);
-        workers
+        let slots = threads.saturating_sub(1).max(1);
+        api.jobs().open_slots(slots);
+        tracing::debug!(event = "jobs.slots_opened", slots);
+        slots
     });
 }
 
-/// One worker: takes jobs in order and runs each to its end.
-async fn worker(api: Weak<Api>, jobs: Arc<Jobs>) {
-    while let Some(taken) = jobs.next().await {
-        let Some(api) = api.upgrade() else {
-            break;
-        };
-        let Work { routed, _admission } = taken.work;
-        let reply = CANCEL.scope(taken.cancel, api.execute(routed)).await;
-        drop(_admission);
-        jobs.finish(taken.id, reply);
-    }
+/// One runner: waits for a slot, then runs the oldest queued job (if any is left) to its end.
+async fn run_one(api: Weak<Api>, jobs: Arc<Jobs>) {
+    let Ok(_slot) = jobs.slots().acquire().await else {
+        return;
+    };
+    let Some(taken) = jobs.take_next() else {
+        return;
+    };
+    let reply = match api.upgrade() {
+        Some(api) => {
+            let Work { routed, _admission } = taken.work;
+            let reply = CANCEL.scope(taken.cancel, api.execute(routed)).await;
+            drop(_admission);
+            reply
+        }
+        // The API is gone (the server is past its shutdown); nothing can run any more.
+        None => cancelled_reply(),
+    };
+    jobs.finish(taken.id, reply);
 }
 
 /// Shutdown: stops taking jobs, lets queued ones run within `timeout`, then drops the rest

@@ -11,7 +11,12 @@ use http::Method;
 use support::{as_root, request, Server};
 
 /// An asynchronous request as root.
-fn async_request(method: Method, target: &str, body: &str, mode: &str) -> http::Request<http_body_util::Full<bytes::Bytes>> {
+fn async_request(
+    method: Method,
+    target: &str,
+    body: &str,
+    mode: &str,
+) -> http::Request<http_body_util::Full<bytes::Bytes>> {
     let mut req = as_root(request(method, target, body));
     req.headers_mut()
         .insert("x-arango-async", mode.parse().unwrap());
@@ -20,7 +25,11 @@ fn async_request(method: Method, target: &str, body: &str, mode: &str) -> http::
 
 async fn count(server: &Server, collection: &str) -> u64 {
     let reply = server
-        .root(Method::GET, &format!("/_api/collection/{collection}/count"), "")
+        .root(
+            Method::GET,
+            &format!("/_api/collection/{collection}/count"),
+            "",
+        )
         .await;
     reply.assert_success(200)["count"].as_u64().unwrap()
 }
@@ -28,7 +37,9 @@ async fn count(server: &Server, collection: &str) -> u64 {
 /// Polls the job's status until it is done (each poll lets the worker run).
 async fn wait_done(server: &Server, id: &str) {
     for _ in 0..10_000 {
-        let reply = server.root(Method::GET, &format!("/_api/job/{id}"), "").await;
+        let reply = server
+            .root(Method::GET, &format!("/_api/job/{id}"), "")
+            .await;
         match reply.status {
             200 => return,
             204 => tokio::task::yield_now().await,
@@ -46,13 +57,20 @@ async fn stored_jobs_reply_later_with_their_original_reply() {
         .await
         .assert_success(200);
     let queued = server
-        .send(async_request(Method::POST, "/_api/document/c", r#"{"_key":"k"}"#, "store"))
+        .send(async_request(
+            Method::POST,
+            "/_api/document/c",
+            r#"{"_key":"k"}"#,
+            "store",
+        ))
         .await;
     assert_eq!(queued.status, 202);
     assert!(queued.body.is_empty());
     let id = queued.header("x-arango-async-id").unwrap().to_string();
     wait_done(&server, &id).await;
-    let fetched = server.root(Method::PUT, &format!("/_api/job/{id}"), "").await;
+    let fetched = server
+        .root(Method::PUT, &format!("/_api/job/{id}"), "")
+        .await;
     assert_eq!(fetched.header("x-arango-async-id"), Some(id.as_str()));
     assert_eq!(fetched.assert_success(202)["_key"], "k");
     server
@@ -69,10 +87,20 @@ async fn queued_jobs_share_the_queue_bound_and_cancel_frees_it() {
         .await
         .assert_success(200);
     let first = server
-        .send(async_request(Method::POST, "/_api/document/c", r#"{"_key":"a"}"#, "store"))
+        .send(async_request(
+            Method::POST,
+            "/_api/document/c",
+            r#"{"_key":"a"}"#,
+            "store",
+        ))
         .await;
     let second = server
-        .send(async_request(Method::POST, "/_api/document/c", r#"{"_key":"b"}"#, "store"))
+        .send(async_request(
+            Method::POST,
+            "/_api/document/c",
+            r#"{"_key":"b"}"#,
+            "store",
+        ))
         .await;
     assert_eq!((first.status, second.status), (202, 202));
     // Neither job has run (the worker has not been polled): both units are taken.
@@ -88,14 +116,24 @@ async fn queued_jobs_share_the_queue_bound_and_cancel_frees_it() {
     let cancel = server
         .root(Method::PUT, &format!("/_api/job/{second_id}/cancel"), "")
         .await;
-    assert_eq!(cancel.assert_success(200), serde_json::json!({"result": true}));
-    server.root(Method::GET, "/_api/version", "").await.assert_success(200);
+    assert_eq!(
+        cancel.assert_success(200),
+        serde_json::json!({"result": true})
+    );
+    server
+        .root(Method::GET, "/_api/version", "")
+        .await
+        .assert_success(200);
     wait_done(&server, first.header("x-arango-async-id").unwrap()).await;
     server
         .root(Method::PUT, &format!("/_api/job/{second_id}"), "")
         .await
         .assert_error(410, 21);
-    assert_eq!(count(&server, "c").await, 1, "the cancelled insert never ran");
+    assert_eq!(
+        count(&server, "c").await,
+        1,
+        "the cancelled insert never ran"
+    );
 }
 
 #[tokio::test]
@@ -108,13 +146,27 @@ async fn shutdown_runs_queued_jobs() {
     for i in 0..50 {
         let body = format!(r#"{{"_key":"k{i}"}}"#);
         let reply = server
-            .send(async_request(Method::POST, "/_api/document/c", &body, "true"))
+            .send(async_request(
+                Method::POST,
+                "/_api/document/c",
+                &body,
+                "true",
+            ))
             .await;
         assert_eq!(reply.status, 202);
     }
     server.api.begin_shutdown();
     server.api.finish_jobs(Duration::from_secs(30)).await;
-    assert_eq!(server.catalog.database("_system").unwrap().collection("c").unwrap().count(), 50);
+    assert_eq!(
+        server
+            .catalog
+            .database("_system")
+            .unwrap()
+            .collection("c")
+            .unwrap()
+            .count(),
+        50
+    );
 }
 
 #[tokio::test]
@@ -125,13 +177,23 @@ async fn shutdown_drops_jobs_that_cannot_start_in_time() {
         .await
         .assert_success(200);
     let sleeper = server
-        .send(async_request(Method::GET, "/_admin/sleep?duration=300", "", "store"))
+        .send(async_request(
+            Method::GET,
+            "/_admin/sleep?duration=300",
+            "",
+            "store",
+        ))
         .await;
     assert_eq!(sleeper.status, 202);
     for i in 0..5 {
         let body = format!(r#"{{"_key":"k{i}"}}"#);
         let reply = server
-            .send(async_request(Method::POST, "/_api/document/c", &body, "true"))
+            .send(async_request(
+                Method::POST,
+                "/_api/document/c",
+                &body,
+                "true",
+            ))
             .await;
         assert_eq!(reply.status, 202);
     }
@@ -143,6 +205,18 @@ async fn shutdown_drops_jobs_that_cannot_start_in_time() {
         server.api.finish_jobs(Duration::from_millis(200)),
     )
     .await;
-    assert!(drained.is_ok(), "the drain ends: the sleeping job was cancelled");
-    assert_eq!(server.catalog.database("_system").unwrap().collection("c").unwrap().count(), 0);
+    assert!(
+        drained.is_ok(),
+        "the drain ends: the sleeping job was cancelled"
+    );
+    assert_eq!(
+        server
+            .catalog
+            .database("_system")
+            .unwrap()
+            .collection("c")
+            .unwrap()
+            .count(),
+        0
+    );
 }

@@ -58,10 +58,7 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
     let content_type = format!("multipart/form-data; boundary={boundary}");
     let mut reply = ApiResponse::json_bytes(200, body).with_header(CONTENT_TYPE, &content_type);
     if errors > 0 {
-        reply = reply.with_header(
-            HeaderName::from_static(ERRORS_HEADER),
-            &errors.to_string(),
-        );
+        reply = reply.with_header(HeaderName::from_static(ERRORS_HEADER), &errors.to_string());
     }
     Ok(reply)
 }

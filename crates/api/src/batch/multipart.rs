@@ -76,7 +76,9 @@ pub(crate) fn boundary(content_type: Option<&str>, body: &[u8]) -> Result<String
             let line_end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
             let line = trim_cr(&body[..line_end]);
             let Some(rest) = line.strip_prefix(b"--") else {
-                return Err(malformed("no boundary in the content type or the first line"));
+                return Err(malformed(
+                    "no boundary in the content type or the first line",
+                ));
             };
             String::from_utf8(rest.trim_ascii_end().to_vec())
                 .map_err(|_| malformed("the boundary is not UTF-8"))?
@@ -160,13 +162,17 @@ pub(crate) fn parse_part(raw: &Bytes, index: usize) -> Result<Part> {
         .map_err(|_| malformed(format!("part {index}: request line is not UTF-8")))?;
     let mut words = line.split_ascii_whitespace();
     let (Some(method), Some(target)) = (words.next(), words.next()) else {
-        return Err(malformed(format!("part {index}: bad request line '{line}'")));
+        return Err(malformed(format!(
+            "part {index}: bad request line '{line}'"
+        )));
     };
     let version_ok = words
         .next()
-        .map_or(true, |v| v.starts_with("HTTP/1.") && words.next().is_none());
+        .is_none_or(|v| v.starts_with("HTTP/1.") && words.next().is_none());
     if !version_ok || !target.starts_with('/') {
-        return Err(malformed(format!("part {index}: bad request line '{line}'")));
+        return Err(malformed(format!(
+            "part {index}: bad request line '{line}'"
+        )));
     }
     let method = Method::from_bytes(method.as_bytes())
         .map_err(|_| malformed(format!("part {index}: bad method '{method}'")))?;
@@ -309,8 +315,11 @@ mod tests {
     #[test]
     fn arangob_bodies_split_into_requests() {
         let body = Bytes::from_static(ARANGOB);
-        let b = boundary(Some("multipart/form-data; boundary=XXXarangob-benchmarkXXX"), &body)
-            .unwrap();
+        let b = boundary(
+            Some("multipart/form-data; boundary=XXXarangob-benchmarkXXX"),
+            &body,
+        )
+        .unwrap();
         assert_eq!(b, "XXXarangob-benchmarkXXX");
         assert_eq!(boundary(None, &body).unwrap(), b);
         let raw = split(&body, &b).unwrap();
@@ -343,8 +352,14 @@ mod tests {
         assert_eq!(boundary(None, b"no boundary").unwrap_err().status, 400);
         let unterminated = Bytes::from_static(b"--b\r\nContent-Type: x\r\n\r\nGET / HTTP/1.1\r\n");
         assert_eq!(split(&unterminated, "b").unwrap_err().status, 400);
-        assert_eq!(split(&Bytes::from_static(b"nothing"), "b").unwrap_err().status, 400);
-        let wrong_type = Bytes::from_static(b"Content-Type: text/plain\r\n\r\nGET / HTTP/1.1\r\n\r\n");
+        assert_eq!(
+            split(&Bytes::from_static(b"nothing"), "b")
+                .unwrap_err()
+                .status,
+            400
+        );
+        let wrong_type =
+            Bytes::from_static(b"Content-Type: text/plain\r\n\r\nGET / HTTP/1.1\r\n\r\n");
         assert_eq!(parse_part(&wrong_type, 0).unwrap_err().status, 400);
         let no_type = Bytes::from_static(b"\r\nGET / HTTP/1.1\r\n\r\n");
         assert_eq!(parse_part(&no_type, 0).unwrap_err().status, 400);

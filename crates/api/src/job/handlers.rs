@@ -34,10 +34,9 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
         (&Method::PUT, [id]) => {
             let id = job_id(id)?;
             match jobs.fetch(id) {
-                Fetched::Done(reply) => Ok(reply.with_header(
-                    HeaderName::from_static(ASYNC_ID_HEADER),
-                    &id.to_string(),
-                )),
+                Fetched::Done(reply) => Ok(
+                    reply.with_header(HeaderName::from_static(ASYNC_ID_HEADER), &id.to_string())
+                ),
                 Fetched::Pending => Ok(ApiResponse::empty(204)),
                 Fetched::Unknown => Err(not_found()),
             }
@@ -100,7 +99,9 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
 
 /// ArangoDB reads a suffix as a job id when it starts with a digit 1-9.
 fn starts_like_an_id(text: &str) -> bool {
-    text.as_bytes().first().is_some_and(|b| (b'1'..=b'9').contains(b))
+    text.as_bytes()
+        .first()
+        .is_some_and(|b| (b'1'..=b'9').contains(b))
 }
 
 /// A job id from the path; anything but a decimal number names no job (404).

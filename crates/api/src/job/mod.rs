@@ -17,7 +17,10 @@ pub(crate) use handlers::handle;
 /// queue bound, so a full queue can still be inspected and cancelled).
 pub(crate) fn is_job_path(segments: &[String]) -> bool {
     matches!(
-        (segments.first().map(String::as_str), segments.get(1).map(String::as_str)),
+        (
+            segments.first().map(String::as_str),
+            segments.get(1).map(String::as_str)
+        ),
         (Some("_api" | "_admin"), Some("job"))
     )
 }

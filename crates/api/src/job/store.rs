@@ -1,8 +1,8 @@
 //! [`JobStore`]: the table of asynchronous jobs, their FIFO queue and their stored results.
 //!
 //! What it is: one mutex-guarded table from job id to state (queued with its work, running,
-//! or done with its reply), the queue of ids in arrival order, and a counting semaphore with
-//! one permit per queued id that the worker tasks wait on. Fire-and-forget jobs
+//! or done with its reply), the queue of ids in arrival order, and the semaphore of job
+//! slots that bounds how many jobs run at once. Fire-and-forget jobs
 //! (`x-arango-async: true`) live here while they wait and run (so shutdown can report them),
 //! but no API operation sees them and their replies are dropped.
 //!
@@ -135,8 +135,8 @@ struct Inner<W> {
 /// The job table; `W` is the work a queued job carries.
 pub(crate) struct JobStore<W> {
     inner: Mutex<Inner<W>>,
-    /// One permit per queue entry; closed when the store is dropped by its owner.
-    ready: Semaphore,
+    /// One permit per job that may run at once (none until [`JobStore::open_slots`]).
+    slots: Semaphore,
     /// Woken whenever a job finishes or leaves the queue, for shutdown's wait.
     changed: Notify,
     results_max: usize,
@@ -164,7 +164,7 @@ impl<W> JobStore<W> {
                 queued: 0,
                 closed: false,
             }),
-            ready: Semaphore::new(0),
+            slots: Semaphore::new(0),
             changed: Notify::new(),
             results_max,
             result_bytes_max,
@@ -188,20 +188,24 @@ impl<W> JobStore<W> {
         );
         inner.queue.push_back(id);
         inner.queued += 1;
-        drop(inner);
-        self.ready.add_permits(1);
         Some(id)
     }
 
-    /// Waits for the next queued job and marks it running; None once the store is shut.
-    pub(crate) async fn next(&self) -> Option<Taken<W>> {
+    /// Adds `n` job slots: from now on up to that many more jobs may run at once.
+    pub(crate) fn open_slots(&self, n: usize) {
+        self.slots.add_permits(n);
+    }
+
+    /// The job slots; a runner holds one while it runs a job.
+    pub(crate) fn slots(&self) -> &Semaphore {
+        &self.slots
+    }
+
+    /// Takes the oldest queued job and marks it running; None when nothing is queued.
+    pub(crate) fn take_next(&self) -> Option<Taken<W>> {
+        let mut inner = self.inner.lock();
         loop {
-            let permit = self.ready.acquire().await.ok()?;
-            permit.forget();
-            let mut inner = self.inner.lock();
-            let Some(id) = inner.queue.pop_front() else {
-                continue;
-            };
+            let id = inner.queue.pop_front()?;
             let Some(job) = inner
                 .jobs
                 .get_mut(&id)
@@ -211,7 +215,8 @@ impl<W> JobStore<W> {
                 continue;
             };
             let cancel = Arc::new(CancelFlag::default());
-            let State::Queued(work) = std::mem::replace(&mut job.state, State::Running(cancel.clone()))
+            let State::Queued(work) =
+                std::mem::replace(&mut job.state, State::Running(cancel.clone()))
             else {
                 unreachable!("checked to be queued above");
             };
@@ -227,7 +232,10 @@ impl<W> JobStore<W> {
         inner.running -= 1;
         let stored = match inner.jobs.get(&id) {
             Some(job) => {
-                assert!(matches!(job.state, State::Running(_)), "only a running job finishes");
+                assert!(
+                    matches!(job.state, State::Running(_)),
+                    "only a running job finishes"
+                );
                 job.stored
             }
             None => false,
@@ -403,12 +411,6 @@ impl<W> JobStore<W> {
         self.inner.lock().closed = true;
     }
 
-    /// Wakes the workers for good: they return from [`JobStore::next`] with None.
-    pub(crate) fn stop_workers(&self) {
-        self.close();
-        self.ready.close();
-    }
-
     /// (queued, running) job counts.
     pub(crate) fn pending(&self) -> (usize, usize) {
         let inner = self.inner.lock();
@@ -467,7 +469,10 @@ impl<W> JobStore<W> {
 
 /// Removes a done job and returns its reply, keeping the totals right.
 fn remove_done<W>(inner: &mut Inner<W>, id: JobId) -> ApiResponse {
-    let job = inner.jobs.remove(&id).expect("the caller checked the job exists");
+    let job = inner
+        .jobs
+        .remove(&id)
+        .expect("the caller checked the job exists");
     let State::Done { reply, bytes, .. } = job.state else {
         unreachable!("the caller checked the job is done");
     };
@@ -479,7 +484,15 @@ fn remove_done<W>(inner: &mut Inner<W>, id: JobId) -> ApiResponse {
         let Inner {
             done_order, jobs, ..
         } = inner;
-        done_order.retain(|id| matches!(jobs.get(id), Some(Job { state: State::Done { .. }, .. })));
+        done_order.retain(|id| {
+            matches!(
+                jobs.get(id),
+                Some(Job {
+                    state: State::Done { .. },
+                    ..
+                })
+            )
+        });
     }
     reply
 }
@@ -520,7 +533,7 @@ mod tests {
         let b = store.submit("b", true).unwrap();
         assert!(a < b);
         assert_eq!(store.status(a), Status::Pending);
-        let first = store.next().await.unwrap();
+        let first = store.take_next().unwrap();
         assert_eq!((first.id, first.work), (a, "a"));
         assert!(matches!(store.fetch(a), Fetched::Pending));
         store.finish(a, reply("1"));
@@ -544,12 +557,12 @@ mod tests {
         assert!(store.cancel(b, cancelled));
         assert!(store.delete(c));
         assert_eq!(store.pending(), (1, 0));
-        let taken = store.next().await.unwrap();
+        let taken = store.take_next().unwrap();
         assert_eq!(taken.id, a);
         store.finish(a, reply("1"));
         // b and c left the queue: the next job a worker sees is a later one.
         let d = store.submit("d", true).unwrap();
-        assert_eq!(store.next().await.unwrap().id, d);
+        assert_eq!(store.take_next().unwrap().id, d);
         let Fetched::Done(r) = store.fetch(b) else {
             panic!("a cancelled job is done with the cancel reply");
         };
@@ -562,7 +575,7 @@ mod tests {
     async fn running_jobs_see_their_cancel_flag() {
         let store: JobStore<()> = JobStore::new();
         let a = store.submit((), true).unwrap();
-        let taken = store.next().await.unwrap();
+        let taken = store.take_next().unwrap();
         let waiter = {
             let flag = taken.cancel.clone();
             tokio::spawn(async move { flag.cancelled().await })
@@ -580,7 +593,7 @@ mod tests {
         assert_eq!(store.status(a), Status::Unknown);
         assert!(!store.cancel(a, cancelled));
         assert!(store.list(false, 10).is_empty());
-        let taken = store.next().await.unwrap();
+        let taken = store.take_next().unwrap();
         store.finish(taken.id, reply("x"));
         assert_eq!(store.stored(), (0, 0));
         assert_eq!(store.pending(), (0, 0));
@@ -592,7 +605,7 @@ mod tests {
         let mut ids = Vec::new();
         for _ in 0..3 {
             let id = store.submit((), true).unwrap();
-            let taken = store.next().await.unwrap();
+            let taken = store.take_next().unwrap();
             store.finish(taken.id, reply("r"));
             ids.push(id);
         }
@@ -601,10 +614,10 @@ mod tests {
 
         let small: JobStore<()> = JobStore::with_bounds(100, 300);
         let first = small.submit((), true).unwrap();
-        let t = small.next().await.unwrap();
+        let t = small.take_next().unwrap();
         small.finish(t.id, reply("0123456789"));
         let second = small.submit((), true).unwrap();
-        let t = small.next().await.unwrap();
+        let t = small.take_next().unwrap();
         small.finish(t.id, reply("0123456789"));
         // Each result accounts for about 170 bytes; two do not fit in 300.
         assert_eq!(small.status(first), Status::Unknown);
@@ -618,7 +631,7 @@ mod tests {
     async fn delete_all_expired_and_shutdown() {
         let store: JobStore<()> = JobStore::new();
         let a = store.submit((), true).unwrap();
-        let t = store.next().await.unwrap();
+        let t = store.take_next().unwrap();
         store.finish(t.id, reply("r"));
         store.delete_expired(0.0);
         assert_eq!(store.status(a), Status::Done);
@@ -626,7 +639,7 @@ mod tests {
         assert_eq!(store.status(a), Status::Unknown);
 
         let b = store.submit((), true).unwrap();
-        let t = store.next().await.unwrap();
+        let t = store.take_next().unwrap();
         store.finish(t.id, reply("r"));
         let c = store.submit((), true).unwrap();
         store.delete_all();
@@ -638,7 +651,6 @@ mod tests {
         assert!(store.submit((), true).is_none());
         assert_eq!(store.abandon_queued(), vec![c, q]);
         store.idle().await;
-        store.stop_workers();
-        assert!(store.next().await.is_none());
+        assert!(store.take_next().is_none());
     }
 }

@@ -158,7 +158,10 @@ impl FileCache {
                 .next()
                 .cloned()
                 .expect("the map is not empty");
-            let old = inner.entries.remove(&victim).expect("the key was just read");
+            let old = inner
+                .entries
+                .remove(&victim)
+                .expect("the key was just read");
             inner.bytes -= old.data.as_ref().map_or(0, Bytes::len);
         }
         inner.bytes += size;

@@ -142,17 +142,32 @@ mod tests {
             select(&with(&[(IF_NONE_MATCH, "\"x\", W/\"a-1\"")]), TAG, 100, 10),
             Selection::NotModified
         );
-        assert_eq!(select(&with(&[(IF_NONE_MATCH, "*")]), TAG, 100, 10), Selection::NotModified);
-        assert_eq!(select(&with(&[(IF_NONE_MATCH, "\"x\"")]), TAG, 100, 10), Selection::Full);
-        let date = httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_secs(100));
+        assert_eq!(
+            select(&with(&[(IF_NONE_MATCH, "*")]), TAG, 100, 10),
+            Selection::NotModified
+        );
+        assert_eq!(
+            select(&with(&[(IF_NONE_MATCH, "\"x\"")]), TAG, 100, 10),
+            Selection::Full
+        );
+        let date =
+            httpdate::fmt_http_date(std::time::UNIX_EPOCH + std::time::Duration::from_secs(100));
         assert_eq!(
             select(&with(&[(IF_MODIFIED_SINCE, &date)]), TAG, 100, 10),
             Selection::NotModified
         );
-        assert_eq!(select(&with(&[(IF_MODIFIED_SINCE, &date)]), TAG, 101, 10), Selection::Full);
+        assert_eq!(
+            select(&with(&[(IF_MODIFIED_SINCE, &date)]), TAG, 101, 10),
+            Selection::Full
+        );
         // A non-matching If-None-Match overrides a satisfied If-Modified-Since.
         assert_eq!(
-            select(&with(&[(IF_NONE_MATCH, "\"x\""), (IF_MODIFIED_SINCE, &date)]), TAG, 100, 10),
+            select(
+                &with(&[(IF_NONE_MATCH, "\"x\""), (IF_MODIFIED_SINCE, &date)]),
+                TAG,
+                100,
+                10
+            ),
             Selection::Full
         );
     }
@@ -162,7 +177,10 @@ mod tests {
         let r = |spec: &str, len| select(&with(&[(RANGE, spec)]), TAG, 1, len);
         assert_eq!(r("bytes=0-3", 10), Selection::Partial { start: 0, end: 3 });
         assert_eq!(r("bytes=5-", 10), Selection::Partial { start: 5, end: 9 });
-        assert_eq!(r("bytes=5-100", 10), Selection::Partial { start: 5, end: 9 });
+        assert_eq!(
+            r("bytes=5-100", 10),
+            Selection::Partial { start: 5, end: 9 }
+        );
         assert_eq!(r("bytes=-3", 10), Selection::Partial { start: 7, end: 9 });
         assert_eq!(r("bytes=-30", 10), Selection::Partial { start: 0, end: 9 });
         assert_eq!(r("bytes=10-", 10), Selection::Unsatisfiable);
@@ -175,6 +193,9 @@ mod tests {
         let stale = with(&[(RANGE, "bytes=0-1"), (IF_RANGE, "\"old\"")]);
         assert_eq!(select(&stale, TAG, 1, 10), Selection::Full);
         let fresh = with(&[(RANGE, "bytes=0-1"), (IF_RANGE, TAG)]);
-        assert_eq!(select(&fresh, TAG, 1, 10), Selection::Partial { start: 0, end: 1 });
+        assert_eq!(
+            select(&fresh, TAG, 1, 10),
+            Selection::Partial { start: 0, end: 1 }
+        );
     }
 }

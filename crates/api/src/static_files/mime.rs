@@ -44,7 +44,10 @@ mod tests {
     #[test]
     fn types_follow_the_extension() {
         assert_eq!(content_type("index.html"), "text/html; charset=utf-8");
-        assert_eq!(content_type("a/b/app.JS"), "application/javascript; charset=utf-8");
+        assert_eq!(
+            content_type("a/b/app.JS"),
+            "application/javascript; charset=utf-8"
+        );
         assert_eq!(content_type("logo.svg"), "image/svg+xml");
         assert_eq!(content_type("data.bin"), "application/octet-stream");
         assert_eq!(content_type("Makefile"), "application/octet-stream");

@@ -25,8 +25,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::header::{
-    HeaderValue, ACCEPT_RANGES, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG,
-    LAST_MODIFIED,
+    HeaderValue, ACCEPT_RANGES, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, ETAG, LAST_MODIFIED,
 };
 use http::{HeaderMap, Method, StatusCode};
 use percent_encoding::percent_decode_str;
@@ -146,10 +145,9 @@ impl StaticFiles {
             }
             Selection::Unsatisfiable => {
                 reply.status = StatusCode::RANGE_NOT_SATISFIABLE;
-                reply.headers.insert(
-                    CONTENT_RANGE,
-                    header(&format!("bytes */{}", entry.len)),
-                );
+                reply
+                    .headers
+                    .insert(CONTENT_RANGE, header(&format!("bytes */{}", entry.len)));
                 return Ok(reply);
             }
             Selection::Full => (0, entry.len),
@@ -162,7 +160,9 @@ impl StaticFiles {
                 (start, end + 1)
             }
         };
-        reply.headers.insert(CONTENT_TYPE, entry.content_type.clone());
+        reply
+            .headers
+            .insert(CONTENT_TYPE, entry.content_type.clone());
         reply
             .headers
             .insert(ACCEPT_RANGES, HeaderValue::from_static("bytes"));
@@ -249,9 +249,7 @@ fn read_range(path: &Path, start: u64, length: u64) -> Result<Vec<u8>, ArangoErr
     let mut file = std::fs::File::open(path).map_err(io_error)?;
     file.seek(SeekFrom::Start(start)).map_err(io_error)?;
     let mut data = Vec::with_capacity(usize_of(length));
-    file.take(length)
-        .read_to_end(&mut data)
-        .map_err(io_error)?;
+    file.take(length).read_to_end(&mut data).map_err(io_error)?;
     Ok(data)
 }
 
@@ -331,8 +329,7 @@ mod tests {
         std::fs::write(outside.path().join("secret.txt"), b"secret").unwrap();
         std::os::unix::fs::symlink(outside.path().join("secret.txt"), dir.path().join("leak"))
             .unwrap();
-        std::os::unix::fs::symlink(dir.path().join("a.txt"), dir.path().join("alias.txt"))
-            .unwrap();
+        std::os::unix::fs::symlink(dir.path().join("a.txt"), dir.path().join("alias.txt")).unwrap();
         std::fs::create_dir(dir.path().join("sub")).unwrap();
         let files = StaticFiles::new(dir.path(), "/_static");
         let none = HeaderMap::new();
@@ -351,7 +348,10 @@ mod tests {
         assert_eq!(missing.status, 404);
         let directory = files.serve(&Method::GET, "sub", &none).await.unwrap_err();
         assert_eq!(directory.status, 404);
-        let post = files.serve(&Method::POST, "a.txt", &none).await.unwrap_err();
+        let post = files
+            .serve(&Method::POST, "a.txt", &none)
+            .await
+            .unwrap_err();
         assert_eq!(post.status, 405);
 
         let mut range = HeaderMap::new();
@@ -365,7 +365,9 @@ mod tests {
     #[tokio::test]
     async fn large_files_are_read_per_request() {
         let dir = tempfile::tempdir().unwrap();
-        let big: Vec<u8> = (0..(CACHED_FILE_MAX + 10)).map(|i| (i % 251) as u8).collect();
+        let big: Vec<u8> = (0..(CACHED_FILE_MAX + 10))
+            .map(|i| (i % 251) as u8)
+            .collect();
         std::fs::write(dir.path().join("big.bin"), &big).unwrap();
         let files = StaticFiles::new(dir.path(), "/_static");
         let whole = files
@@ -373,7 +375,11 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(whole.body.len(), big.len());
-        assert_eq!(files.cache.usage().1, 0, "large files' bytes are not cached");
+        assert_eq!(
+            files.cache.usage().1,
+            0,
+            "large files' bytes are not cached"
+        );
         let mut range = HeaderMap::new();
         range.insert(http::header::RANGE, HeaderValue::from_static("bytes=-5"));
         let tail = files.serve(&Method::GET, "big.bin", &range).await.unwrap();
