@@ -184,3 +184,19 @@ def test_root_password_from_the_option_applies_only_at_first_start(server_factor
         assert requests.get(other.url + "/_api/version", auth=("root", "a-different-password"), timeout=30).status_code == 401
     finally:
         assert other.stop() == 0
+
+
+def test_an_administrator_gets_rw_on_the_databases_it_creates(client, sys_db):
+    admin, db_name = unique("admin"), unique("admin_db")
+    try:
+        sys_db.create_user(admin, "adm-pw")
+        sys_db.update_permission(admin, "rw", "_system")
+        admin_sys = client.db("_system", username=admin, password="adm-pw")
+        assert admin_sys.create_database(db_name) is True
+        assert sys_db.permission(admin, db_name) == "rw"
+        created = client.db(db_name, username=admin, password="adm-pw")
+        assert created.create_collection(unique("col")) is not None
+        assert sys_db.permission("root", db_name) == "rw"
+    finally:
+        sys_db.delete_database(db_name, ignore_missing=True)
+        sys_db.delete_user(admin, ignore_missing=True)

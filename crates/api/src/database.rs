@@ -113,6 +113,7 @@ async fn create(api: &Api, req: &ApiRequest) -> ApiResult {
             ArangoError::with_message(INTERNAL, format!("database creation failed: {e}"))
         })??;
     crate::user::grant_database_users(api, &name, users).await?;
+    crate::user::grant_creator(api, req, &name).await?;
     Ok(envelope(201, Value::Bool(true)))
 }
 

@@ -223,6 +223,26 @@ fn optional_object(
     }
 }
 
+/// Gives the user who created database `db` `rw` on it, as ArangoDB does, unless a wildcard
+/// grant already gives them access (root), so their tokens are not voided for nothing.
+pub(crate) async fn grant_creator(api: &Api, req: &ApiRequest, db: &str) -> Result<()> {
+    let Some(account) = req.user.account() else {
+        return Ok(());
+    };
+    if account.database_level(db) != quince_auth::Level::None {
+        return Ok(());
+    }
+    let (name, db) = (account.name.clone(), db.to_owned());
+    on_blocking_pool(api.users_handle(), move |users| {
+        match users.set_grant(&name, &db, None, Some(quince_auth::Level::ReadWrite)) {
+            // Removed meanwhile: there is nobody left to grant.
+            Err(e) if e.is(quince_errors::USER_NOT_FOUND) => Ok(()),
+            other => other.map(|_| ()),
+        }
+    })
+    .await
+}
+
 /// Creates the users a `POST /_api/database` lists, when missing, and grants each `rw` on
 /// the new database. `users` has been checked by the database module.
 pub(crate) async fn grant_database_users(api: &Api, db: &str, users: Vec<NewUser>) -> Result<()> {
