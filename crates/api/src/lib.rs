@@ -15,7 +15,9 @@
 //! (`/_open/auth`), `permission` (who the caller is, what they may do), `user`
 //! (`/_api/user`), `token` (`/_api/token`), `server_mode` (`/_admin/server/mode`), `admin` (version, engine, status, echo, metrics…), `metrics` (counters),
 //! `limits` (bounds and defaults); `document` and `collection` are the document and
-//! collection families.
+//! collection families; `async_exec` (the `x-arango-async` step and the job workers), `job`
+//! (`/_api/job`, `/_admin/job`, `/_admin/sleep`), `batch` (`/_api/batch`) and
+//! `static_files` (`--http.static-dir`); `import` (`/_api/import`, whose body streams).
 //!
 //! Invariants: every error body has ArangoDB's shape; no success body carries `errorNum`;
 //! every reply has a Content-Length (bodies are whole).
@@ -27,11 +29,15 @@ pub mod request;
 pub mod response;
 
 mod admin;
+mod async_exec;
 mod auth;
+mod batch;
 mod body;
 mod collection;
 mod database;
 mod document;
+mod import;
+mod job;
 mod metrics;
 mod open_auth;
 mod path;
@@ -40,6 +46,7 @@ mod router;
 mod server_mode;
 mod token;
 mod user;
+pub mod static_files;
 
 pub use pipeline::{Api, ApiConfig, Peer, Received};
 pub use request::ApiRequest;

@@ -16,6 +16,10 @@ pub const HEADER_BYTES_MAX: usize = 64 * 1024;
 /// Default bound on a request body, before and after decompression (`--http.max-body-size`).
 pub const BODY_SIZE_MAX_DEFAULT: usize = 512 * 1024 * 1024;
 
+/// Default bound on the body of one `POST /_api/import`, before and after decompression
+/// (`--http.max-import-size`). Imports stream, so this bounds time and disk, not memory.
+pub const IMPORT_SIZE_MAX_DEFAULT: usize = 16 << 30;
+
 /// Default bound on the nesting of JSON bodies (`--http.max-json-depth`).
 pub const JSON_DEPTH_MAX_DEFAULT: usize = 64;
 

@@ -3,9 +3,12 @@
 //! What it is: one `async fn` per request that checks, in order, whether the server is
 //! stopping (503/30), the URL length (414), the size of the headers (431), the credentials, the database of the
 //! `/_db/{name}/` prefix (404/1228 for root, 401 for anyone else), the path's access rule
-//! (401/11), the client's queue-time limit (412/21004), the bound on requests in flight
-//! (503/21003) and the body's size and encoding (413, 415), then hands an [`ApiRequest`] to
-//! the router and adds the headers every reply carries.
+//! (401/11), the client's queue-time limit (412/21004), the bound on requests in flight and
+//! queued jobs (503/21003) and the body's size and encoding (413, 415), then either queues the
+//! request as an asynchronous job (`x-arango-async`, see `crate::async_exec`) or hands an
+//! [`ApiRequest`] to the router, and adds the headers every reply carries. Paths under the
+//! static mount (`--http.static-dir`) leave after the header checks, without credentials.
+//! [`Api::execute`] is the post-check half on its own, for jobs and batch parts.
 //!
 //! What it is not: a listener. The `quince` binary owns sockets and hyper connections and
 //! passes what it knows about them in request extensions ([`Received`], [`Peer`]).
@@ -19,13 +22,13 @@ use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::{HeaderValue, CONNECTION, WWW_AUTHENTICATE};
-use http::{HeaderName, Method, Request, Response, Version};
+use http::{Extensions, HeaderName, Method, Request, Response, Uri, Version};
 use http_body_util::Full;
 use hyper::body::Body;
 use quince_auth::Users;
@@ -35,6 +38,7 @@ use quince_errors::{
     INTERNAL, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, SHUTTING_DOWN,
 };
 
+use crate::async_exec::{self, Jobs};
 use crate::auth::{self, Authenticator};
 use crate::permission::{self, Caller};
 use crate::server_mode::ServerMode;
@@ -43,7 +47,8 @@ use crate::metrics::Metrics;
 use crate::path::{parse_target, Target};
 use crate::request::ApiRequest;
 use crate::response::ApiResponse;
-use crate::{body, limits, router};
+use crate::static_files::StaticFiles;
+use crate::{body, job, limits, router};
 
 /// The server's settings that the API needs.
 #[derive(Clone, Debug)]
@@ -63,6 +68,9 @@ pub struct ApiConfig {
     pub authentication_system_only: bool,
     /// `--http.max-body-size`, applied before and after decompression.
     pub body_size_max: usize,
+    /// `--http.max-import-size`: the bound on a `POST /_api/import` body (which streams, so
+    /// it may be far larger than `body_size_max`), before and after decompression.
+    pub import_size_max: usize,
     /// `--http.max-json-depth`.
     pub json_depth_max: usize,
     /// `--server.maximal-queue-size`: requests in flight at once.
@@ -70,6 +78,10 @@ pub struct ApiConfig {
     /// The endpoint the server listens on (`http://127.0.0.1:8529`), for `/_admin/echo`
     /// and status replies.
     pub endpoint: String,
+    /// `--http.static-dir`: the directory served as static files (none when absent).
+    pub static_dir: Option<std::path::PathBuf>,
+    /// `--http.static-prefix`: where the static directory is mounted (`/_static`).
+    pub static_prefix: String,
 }
 
 impl Default for ApiConfig {
@@ -81,9 +93,12 @@ impl Default for ApiConfig {
             root_password: String::new(),
             jwt_secret: Vec::new(),
             body_size_max: limits::BODY_SIZE_MAX_DEFAULT,
+            import_size_max: limits::IMPORT_SIZE_MAX_DEFAULT,
             json_depth_max: limits::JSON_DEPTH_MAX_DEFAULT,
             queue_size_max: limits::QUEUE_SIZE_MAX_DEFAULT,
             endpoint: "http://127.0.0.1:8529".to_string(),
+            static_dir: None,
+            static_prefix: crate::static_files::PREFIX_DEFAULT.to_string(),
         }
     }
 }
@@ -117,19 +132,42 @@ pub struct Api {
     metrics: Metrics,
     /// Set once shutdown begins: new requests get 503.
     stopping: AtomicBool,
-    /// Requests past the access checks and not yet answered.
-    in_flight: AtomicUsize,
+    /// Requests past the access checks and not yet answered, plus asynchronous jobs queued
+    /// or running: the one count `--server.maximal-queue-size` bounds.
+    in_flight: Arc<AtomicUsize>,
+    /// Asynchronous jobs (`x-arango-async`) and their stored results.
+    jobs: Arc<Jobs>,
+    /// Set once the job slots are opened (on the first asynchronous request).
+    job_workers: OnceLock<usize>,
+    /// The API itself, for the job runners (a weak reference, so they do not keep it alive).
+    me: Weak<Api>,
+    /// The static file mount (`--http.static-dir`), if any.
+    static_files: Option<StaticFiles>,
     /// When the API was created, for uptime.
     started: Instant,
 }
 
-/// Decrements the in-flight count when the request is done, however it ends.
-struct InFlight<'a>(&'a AtomicUsize);
+/// One unit of the queue bound: a request in flight or an asynchronous job queued or
+/// running. Dropping it (however the request or job ends) gives the unit back.
+pub(crate) struct Admission(Arc<AtomicUsize>);
 
-impl Drop for InFlight<'_> {
+impl Drop for Admission {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::AcqRel);
     }
+}
+
+/// A request past every pipeline check, owned, ready for the router: what an asynchronous
+/// job or a part of a batch request runs.
+pub(crate) struct Routed {
+    /// The request as handlers see it.
+    pub request: ApiRequest,
+    /// Its decoded path segments (after the database prefix).
+    pub segments: Vec<String>,
+    /// The original request target.
+    pub uri: Uri,
+    /// What the listener knew about the connection ([`Peer`]), when there was one.
+    pub extensions: Extensions,
 }
 
 /// What the pipeline learned about a request, for the reply's headers.
@@ -163,7 +201,11 @@ impl Api {
         }
         secrets.extend(config.jwt_passive_secrets.iter().cloned());
         let auth = Authenticator::new(&secrets);
-        Ok(Arc::new(Api {
+        let static_files = config
+            .static_dir
+            .as_ref()
+            .map(|dir| StaticFiles::new(dir, &config.static_prefix));
+        Ok(Arc::new_cyclic(|me| Api {
             catalog,
             config,
             auth,
@@ -171,7 +213,11 @@ impl Api {
             mode: ServerMode::default(),
             metrics: Metrics::default(),
             stopping: AtomicBool::new(false),
-            in_flight: AtomicUsize::new(0),
+            in_flight: Arc::new(AtomicUsize::new(0)),
+            jobs: Arc::new(Jobs::new()),
+            job_workers: OnceLock::new(),
+            me: me.clone(),
+            static_files,
             started: Instant::now(),
         }))
     }
@@ -219,6 +265,64 @@ impl Api {
 
     pub(crate) fn uptime(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    pub(crate) fn jobs(&self) -> &Arc<Jobs> {
+        &self.jobs
+    }
+
+    /// A weak reference to the API (it always lives in an `Arc`; see [`Api::new`]).
+    pub(crate) fn weak(&self) -> Weak<Api> {
+        self.me.clone()
+    }
+
+    /// Opens the job slots once; returns how many there are.
+    pub(crate) fn job_workers(&self, start: impl FnOnce() -> usize) -> usize {
+        *self.job_workers.get_or_init(start)
+    }
+
+    /// Shutdown's last step for asynchronous work: runs the queued jobs to their end within
+    /// `timeout`, then drops (and logs, with their ids) the ones that never started and waits
+    /// for the running ones. Call after [`Api::begin_shutdown`], before the runtime stops.
+    pub async fn finish_jobs(&self, timeout: Duration) {
+        async_exec::drain(self, timeout).await;
+    }
+
+    /// Runs a request that passed the pipeline's checks through the router, as a synchronous
+    /// request would be run; errors and panics become replies.
+    pub(crate) async fn execute(&self, routed: Routed) -> ApiResponse {
+        let Routed {
+            request,
+            segments,
+            uri,
+            extensions,
+        } = routed;
+        let method = request.method.clone();
+        let outcome = {
+            let running =
+                std::pin::pin!(router::dispatch(self, request, segments, &uri, &extensions));
+            CatchPanic { inner: running }.await
+        };
+        match outcome {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(err)) => render_error(&err, true),
+            Err(message) => {
+                tracing::error!(event = "api.handler_panicked", %method, %message);
+                error_response(&ArangoError::with_message(
+                    INTERNAL,
+                    "internal error while processing the request",
+                ))
+            }
+        }
+    }
+
+    /// [`Api::execute`] behind a box, for handlers that run requests themselves (batch parts),
+    /// so the future's type does not contain itself.
+    pub(crate) fn execute_boxed(
+        &self,
+        routed: Routed,
+    ) -> Pin<Box<dyn Future<Output = ApiResponse> + Send + '_>> {
+        Box::pin(self.execute(routed))
     }
 
     /// Answers one request.
@@ -281,6 +385,14 @@ impl Api {
         if header_bytes > limits::HEADER_BYTES_MAX {
             return Err(ArangoError::new(HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE));
         }
+        if let Some(files) = &self.static_files {
+            if let Some(rest) = files.mounted_path(parts.uri.path()) {
+                // Static files need no credentials, like ArangoDB's web interface assets.
+                let _admission = self.admit()?;
+                timing.queued = Some(timing.received.elapsed());
+                return files.serve(&parts.method, rest, &parts.headers).await;
+            }
+        }
         let Target {
             database,
             path,
@@ -299,7 +411,36 @@ impl Api {
         let database =
             permission::admit_database(&self.catalog, &caller, &database, &segments, open)?;
         check_queue_time(&parts.headers, timing.received.elapsed())?;
-        let _in_flight = self.admit()?;
+        let async_mode = async_exec::mode(&parts.headers);
+        // Job management is the fast lane: it must work while the queue is full, or a full
+        // queue could not be inspected or cancelled.
+        let admission = if job::is_job_path(&segments) {
+            None
+        } else {
+            Some(self.admit()?)
+        };
+        if async_mode.is_none() && router::streams_body(&segments) {
+            // An import reads its own body as it streams in, within its own bound.
+            body::check_declared_length(&parts.headers, self.config.import_size_max)?;
+            let request = ApiRequest {
+                method: parts.method,
+                database,
+                path,
+                suffix: Vec::new(),
+                query,
+                headers: parts.headers,
+                body: Bytes::new(),
+                user: caller.clone(),
+                json_depth_max: self.config.json_depth_max,
+            };
+            // Imports stream past the router, so the router's coarse check is made here.
+            permission::require_for_method(&request)?;
+            timing.queued = Some(timing.received.elapsed());
+            let limit = self.config.import_size_max;
+            let reply = crate::import::handle_stream(request, body, limit).await;
+            drop(admission);
+            return reply;
+        }
         body::check_declared_length(&parts.headers, self.config.body_size_max)?;
         let raw_body = body::read_bounded(body, self.config.body_size_max).await?;
         let body = body::decode_content(&parts.headers, raw_body, self.config.body_size_max)?;
@@ -315,13 +456,29 @@ impl Api {
             json_depth_max: self.config.json_depth_max,
         };
         timing.queued = Some(timing.received.elapsed());
-        router::dispatch(self, request, segments, &parts.uri, &parts.extensions).await
+        if let Some(mode) = async_mode {
+            let mut extensions = Extensions::new();
+            if let Some(peer) = parts.extensions.get::<Peer>() {
+                extensions.insert(*peer);
+            }
+            let routed = Routed {
+                request,
+                segments,
+                uri: parts.uri,
+                extensions,
+            };
+            return async_exec::submit(self, routed, mode, admission);
+        }
+        let reply = router::dispatch(self, request, segments, &parts.uri, &parts.extensions).await;
+        drop(admission);
+        reply
     }
 
-    /// Counts the request in flight, or refuses it when the bound is reached.
-    fn admit(&self) -> Result<InFlight<'_>, ArangoError> {
+    /// Counts the request (or job) against the queue bound, or refuses it when the bound is
+    /// reached (503, errorNum 21003).
+    pub(crate) fn admit(&self) -> Result<Admission, ArangoError> {
         let before = self.in_flight.fetch_add(1, Ordering::AcqRel);
-        let guard = InFlight(&self.in_flight);
+        let guard = Admission(self.in_flight.clone());
         if before >= self.config.queue_size_max {
             return Err(ArangoError::new(QUEUE_FULL));
         }

@@ -39,6 +39,10 @@ pub(crate) enum Route {
     User,
     Token,
     ServerMode,
+    Job,
+    Batch,
+    Sleep,
+    Import,
 }
 
 /// One row of the routing table.
@@ -89,6 +93,11 @@ const ROUTES: &[Entry] = &[
     family(&["_api", "user"], Route::User),
     family(&["_api", "token"], Route::Token),
     exact(&["_admin", "server", "mode"], Route::ServerMode),
+    family(&["_api", "job"], Route::Job),
+    family(&["_admin", "job"], Route::Job),
+    exact(&["_api", "batch"], Route::Batch),
+    exact(&["_admin", "sleep"], Route::Sleep),
+    exact(&["_api", "import"], Route::Import),
 ];
 
 impl Route {
@@ -122,6 +131,12 @@ pub(crate) fn resolve(segments: &[String]) -> Option<(Route, usize)> {
         };
         (fits && entry.prefix.iter().zip(segments).all(|(p, s)| p == s)).then_some((entry.route, n))
     })
+}
+
+/// True for `/_api/import`, whose body the pipeline hands to the handler unread (imports
+/// stream; see `crate::import`).
+pub(crate) fn streams_body(segments: &[String]) -> bool {
+    matches!(resolve(segments), Some((Route::Import, _)))
 }
 
 /// Paths that need no credentials: `/_open/*` and `/_admin/server/availability`.
@@ -179,6 +194,10 @@ pub(crate) async fn dispatch(
         Route::User => crate::user::handle(api, req).await,
         Route::Token => crate::token::handle(api, req).await,
         Route::ServerMode => crate::server_mode::handle(api, &req),
+        Route::Job => crate::job::handle(api, req).await,
+        Route::Batch => crate::batch::handle(api, req).await,
+        Route::Sleep => crate::job::sleep::sleep(req).await,
+        Route::Import => crate::import::handle_whole(req).await,
     }
 }
 

@@ -64,7 +64,11 @@ fn record_too_long(line: u64) -> io::Error {
 }
 
 /// JSON Lines: each non-blank line is a record.
-pub fn json_lines(mut input: impl BufRead, batch_size: usize, sink: &mut Sink<'_>) -> io::Result<()> {
+pub fn json_lines(
+    mut input: impl BufRead,
+    batch_size: usize,
+    sink: &mut Sink<'_>,
+) -> io::Result<()> {
     let mut body = Vec::with_capacity(batch_size + 4096);
     let mut lines = Vec::new();
     let mut line = 0u64;
@@ -144,7 +148,6 @@ pub fn json_array(mut input: impl Read, batch_size: usize, sink: &mut Sink<'_>) 
         splitter.feed(&chunk[..n], &mut emit).map_err(split_error)?;
     }
     splitter.finish().map_err(split_error)?;
-    drop(emit);
     if !lines.is_empty() && !stopped {
         body.push(b']');
         sink(Batch {
@@ -263,7 +266,10 @@ mod tests {
             .collect();
         assert_eq!(
             bodies,
-            ["[\"_key\",\"n\"]\n[\"a\",1]\n", "[\"_key\",\"n\"]\n[\"b\",2]\n"]
+            [
+                "[\"_key\",\"n\"]\n[\"a\",1]\n",
+                "[\"_key\",\"n\"]\n[\"b\",2]\n"
+            ]
         );
         assert_eq!(batches[1].lines, [3]);
     }

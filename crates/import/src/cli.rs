@@ -89,7 +89,11 @@ pub struct ImportArgs {
     pub create_collection: bool,
 
     /// The type of a collection created by `--create-collection`.
-    #[arg(long = "create-collection-type", value_enum, default_value = "document")]
+    #[arg(
+        long = "create-collection-type",
+        value_enum,
+        default_value = "document"
+    )]
     pub create_collection_type: CollectionKind,
 
     /// The size of one request body, in bytes.
@@ -149,11 +153,19 @@ pub struct ImportArgs {
     pub progress: bool,
 
     /// The server: tcp://HOST:PORT (also http://).
-    #[arg(long = "server.endpoint", value_name = "URL", default_value = "tcp://127.0.0.1:8529")]
+    #[arg(
+        long = "server.endpoint",
+        value_name = "URL",
+        default_value = "tcp://127.0.0.1:8529"
+    )]
     pub endpoint: String,
 
     /// The database.
-    #[arg(long = "server.database", value_name = "NAME", default_value = "_system")]
+    #[arg(
+        long = "server.database",
+        value_name = "NAME",
+        default_value = "_system"
+    )]
     pub database: String,
 
     /// The user.
@@ -188,6 +200,25 @@ struct Shared {
     failures_unshown: u64,
     /// Why the import stopped early, if it did.
     fatal: Option<String>,
+}
+
+/// `quince import`'s command line.
+#[derive(clap::Parser, Debug)]
+#[command(
+    name = "quince import",
+    about = "Imports JSON, JSON Lines, CSV or TSV into a collection of a Quince (or ArangoDB) server"
+)]
+struct ImportCommand {
+    #[command(flatten)]
+    args: ImportArgs,
+}
+
+/// The entry point of `quince import`: `args` are the arguments after `import`.
+pub fn import_main(args: &[std::ffi::OsString]) -> ExitCode {
+    use clap::Parser;
+    let command =
+        std::iter::once(std::ffi::OsString::from("quince import")).chain(args.iter().cloned());
+    run(ImportCommand::parse_from(command).args)
 }
 
 /// Runs one import; the exit status says whether every document went in.
@@ -230,8 +261,8 @@ fn execute(args: &ImportArgs) -> Result<bool, String> {
     prepare_collection(&mut setup, &db_path, args)?;
     let import_target = |layout: Layout| import_target(&db_path, args, layout);
 
-    let opened = input::open(&args.file)
-        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    let opened =
+        input::open(&args.file).map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
     let progress = progress_bar(args, opened.size);
     let threads = usize::try_from(args.threads).expect("bounded by the parser");
     let batch_size = usize::try_from(args.batch_size).expect("bounded by the parser");
@@ -379,7 +410,10 @@ fn import_target(db_path: &str, args: &ImportArgs, layout: Layout) -> String {
     }
     for (name, on) in [
         ("complete", args.complete),
-        ("overwriteCollectionPrefix", args.overwrite_collection_prefix),
+        (
+            "overwriteCollectionPrefix",
+            args.overwrite_collection_prefix,
+        ),
         ("ignoreMissing", args.ignore_missing),
     ] {
         if on {
@@ -509,7 +543,11 @@ fn keep_failure(state: &mut Shared, failure: Failure) {
 fn error_message(body: &[u8]) -> String {
     serde_json::from_slice::<Value>(body)
         .ok()
-        .and_then(|v| v.get("errorMessage").and_then(Value::as_str).map(String::from))
+        .and_then(|v| {
+            v.get("errorMessage")
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
         .unwrap_or_else(|| String::from_utf8_lossy(body).into_owned())
 }
 
@@ -594,7 +632,10 @@ mod tests {
             import_target("/_db/_system", &a, Layout::HeaderLine),
             "/_db/_system/_api/import?collection=c&type=&details=true&onDuplicate=update"
         );
-        assert!(Cli::try_parse_from(["x", "--file", "f", "--collection", "c", "--type", "xml"]).is_err());
+        assert!(
+            Cli::try_parse_from(["x", "--file", "f", "--collection", "c", "--type", "xml"])
+                .is_err()
+        );
     }
 
     #[test]

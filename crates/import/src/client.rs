@@ -185,9 +185,7 @@ fn read_reply(stream: &mut BufReader<TcpStream>) -> io::Result<(Reply, bool)> {
         None => {
             close = true;
             let mut body = Vec::new();
-            stream
-                .take(BODY_MAX as u64 + 1)
-                .read_to_end(&mut body)?;
+            stream.take(BODY_MAX as u64 + 1).read_to_end(&mut body)?;
             if body.len() > BODY_MAX {
                 return Err(invalid("reply body too long"));
             }

@@ -7,8 +7,8 @@
 //!
 //! Values, as arangoimport converts them: a quoted field is always a string; an unquoted field
 //! is `null` when empty or `null` (the server then leaves the attribute out), a boolean when
-//! `true` or `false`, a number when it is a JSON number (`-12`, `3.5`, `1e3`; not `+1`, `.5` or
-//! `007`), and a string otherwise.
+//! `true` or `false`, a number when it is a JSON number within a double's range (`-12`, `3.5`,
+//! `1e3`; not `+1`, `.5`, `007` or `1e999`), and a string otherwise.
 //!
 //! What it is not: a validator of the row width (the server counts values against the header
 //! and reports rows of the wrong width, unless `ignoreMissing`).
@@ -135,7 +135,10 @@ impl<R: BufRead> RecordReader<R> {
             if self.raw.len() > self.max_len {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!("line {}: a record is longer than {} bytes", self.line, self.max_len),
+                    format!(
+                        "line {}: a record is longer than {} bytes",
+                        self.line, self.max_len
+                    ),
                 ));
             }
             at = before;
@@ -196,13 +199,19 @@ fn write_value(field: &Field, out: &mut Vec<u8>) {
     match text {
         "" | "null" => out.extend_from_slice(b"null"),
         "true" | "false" => out.extend_from_slice(text.as_bytes()),
-        _ if is_json_number(text) => out.extend_from_slice(text.as_bytes()),
+        _ if is_number_value(text) => out.extend_from_slice(text.as_bytes()),
         _ => write_string(text, out),
     }
 }
 
 fn write_string(text: &str, out: &mut Vec<u8>) {
     serde_json::to_writer(&mut *out, text).expect("writing to a Vec cannot fail");
+}
+
+/// True when `text` becomes a number: JSON's grammar, and within the range of a double
+/// (`1e999` stays a string, as the server could not read it as a number).
+pub fn is_number_value(text: &str) -> bool {
+    is_json_number(text) && text.parse::<f64>().is_ok_and(f64::is_finite)
 }
 
 /// True when `text` is a number in JSON's grammar.
@@ -294,8 +303,11 @@ mod tests {
 
     #[test]
     fn values_convert_as_arangoimport_does() {
-        let got = records("1,-2.5e3,true,null,,abc,\"12\",007,+1,.5\n", Dialect::Csv(b','))
-            .unwrap();
+        let got = records(
+            "1,-2.5e3,true,null,,abc,\"12\",007,+1,.5\n",
+            Dialect::Csv(b','),
+        )
+        .unwrap();
         assert_eq!(
             row_json(&got[0].1),
             json!([1, -2500.0, true, null, null, "abc", "12", "007", "+1", ".5"])
@@ -334,7 +346,7 @@ mod tests {
         #[test]
         fn numbers_are_detected_exactly_when_serde_parses_them(text in "[-+0-9.eE]{1,6}") {
             let serde_says = serde_json::from_str::<serde_json::Number>(&text).is_ok();
-            prop_assert_eq!(is_json_number(&text), serde_says);
+            prop_assert_eq!(is_number_value(&text), serde_says);
         }
     }
 }

@@ -74,9 +74,12 @@ pub fn open(path: &Path) -> io::Result<Input> {
     })
 }
 
+/// A reader that yields the bytes [`sniff`] looked at, then the rest.
+pub type Sniffed<R> = Chain<Cursor<Vec<u8>>, R>;
+
 /// The first byte of `reader` that is not whitespace (None for an input of only whitespace),
 /// and a reader that still yields every byte.
-pub fn sniff<R: BufRead>(mut reader: R) -> io::Result<(Option<u8>, Chain<Cursor<Vec<u8>>, R>)> {
+pub fn sniff<R: BufRead>(mut reader: R) -> io::Result<(Option<u8>, Sniffed<R>)> {
     let mut seen = Vec::new();
     let first = loop {
         let buf = reader.fill_buf()?;
@@ -113,7 +116,10 @@ mod tests {
         input.reader.read_to_string(&mut text).unwrap();
         assert_eq!(text, "{\"a\":1}\n");
         assert_eq!(input.size, Some(compressed.len() as u64));
-        assert_eq!(input.progress.load(Ordering::Relaxed), compressed.len() as u64);
+        assert_eq!(
+            input.progress.load(Ordering::Relaxed),
+            compressed.len() as u64
+        );
     }
 
     #[test]

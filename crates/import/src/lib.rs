@@ -28,4 +28,4 @@ pub mod input;
 pub mod report;
 
 #[cfg(feature = "cli")]
-pub use cli::{run, ImportArgs};
+pub use cli::{import_main, run, ImportArgs};

@@ -142,7 +142,9 @@ mod tests {
     #[test]
     fn totals_add_up_and_summarise() {
         let mut t = Totals::default();
-        t.add_reply(&serde_json::json!({"created": 2, "errors": 1, "updated": 0, "ignored": 3, "empty": 1}));
+        t.add_reply(
+            &serde_json::json!({"created": 2, "errors": 1, "updated": 0, "ignored": 3, "empty": 1}),
+        );
         t.add_reply(&serde_json::json!({"created": 1}));
         assert_eq!(t.summary(), "created: 3, errors: 1, updated: 0, ignored: 3");
         assert_eq!(t.empty, 1);

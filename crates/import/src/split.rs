@@ -391,7 +391,10 @@ mod tests {
     #[test]
     fn lines_are_cut_at_newlines_across_chunks() {
         let got = lines_of(&[b"ab", b"c\nde", b"\n\nf"], 100).unwrap();
-        assert_eq!(got, vec![b"abc".to_vec(), b"de".to_vec(), vec![], b"f".to_vec()]);
+        assert_eq!(
+            got,
+            vec![b"abc".to_vec(), b"de".to_vec(), vec![], b"f".to_vec()]
+        );
         let ends_with_newline = lines_of(&[b"x\r\n"], 100).unwrap();
         assert_eq!(ends_with_newline, vec![b"x\r".to_vec()]);
         assert!(lines_of(&[b""], 100).unwrap().is_empty());
@@ -433,8 +436,19 @@ mod tests {
     #[test]
     fn things_that_are_not_one_array_are_refused() {
         assert_eq!(elements_of(&[b""], 10).unwrap_err(), SplitError::NotAnArray);
-        assert_eq!(elements_of(&[b"{}"], 10).unwrap_err(), SplitError::NotAnArray);
-        for bad in [&b"[1,]"[..], b"[,1]", b"[1 2]", b"[1] x", b"[1", b"[{\"a\":1}", b"[1,"] {
+        assert_eq!(
+            elements_of(&[b"{}"], 10).unwrap_err(),
+            SplitError::NotAnArray
+        );
+        for bad in [
+            &b"[1,]"[..],
+            b"[,1]",
+            b"[1 2]",
+            b"[1] x",
+            b"[1",
+            b"[{\"a\":1}",
+            b"[1,",
+        ] {
             assert!(
                 matches!(elements_of(&[bad], 10), Err(SplitError::Malformed { .. })),
                 "{:?}",

@@ -174,6 +174,16 @@ pub struct ServeArgs {
     )]
     pub max_body_size: u64,
 
+    /// The largest `POST /_api/import` body, in bytes, before and after decompression.
+    /// Imports stream into the collection, so this bounds their length, not memory.
+    #[arg(
+        long = "http.max-import-size",
+        value_name = "BYTES",
+        default_value_t = 16u64 << 30,
+        value_parser = clap::value_parser!(u64).range(1..=(1u64 << 50))
+    )]
+    pub max_import_size: u64,
+
     /// The deepest nesting of a JSON body.
     #[arg(
         long = "http.max-json-depth",
@@ -182,6 +192,20 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u64).range(1..=10_000)
     )]
     pub max_json_depth: u64,
+
+    /// A directory whose files are served, without authentication, below
+    /// `--http.static-prefix`.
+    #[arg(long = "http.static-dir", value_name = "DIR")]
+    pub static_dir: Option<PathBuf>,
+
+    /// The path below which `--http.static-dir` is served.
+    #[arg(
+        long = "http.static-prefix",
+        value_name = "PATH",
+        default_value = quince_api::static_files::PREFIX_DEFAULT,
+        value_parser = parse_static_prefix
+    )]
+    pub static_prefix: String,
 
     /// The log level: trace, debug, info, warning, error (or a tracing filter).
     #[arg(long = "log.level", value_name = "LEVEL", default_value = "info")]
@@ -197,6 +221,20 @@ pub fn parse_bool(text: &str) -> Result<bool, String> {
             "'{other}' is not a boolean (use true/false, yes/no, on/off, 1/0)"
         )),
     }
+}
+
+/// A static mount point: an absolute path other than `/`, outside the API's own prefixes;
+/// a trailing slash is dropped.
+pub fn parse_static_prefix(text: &str) -> Result<String, String> {
+    let prefix = text.trim().trim_end_matches('/');
+    if !prefix.starts_with('/') || prefix.contains(['?', '#', '%', '\\']) {
+        return Err(format!("'{text}' is not an absolute path such as /_static"));
+    }
+    let first = prefix[1..].split('/').next().unwrap_or("");
+    if ["_api", "_db", "_admin", "_open"].contains(&first) {
+        return Err(format!("'{text}' would hide the API below /{first}"));
+    }
+    Ok(prefix.to_string())
 }
 
 /// Parses the command line, merging the configuration file if one is named. Prints the error
@@ -391,6 +429,24 @@ mod tests {
         assert_eq!(a.max_json_depth, 64);
         assert_eq!(a.sync_interval_ms, 100);
         assert_eq!(a.threads, None);
+        assert_eq!(a.static_dir, None);
+        assert_eq!(a.static_prefix, "/_static");
+    }
+
+    #[test]
+    fn static_prefixes_are_paths_outside_the_api() {
+        let a = parse(&[
+            "--http.static-dir",
+            "/srv/www",
+            "--http.static-prefix",
+            "/ui/",
+        ])
+        .unwrap();
+        assert_eq!(a.static_dir, Some(PathBuf::from("/srv/www")));
+        assert_eq!(a.static_prefix, "/ui");
+        for bad in ["ui", "/", "/_api", "/_db/x", "/a%2f"] {
+            assert!(parse(&["--http.static-prefix", bad]).is_err(), "{bad}");
+        }
     }
 
     #[test]

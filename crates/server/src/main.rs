@@ -1,9 +1,8 @@
 //! The `quince` binary: `quince serve` starts the server.
 //!
-//! What it is: the entry point, dispatching subcommands (`serve` now; `import` will join it
-//! as a further variant of [`config::Command`]). `quince bench` and the hidden
-//! `quince bench-chart` are handed to quince-bench before clap sees them, because they have
-//! their own option set.
+//! What it is: the entry point, dispatching subcommands (`serve`). `quince bench`, the hidden
+//! `quince bench-chart` and `quince import` are handed to quince-bench and quince-import before
+//! clap sees them, because they have their own option sets.
 //!
 //! What it is not: the server itself ([`serve`], [`listener`], [`shutdown`]) or the option
 //! definitions ([`config`]).
@@ -23,6 +22,8 @@ fn main() -> ExitCode {
     match args.get(1).and_then(|a| a.to_str()) {
         Some("bench") => return quince_bench::bench_main(&args[2..]),
         Some("bench-chart") => return quince_bench::chart_main(&args[2..]),
+        // `quince import` (the arangoimport-compatible loader) also speaks only HTTP.
+        Some("import") => return quince_import::import_main(&args[2..]),
         _ => {}
     }
     let cli = config::parse_or_exit();

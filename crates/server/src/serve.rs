@@ -4,8 +4,9 @@
 //! opens the catalog (recovering every collection), binds the endpoint, prints the one ready
 //! line (`quince: listening on http://HOST:PORT`) on stdout, serves until SIGINT or SIGTERM,
 //! and then shuts down in order: refuse new requests (503), stop accepting, let open
-//! connections finish within [`DRAIN_TIMEOUT`], close the catalog (sync journals, write
-//! restart hints).
+//! connections finish within [`DRAIN_TIMEOUT`], let queued asynchronous jobs run within the
+//! same bound (those that cannot are logged by id, never started), close the catalog (sync
+//! journals, write restart hints).
 //!
 //! What it is not: the request pipeline (crate `quince-api`) or the accept loop
 //! ([`crate::listener`]).
@@ -57,6 +58,13 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         let mut secret = vec![0u8; 32];
         rand::thread_rng().fill_bytes(&mut secret);
         jwt_secrets.push(secret);
+    }
+    if let Some(dir) = &args.static_dir {
+        anyhow::ensure!(
+            dir.is_dir(),
+            "--http.static-dir {} is not a directory",
+            dir.display()
+        );
     }
     let address = endpoint_address(&args.endpoint).map_err(|e| anyhow!(e))?;
     let socket_address = address
@@ -127,9 +135,12 @@ async fn serve(
             jwt_secret,
             jwt_passive_secrets: jwt_secrets,
             body_size_max: usize::try_from(args.max_body_size).expect("bounded by the parser"),
+            import_size_max: usize::try_from(args.max_import_size).expect("bounded by the parser"),
             json_depth_max: usize::try_from(args.max_json_depth).expect("bounded by the parser"),
             queue_size_max: usize::try_from(args.queue_size).expect("bounded by the parser"),
             endpoint: endpoint.clone(),
+            static_dir: args.static_dir.clone(),
+            static_prefix: args.static_prefix.clone(),
         },
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;
@@ -169,6 +180,9 @@ async fn serve(
             "connections still open after the drain timeout; closing anyway"
         ),
     }
+    // Queued asynchronous jobs run to their end (or are logged as dropped) before the
+    // catalog closes, so none is cut off halfway.
+    api.finish_jobs(DRAIN_TIMEOUT).await;
     Ok(())
 }
 

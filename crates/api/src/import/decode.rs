@@ -236,18 +236,29 @@ mod tests {
         };
         let err = decode("gzip", &bomb, 1 << 20, (4 << 20) - 1).unwrap_err();
         assert_eq!(err.status, 413);
-        assert_eq!(decode("gzip", &bomb, 1 << 20, 4 << 20).unwrap().len(), 4 << 20);
+        assert_eq!(
+            decode("gzip", &bomb, 1 << 20, 4 << 20).unwrap().len(),
+            4 << 20
+        );
         assert_eq!(decode("", b"abc", 1, 2).unwrap_err().status, 413);
     }
 
     #[test]
     fn corrupt_truncated_and_unknown_encodings_are_refused() {
-        assert_eq!(decode("gzip", b"not gzip at all", 4, 100).unwrap_err().status, 400);
+        assert_eq!(
+            decode("gzip", b"not gzip at all", 4, 100)
+                .unwrap_err()
+                .status,
+            400
+        );
         let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
         gz.write_all(&data()).unwrap();
         let gz = gz.finish().unwrap();
         let truncated = &gz[..gz.len() / 2];
-        assert_eq!(decode("gzip", truncated, 4096, 1 << 30).unwrap_err().status, 400);
+        assert_eq!(
+            decode("gzip", truncated, 4096, 1 << 30).unwrap_err().status,
+            400
+        );
         assert_eq!(decode("br", b"x", 1, 10).unwrap_err().status, 415);
     }
 }

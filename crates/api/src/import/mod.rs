@@ -29,9 +29,11 @@ mod options;
 mod records;
 mod writer;
 
+use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use http::header::HeaderValue;
 use http::Method;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Body;
@@ -40,6 +42,7 @@ use quince_errors::{ArangoError, Result};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
+use crate::error::error_response;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
 
@@ -52,6 +55,10 @@ use writer::{Report, Writer};
 /// Body chunks in flight between the connection and the worker.
 const CHANNEL_CHUNKS: usize = 16;
 
+/// The most bytes of an unused body read (and dropped) after the reply is decided, to keep
+/// the connection usable.
+const DRAIN_MAX: usize = 64 << 20;
+
 /// What the connection passes to the worker.
 enum Input {
     /// The next raw chunk of the body.
@@ -63,8 +70,51 @@ enum Input {
 }
 
 /// Handles an import whose body has not been read: `body` is read here, within `limit` bytes
-/// (raw and decoded).
+/// (raw and decoded). Whatever the outcome, the rest of the body is read and dropped (up to
+/// [`DRAIN_MAX`] bytes) so that the connection can serve the next request; beyond that, or
+/// after a read error, the reply says `Connection: close`.
 pub(crate) async fn handle_stream<B>(req: ApiRequest, body: B, limit: usize) -> ApiResult
+where
+    B: Body<Data = Bytes>,
+    B::Error: std::fmt::Display,
+{
+    let mut body = std::pin::pin!(body);
+    let outcome = import(req, body.as_mut(), limit).await;
+    let drained = drain(body.as_mut()).await;
+    let mut reply = match outcome {
+        Ok(reply) => reply,
+        Err(err) => error_response(&err),
+    };
+    if !drained {
+        reply
+            .headers
+            .insert(http::header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    Ok(reply)
+}
+
+/// Reads what is left of a body, up to [`DRAIN_MAX`] bytes; true when it ended within that.
+async fn drain<B>(mut body: Pin<&mut B>) -> bool
+where
+    B: Body<Data = Bytes>,
+{
+    let mut left = DRAIN_MAX;
+    while let Some(frame) = body.as_mut().frame().await {
+        let Ok(frame) = frame else {
+            return false;
+        };
+        if let Ok(chunk) = frame.into_data() {
+            match left.checked_sub(chunk.len()) {
+                Some(rest) => left = rest,
+                None => return false,
+            }
+        }
+    }
+    true
+}
+
+/// The import proper: options, collection, then the body through the worker.
+async fn import<B>(req: ApiRequest, body: Pin<&mut B>, limit: usize) -> ApiResult
 where
     B: Body<Data = Bytes>,
     B::Error: std::fmt::Display,
@@ -73,13 +123,16 @@ where
         return Err(ArangoError::new(quince_errors::HTTP_METHOD_NOT_ALLOWED));
     }
     let options = ImportOptions::parse(&req)?;
-    let collection = req.database.collection(&options.collection).map_err(|err| {
-        if err.is(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND) {
-            ArangoError::new(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND)
-        } else {
-            err
-        }
-    })?;
+    let collection = req
+        .database
+        .collection(&options.collection)
+        .map_err(|err| {
+            if err.is(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND) {
+                ArangoError::new(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND)
+            } else {
+                err
+            }
+        })?;
     let decoder = StreamDecoder::new(&req.headers, limit)?;
     let importer = Importer::new(collection, &options, req.json_depth_max, decoder);
     let (sender, receiver) = mpsc::channel(CHANNEL_CHUNKS);
@@ -110,14 +163,13 @@ pub(crate) async fn handle_whole(mut req: ApiRequest) -> ApiResult {
 
 /// Passes the body's chunks to the worker, within `limit` raw bytes; stops early when the
 /// worker is gone.
-async fn pump<B>(body: B, sender: &mpsc::Sender<Input>, limit: usize) -> Result<()>
+async fn pump<B>(mut body: Pin<&mut B>, sender: &mpsc::Sender<Input>, limit: usize) -> Result<()>
 where
     B: Body<Data = Bytes>,
     B::Error: std::fmt::Display,
 {
-    let mut body = std::pin::pin!(body);
     let mut total = 0usize;
-    while let Some(frame) = body.frame().await {
+    while let Some(frame) = body.as_mut().frame().await {
         let frame = frame.map_err(|e| {
             ArangoError::with_message(
                 quince_errors::HTTP_BAD_PARAMETER,

@@ -219,7 +219,13 @@ fn row_line(
         writer.empty();
         return Ok(());
     }
-    record(line, RecordKind::Values, offset + *records, conversion, writer)
+    record(
+        line,
+        RecordKind::Values,
+        offset + *records,
+        conversion,
+        writer,
+    )
 }
 
 /// The attribute names of a header line: a JSON array of strings.

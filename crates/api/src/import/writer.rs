@@ -20,12 +20,16 @@
 //! content under a new `_rev`: the database layer gives every write a fresh revision. The log
 //! is bounded ([`UNDO_BYTES_MAX`]); an import that would exceed it fails (and rolls back).
 //!
-//! `waitForSync`: when the request asks for it and the collection does not sync every write
-//! anyway, the latest document is held back and written only when the next one arrives; the
-//! last one is written synced, and the fsync that covers it covers every earlier write of
-//! the import (the journal is append-only). If that last write does not write (an error, an
-//! ignored duplicate), an empty update of the latest document this import wrote carries the
-//! fsync instead (the database layer has no "sync this collection" call to use here).
+//! Batches: documents are converted (parsed) as they arrive, outside any lock, and written in
+//! batches of up to [`BATCH_DOCS`] under a per-collection import lock, so two imports into one
+//! collection (`quince import --threads 2`) overlap one's parsing with the other's writing
+//! instead of contending for the store's writer lock on every document. Ordinary document
+//! requests never take the import lock.
+//!
+//! `waitForSync` (the request's or the collection's): every write is made with the database
+//! layer's deferred form, which returns a durability handle instead of blocking; the newest
+//! handle is kept and waited for once at the end. Handles of one collection are ordered, so
+//! the newest one being durable means every write of the import is.
 //!
 //! What it is not: parsing or conversion (see `convert`), HTTP.
 //!
@@ -34,9 +38,10 @@
 //! among the documents that passed conversion; a failed conversion: the record's 1-based line
 //! or element number) and hold at most [`DETAILS_BYTES_MAX`] bytes.
 
-use std::sync::Arc;
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
 
-use quince_db::{Collection, OverwriteMode, WriteOptions};
+use quince_db::{Collection, Durability, OverwriteMode, WriteOptions};
 use quince_errors::{ArangoError, Result};
 use serde_json::{Map, Value};
 
@@ -45,6 +50,16 @@ use super::options::{ImportOptions, OnDuplicate};
 
 /// The bound on the undo log of an all-or-nothing import, in (estimated) bytes.
 pub(crate) const UNDO_BYTES_MAX: usize = 256 << 20;
+
+/// Documents written per batch under the import lock.
+pub(crate) const BATCH_DOCS: usize = 512;
+
+/// Record bytes kept per batch (to show a failed document); a batch is written when it would
+/// pass this.
+const BATCH_RAW_BYTES: usize = 4 << 20;
+
+/// Import locks, by collection id: imports into one collection write one batch at a time.
+static IMPORT_LOCKS: [Mutex<()>; 64] = [const { Mutex::new(()) }; 64];
 
 /// The bound on the detail strings of one import, in bytes; later failures are still counted.
 pub(crate) const DETAILS_BYTES_MAX: usize = 16 << 20;
@@ -72,17 +87,24 @@ enum Undo {
     /// The import created `key` at `rev`.
     Remove { key: String, rev: String },
     /// The import overwrote `old` with `rev`.
-    Restore { key: String, rev: String, old: Value },
+    Restore {
+        key: String,
+        rev: String,
+        old: Value,
+    },
 }
 
-/// A document held back until the next one arrives (`waitForSync` imports).
-struct Held {
-    doc: Map<String, Value>,
-    kind: RecordKind,
-    /// The record it came from, to show it in a detail if the write fails.
+/// A converted document waiting for its batch: the document, its record kind, its position in
+/// details, and where its record is in [`Pending::raw`].
+type Waiting = (Map<String, Value>, RecordKind, u64, Range<usize>);
+
+/// Converted documents waiting for the next batch write.
+#[derive(Default)]
+struct Pending {
+    /// The documents, in input order.
+    docs: Vec<Waiting>,
+    /// The records the documents came from, to show one in a detail if its write fails.
     raw: Vec<u8>,
-    /// Its position in details.
-    index: u64,
 }
 
 /// Writes one import's documents.
@@ -92,9 +114,7 @@ pub(crate) struct Writer {
     complete: bool,
     /// Keep detail strings.
     keep_details: bool,
-    /// Hold back the latest document so that the last write can be the synced one.
-    sync_at_end: bool,
-    /// The options of an ordinary write.
+    /// The options of every write (`wait_for_sync` is the effective one).
     options: WriteOptions,
     counts: Counts,
     details: Vec<String>,
@@ -103,11 +123,9 @@ pub(crate) struct Writer {
     next_index: u64,
     undo: Vec<Undo>,
     undo_bytes: usize,
-    held: Option<Held>,
-    /// Key and revision of the latest document this import wrote.
-    latest: Option<(String, String)>,
-    /// Writes of this import not yet covered by a synced write.
-    unsynced: bool,
+    pending: Pending,
+    /// The durability of the newest synced write (waitForSync imports).
+    durability: Option<Durability>,
 }
 
 impl Writer {
@@ -119,13 +137,13 @@ impl Writer {
             OnDuplicate::Replace => OverwriteMode::Replace,
         };
         let write_options = WriteOptions {
+            wait_for_sync: options.wait_for_sync || collection.wait_for_sync(),
             overwrite_mode,
             // The undo log needs the version an overwrite replaced.
             return_old: options.complete && overwrite_mode != OverwriteMode::Conflict,
             ..WriteOptions::default()
         };
         Writer {
-            sync_at_end: options.wait_for_sync && !collection.wait_for_sync(),
             collection,
             on_duplicate: options.on_duplicate,
             complete: options.complete,
@@ -137,9 +155,8 @@ impl Writer {
             next_index: 0,
             undo: Vec::new(),
             undo_bytes: 0,
-            held: None,
-            latest: None,
-            unsynced: false,
+            pending: Pending::default(),
+            durability: None,
         }
     }
 
@@ -166,53 +183,53 @@ impl Writer {
         raw: &[u8],
         conversion: &Conversion,
     ) -> Result<()> {
+        let full = self.pending.docs.len() >= BATCH_DOCS
+            || self.pending.raw.len() + raw.len() > BATCH_RAW_BYTES;
+        if full && !self.pending.docs.is_empty() {
+            self.flush(conversion)?;
+        }
         let index = self.next_index;
         self.next_index += 1;
-        if !self.sync_at_end {
-            return self.write(doc, kind, raw, index, conversion, false);
-        }
-        let mut next = Held {
-            doc,
-            kind,
-            raw: Vec::new(),
-            index,
-        };
-        let previous = self.held.take();
-        let mut buffer = match previous {
-            Some(previous) => {
-                self.write(
-                    previous.doc,
-                    previous.kind,
-                    &previous.raw,
-                    previous.index,
-                    conversion,
-                    false,
-                )?;
-                previous.raw
-            }
-            None => Vec::new(),
-        };
-        buffer.clear();
-        buffer.extend_from_slice(raw);
-        next.raw = buffer;
-        self.held = Some(next);
+        let start = self.pending.raw.len();
+        self.pending.raw.extend_from_slice(raw);
+        let range = start..self.pending.raw.len();
+        self.pending.docs.push((doc, kind, index, range));
         Ok(())
     }
 
-    /// Writes what is held back (synced when asked) and reports.
+    /// Writes what is pending, waits for durability when asked, and reports.
     pub fn finish(&mut self, conversion: &Conversion) -> Result<Report> {
-        if let Some(last) = self.held.take() {
-            self.write(last.doc, last.kind, &last.raw, last.index, conversion, true)?;
-        }
-        if self.sync_at_end && self.unsynced {
-            self.sync_by_touching();
+        self.flush(conversion)?;
+        if let Some(durability) = self.durability.take() {
+            durability.wait()?;
         }
         Ok(Report {
             counts: self.counts,
-            details: self
-                .keep_details
-                .then(|| std::mem::take(&mut self.details)),
+            details: self.keep_details.then(|| std::mem::take(&mut self.details)),
         })
+    }
+
+    /// Writes the pending documents under the collection's import lock.
+    fn flush(&mut self, conversion: &Conversion) -> Result<()> {
+        let mut pending = std::mem::take(&mut self.pending);
+        let slot = (self.collection.id() % IMPORT_LOCKS.len() as u64) as usize;
+        // A panic while holding the lock poisons it; the lock guards no data, so go on.
+        let guard = IMPORT_LOCKS[slot]
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut result = Ok(());
+        for (doc, kind, index, range) in pending.docs.drain(..) {
+            result = self.write(doc, kind, &pending.raw[range], index, conversion);
+            if result.is_err() {
+                break;
+            }
+        }
+        drop(guard);
+        // The buffers go back for the next batch, keeping their capacity.
+        pending.docs.clear();
+        pending.raw.clear();
+        self.pending = pending;
+        result
     }
 
     /// Undoes every write of this import, latest first (all-or-nothing imports only).
@@ -248,19 +265,13 @@ impl Writer {
         raw: &[u8],
         index: u64,
         conversion: &Conversion,
-        sync: bool,
     ) -> Result<()> {
-        let result = if sync {
-            let options = WriteOptions {
-                wait_for_sync: true,
-                ..self.options.clone()
-            };
-            self.collection.insert(Value::Object(doc), &options)
-        } else {
-            self.collection.insert(Value::Object(doc), &self.options)
-        };
-        match result {
-            Ok(outcome) => {
+        match self
+            .collection
+            .insert_deferred(Value::Object(doc), &self.options)
+        {
+            Ok((outcome, durability)) => {
+                self.durability = Durability::newest(self.durability.take(), durability);
                 if outcome.old_rev.is_some() {
                     self.counts.updated += 1;
                 } else {
@@ -279,10 +290,6 @@ impl Writer {
                         },
                     };
                     self.remember(entry)?;
-                }
-                self.unsynced = !outcome.synced;
-                if self.sync_at_end {
-                    self.latest = Some((outcome.key, outcome.rev));
                 }
                 Ok(())
             }
@@ -345,26 +352,6 @@ impl Writer {
         }
         self.details_bytes += detail.len();
         self.details.push(detail);
-    }
-
-    /// Makes the import's earlier writes durable when its last record wrote nothing: an empty
-    /// update of the latest document it wrote, synced. If someone changed that document since,
-    /// the update is refused; the writes are then left to the background sync (within the
-    /// sync interval) and a warning is logged.
-    fn sync_by_touching(&mut self) {
-        let Some((key, rev)) = self.latest.take() else {
-            return;
-        };
-        let options = WriteOptions {
-            wait_for_sync: true,
-            ..if_match(rev)
-        };
-        if let Err(err) = self
-            .collection
-            .update(&key, Value::Object(Map::new()), &options)
-        {
-            tracing::warn!(event = "import.sync_touch_failed", %key, error = %err);
-        }
     }
 }
 
