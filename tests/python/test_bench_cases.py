@@ -235,3 +235,21 @@ def test_multi_collection_reports_the_missing_transaction_api(url, db, db_name, 
         assert run.code == 1, run.explain()
         assert run.report["results"]["failures"] == 5
         assert sum(e["count"] for e in run.report["errors"] if e["kind"] == "http") == 5
+
+
+def test_sequential_steps_touch_every_key_once(url, db, db_name, cname):
+    # The journal-sizes steps: keys seq0 ... seq<n-1> from run-wide tickets, so every key is
+    # inserted, read, updated and removed exactly once whatever the thread split.
+    common = ("--requests", "60", "--concurrency", "4", "--collection", cname)
+    run = bench(url, db_name, "seq-insert", *common)
+    assert run.code == 0, run.explain()
+    col = db.collection(cname)
+    assert col.count() == 60
+    assert len(documents(db, cname, [f"seq{i}" for i in range(60)])) == 60
+    for case in ("seq-get", "seq-update"):
+        run = bench(url, db_name, case, *common)
+        assert run.code == 0, run.explain()
+    assert all("updated" in doc for doc in documents(db, cname, [f"seq{i}" for i in range(60)]).values())
+    run = bench(url, db_name, "seq-remove", *common)
+    assert run.code == 0, run.explain()
+    assert col.count() == 0

@@ -135,14 +135,20 @@ pub fn error_num(body: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cases::{TestCase, ThreadState, Workload};
+    use crate::cases::{Position, TestCase, ThreadState, Workload};
 
     fn ops(name: &str, count: u64) -> Vec<Op> {
         let w = Workload::new(TestCase::from_name(name).unwrap(), "C", 1, 100, 0, 0, 0);
         (0..count)
             .map(|g| {
                 let mut op = Op::default();
-                w.op(0, g, g, &mut ThreadState::default(), &mut op);
+                let at = Position {
+                    thread: 0,
+                    thread_counter: g,
+                    global: g,
+                    ticket: g,
+                };
+                w.op(at, &mut ThreadState::default(), &mut op);
                 op
             })
             .collect()

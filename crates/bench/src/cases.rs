@@ -60,6 +60,36 @@ pub enum Kind {
     MultiCollection,
     /// The 1mDocsPerSec client.
     Docs1m,
+    /// One step of the journal-sizes experiment over keys `seq<ticket>`: each of the
+    /// `--requests` keys is touched exactly once, however the threads share the work.
+    Sequential(SeqStep),
+}
+
+/// The steps of the journal-sizes experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeqStep {
+    /// `POST` a document with key `seq<n>` (the only step that creates the collection).
+    Insert,
+    /// `GET` it.
+    Get,
+    /// `PATCH` it.
+    Update,
+    /// `DELETE` it.
+    Remove,
+}
+
+/// Where an operation stands: its thread, the thread's own counter, the global counter `g`
+/// (thread offset plus own counter) and the run-wide ticket number.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Position {
+    /// The thread.
+    pub thread: u64,
+    /// Operations this thread did before.
+    pub thread_counter: u64,
+    /// arangob's global counter.
+    pub global: u64,
+    /// Unique across the run: 0, 1, 2, ... in the order operations were handed out.
+    pub ticket: u64,
 }
 
 /// A named test case.
@@ -143,6 +173,26 @@ pub const CASES: &[(&str, Kind, &str)] = &[
         Kind::Docs1m,
         "1mDocsPerSec read/write interleave over preloaded documents",
     ),
+    (
+        "seq-insert",
+        Kind::Sequential(SeqStep::Insert),
+        "inserts keys seq0 ... (journal-sizes)",
+    ),
+    (
+        "seq-get",
+        Kind::Sequential(SeqStep::Get),
+        "gets keys seq0 ... once each",
+    ),
+    (
+        "seq-update",
+        Kind::Sequential(SeqStep::Update),
+        "patches keys seq0 ... once each",
+    ),
+    (
+        "seq-remove",
+        Kind::Sequential(SeqStep::Remove),
+        "removes keys seq0 ... once each",
+    ),
 ];
 
 /// Cases arangobench has that need AQL or a cursor, not available yet.
@@ -195,6 +245,7 @@ impl TestCase {
     pub fn inserts_only(&self, read_percent: u64) -> bool {
         match self.kind {
             Kind::Document | Kind::SmallDoc | Kind::BigDoc => true,
+            Kind::Sequential(step) => step == SeqStep::Insert,
             Kind::Docs1m => read_percent == 0,
             _ => false,
         }
@@ -313,6 +364,8 @@ impl Workload {
     pub fn collections(&self) -> Vec<(String, u8)> {
         match self.case.kind {
             Kind::Version | Kind::Collection => vec![],
+            // Only the insert step starts from an empty collection; the others work on it.
+            Kind::Sequential(step) if step != SeqStep::Insert => vec![],
             Kind::Edge => vec![(self.collection.clone(), 3)],
             Kind::MultiCollection => vec![
                 (format!("{}1", self.collection), 2),
@@ -322,15 +375,14 @@ impl Workload {
         }
     }
 
-    /// Fills `op` with operation `global` (`thread_counter` counts this thread's operations).
-    pub fn op(
-        &self,
-        thread: u64,
-        thread_counter: u64,
-        global: u64,
-        state: &mut ThreadState,
-        op: &mut Op,
-    ) {
+    /// Fills `op` with the operation at `at`.
+    pub fn op(&self, at: Position, state: &mut ThreadState, op: &mut Op) {
+        let Position {
+            thread,
+            thread_counter,
+            global,
+            ticket,
+        } = at;
         let c = self.collection_segment.as_str();
         let n = self.complexity;
         let period = self.case.period();
@@ -457,6 +509,30 @@ impl Workload {
                 let _ = serde_json::to_writer(&mut op.body, &body);
             }
             Kind::Docs1m => self.docs1m(op, c, state),
+            Kind::Sequential(step) => {
+                let method = match step {
+                    SeqStep::Insert => Method::Post,
+                    SeqStep::Get => Method::Get,
+                    SeqStep::Update => Method::Patch,
+                    SeqStep::Remove => Method::Delete,
+                };
+                op.start(method, json);
+                if step == SeqStep::Insert {
+                    let _ = write!(op.path_writer(), "/_api/document?collection={c}");
+                    op.has_body = true;
+                    let _ = write!(op.body, "{{\"_key\":\"seq{ticket}\"");
+                    for i in 1..=n {
+                        let _ = write!(op.body, ",\"test{i}\":\"some test value\"");
+                    }
+                    op.body.push(b'}');
+                } else {
+                    let _ = write!(op.path_writer(), "/_api/document/{c}/seq{ticket}");
+                    if step == SeqStep::Update {
+                        op.has_body = true;
+                        let _ = write!(op.body, "{{\"updated\":{thread_counter}}}");
+                    }
+                }
+            }
         }
     }
 
@@ -568,9 +644,19 @@ mod tests {
         )
     }
 
+    /// Thread 0's operation `g` (its counter, global counter and ticket are all `g`).
+    fn at(g: u64) -> Position {
+        Position {
+            thread: 0,
+            thread_counter: g,
+            global: g,
+            ticket: g,
+        }
+    }
+
     fn op(w: &Workload, global: u64) -> (Method, String, String) {
         let mut o = Op::default();
-        w.op(0, global, global, &mut ThreadState::default(), &mut o);
+        w.op(at(global), &mut ThreadState::default(), &mut o);
         (
             o.method.unwrap(),
             o.path,
@@ -657,7 +743,7 @@ mod tests {
         let mut kinds = String::new();
         for g in 0..100 {
             let mut o = Op::default();
-            w.op(0, g, g, &mut state, &mut o);
+            w.op(at(g), &mut state, &mut o);
             if o.method == Some(Method::Get) {
                 kinds.push('r');
                 reads.push(o.path);
@@ -673,6 +759,18 @@ mod tests {
         assert_eq!(kinds.matches('r').count(), 50);
         assert_eq!(reads[0], "/_api/document/C/K0");
         assert_eq!(reads[1], "/_api/document/C/K1447");
+    }
+
+    #[test]
+    fn sequential_steps_use_the_ticket_as_key() {
+        let insert = op(&workload("seq-insert", 1), 7);
+        assert_eq!(insert.0, Method::Post);
+        assert_eq!(insert.2, r#"{"_key":"seq7","test1":"some test value"}"#);
+        assert_eq!(op(&workload("seq-get", 1), 7).1, "/_api/document/C/seq7");
+        assert_eq!(op(&workload("seq-update", 1), 7).0, Method::Patch);
+        assert_eq!(op(&workload("seq-remove", 1), 7).0, Method::Delete);
+        assert!(workload("seq-get", 1).collections().is_empty());
+        assert_eq!(workload("seq-insert", 1).collections().len(), 1);
     }
 
     #[test]

@@ -19,7 +19,7 @@ use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use crate::batch;
-use crate::cases::{thread_offset, Op, ThreadState, Workload};
+use crate::cases::{thread_offset, Op, Position, ThreadState, Workload};
 use crate::endpoint;
 use crate::http::connection::{Connection, Timeouts, TransportError};
 use crate::http::request::{Method, RequestHead};
@@ -102,26 +102,30 @@ pub struct Outcome {
     pub elapsed: Duration,
 }
 
-/// Hands out operations: at most `want` per call, none once the run is over.
+/// Hands out operations as numbered tickets: at most `want` per call, none once the run is
+/// over. Ticket numbers are unique across threads (the `seq-*` cases use them as keys).
 struct Counter {
-    remaining: AtomicU64,
+    issued: AtomicU64,
+    limit: u64,
     done: AtomicU64,
     stop: AtomicBool,
 }
 
 impl Counter {
-    fn take(&self, want: u64) -> u64 {
+    /// The first ticket and how many were taken (0 when the run is over).
+    fn take(&self, want: u64) -> (u64, u64) {
         if self.stop.load(Ordering::Relaxed) {
-            return 0;
+            return (0, 0);
         }
         let mut taken = 0;
-        let _ = self
-            .remaining
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
-                taken = left.min(want);
-                (taken > 0).then(|| left - taken)
-            });
-        taken
+        let first = self
+            .issued
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |issued| {
+                taken = self.limit.saturating_sub(issued).min(want);
+                (taken > 0).then(|| issued + taken)
+            })
+            .unwrap_or(0);
+        (first, taken)
     }
 }
 
@@ -135,11 +139,12 @@ pub fn run(
 ) -> Outcome {
     let threads = settings.concurrency;
     let counter = Counter {
-        remaining: AtomicU64::new(if settings.duration.is_some() {
+        issued: AtomicU64::new(0),
+        limit: if settings.duration.is_some() {
             u64::MAX
         } else {
             settings.requests
-        }),
+        },
         done: AtomicU64::new(0),
         stop: AtomicBool::new(false),
     };
@@ -249,7 +254,7 @@ impl Worker<'_> {
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
             }
-            let ops = self.counter.take(per_request);
+            let (mut ticket, ops) = self.counter.take(per_request);
             if ops == 0 {
                 break;
             }
@@ -257,9 +262,12 @@ impl Worker<'_> {
             batch_methods.clear();
             if settings.batch_size == 0 {
                 self.workload.op(
-                    self.thread,
-                    thread_counter,
-                    offset + thread_counter,
+                    Position {
+                        thread: self.thread,
+                        thread_counter,
+                        global: offset + thread_counter,
+                        ticket,
+                    },
                     &mut state,
                     &mut op,
                 );
@@ -274,13 +282,17 @@ impl Worker<'_> {
                 let mut path = String::new();
                 for i in 0..ops {
                     self.workload.op(
-                        self.thread,
-                        thread_counter,
-                        offset + thread_counter,
+                        Position {
+                            thread: self.thread,
+                            thread_counter,
+                            global: offset + thread_counter,
+                            ticket,
+                        },
                         &mut state,
                         &mut op,
                     );
                     thread_counter += 1;
+                    ticket += 1;
                     batch_methods.push(op.method.expect("an operation has a method"));
                     match settings.batch_mode {
                         BatchMode::Multipart => batch::append_part(&mut body, &op),
