@@ -95,6 +95,9 @@ class Nginx:
 
     def __init__(self, workers):
         self.dir = tempfile.mkdtemp(prefix="quince-bench-nginx-")
+        # nginx started by root runs its workers as an unprivileged user: they must be able to
+        # read the static files (mkdtemp makes the directory 0700).
+        os.chmod(self.dir, 0o755)
         self.port = free_port()
         self.workers = workers
 

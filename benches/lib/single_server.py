@@ -95,7 +95,8 @@ def main():
         "| workload | Quince req/s | p50 / p99 ms | peer | peer req/s | p50 / p99 ms | ratio |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, (qrps, q50, q99, qerr), (nrps, n50, n99, _), peer in rows:
+    for name, (qrps, q50, q99, qerr), (nrps, n50, n99, nerr), peer in rows:
+        assert nerr == 0, f"the peer answered {nerr} non-2xx replies in {name!r}"
         note = f" ({qerr} non-2xx)" if qerr else ""
         lines.append(f"| {name} | {qrps:,.0f}{note} | {q50:.2f} / {q99:.2f} | {peer} | "
                      f"{nrps:,.0f} | {n50:.2f} / {n99:.2f} | {qrps / nrps:.2f}x |")
