@@ -155,6 +155,10 @@ def main():
         notes.append("Mongrel2: Debian has no `mongrel2` package (`apt-cache policy mongrel2` lists no "
                      "candidate), so it is not in the run.")
     notes.append("Gatling (in the seed) is not packaged by Debian either.")
+    failed = [f"{n} at {c}" for n in results for c in CONCURRENCIES if results[n][c] is None and n != "quince"]
+    if failed:
+        notes.append("n/a: `ab` reported failed or non-2xx requests (its output is in the script's log): "
+                     + ", ".join(failed) + ".")
     names = list(results)
     lines = [
         "# HTTP layer shootout (seed: http-layer-shootout.txt)",
