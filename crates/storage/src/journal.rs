@@ -2,7 +2,8 @@
 //!
 //! What it is: methods of [`Store`] that run under the writer lock. Each record is encoded in
 //! full and handed to the file in ONE positional write, with no buffering in user space: a
-//! killed process loses nothing the kernel accepted.
+//! killed process loses nothing the kernel accepted. (A batch, `batch.rs`, hands the whole
+//! records of several writes to the file in one positional write, by the same rules.)
 //!
 //! What it is not: durability. Appends reach the page cache; `sync.rs` makes them durable.
 //!
@@ -97,7 +98,7 @@ impl Store {
     }
 
     /// Bookkeeping after a record with `seq` and `rev` was written.
-    fn published(&self, writer: &mut Writer, seq: u64, rev: u64) {
+    pub(crate) fn published(&self, writer: &mut Writer, seq: u64, rev: u64) {
         writer.seq_next = seq + 1;
         writer.records += 1;
         self.seq_written.store(seq, Ordering::Release);
@@ -132,7 +133,7 @@ impl Store {
         Ok((journal, offset))
     }
 
-    fn journal_of(&self, writer: &Writer) -> Result<Arc<DataFile>, StorageError> {
+    pub(crate) fn journal_of(&self, writer: &Writer) -> Result<Arc<DataFile>, StorageError> {
         self.poison.check()?;
         Ok(writer
             .journal

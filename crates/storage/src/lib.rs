@@ -30,6 +30,7 @@
 pub mod index;
 pub mod io;
 
+mod batch;
 mod compaction;
 mod datafile;
 mod error;

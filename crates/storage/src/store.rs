@@ -60,8 +60,8 @@ pub struct Record {
 
 /// The current version of a key, handed to a [`Store::mutate`] closure.
 pub struct Existing<'a> {
-    store: &'a Store,
-    key: &'a [u8],
+    pub(crate) store: &'a Store,
+    pub(crate) key: &'a [u8],
     /// The revision of the current version.
     pub rev: u64,
 }

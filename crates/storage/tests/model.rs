@@ -10,6 +10,10 @@
 //! Faults (a failing fsync, a disk that fills up) poison the store; a write that failed may or
 //! may not have reached the journal, so it joins the unsynced changes, and the next crash
 //! checks what survived.
+//!
+//! Batches (`Store::mutate_batch_deferred`) join the same oracle: each item that wrote is one
+//! change, in item order, so a crash must keep a prefix of a batch too; the items of a failed
+//! append are all doubtful.
 
 mod common;
 
@@ -17,28 +21,51 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use quince_storage::io::SimFileIo;
-use quince_storage::{StorageError, Store};
+use quince_storage::{Mutation, StorageError, Store};
 
 type State = BTreeMap<Vec<u8>, (u64, Vec<u8>)>;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Put { key: u8, len: usize, sync: bool },
-    Remove { key: u8, sync: bool },
-    Truncate { sync: bool },
+    Put {
+        key: u8,
+        len: usize,
+        sync: bool,
+    },
+    /// Items `(key, Some(len))` put a value, `(key, None)` remove the key.
+    Batch {
+        items: Vec<(u8, Option<usize>)>,
+        sync: bool,
+    },
+    Remove {
+        key: u8,
+        sync: bool,
+    },
+    Truncate {
+        sync: bool,
+    },
     Rotate,
     Compact,
     Sync,
     Reopen,
-    Crash { seed: u64, keep_unsynced: bool },
-    FailSync { after: u64 },
-    Full { bytes: u64 },
+    Crash {
+        seed: u64,
+        keep_unsynced: bool,
+    },
+    FailSync {
+        after: u64,
+    },
+    Full {
+        bytes: u64,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         10 => (0u8..12, 0usize..200, any::<bool>()).prop_map(|(key, len, sync)| Op::Put { key, len, sync }),
         3 => (0u8..12, any::<bool>()).prop_map(|(key, sync)| Op::Remove { key, sync }),
+        3 => (proptest::collection::vec((0u8..12, proptest::option::weighted(0.8, 0usize..200)), 0..30), any::<bool>())
+            .prop_map(|(items, sync)| Op::Batch { items, sync }),
         1 => any::<bool>().prop_map(|sync| Op::Truncate { sync }),
         1 => Just(Op::Rotate),
         2 => Just(Op::Compact),
@@ -77,9 +104,9 @@ struct Oracle {
     pending: Vec<Change>,
     /// How many of `pending` were acknowledged as durable (a prefix: a sync covers all before).
     synced: usize,
-    /// The last pending change comes from a write that failed: it may never have been written,
-    /// so a later successful sync does not vouch for it.
-    doubtful: bool,
+    /// The last `doubtful` pending changes come from writes that failed: they may never have
+    /// been written, so a later successful sync does not vouch for them.
+    doubtful: usize,
 }
 
 impl Oracle {
@@ -90,8 +117,8 @@ impl Oracle {
     }
 
     fn all_durable(&mut self) {
-        if self.doubtful {
-            self.synced = self.pending.len() - 1;
+        if self.doubtful > 0 {
+            self.synced = self.pending.len() - self.doubtful;
             return;
         }
         self.durable = self.current();
@@ -120,7 +147,7 @@ impl Oracle {
         self.durable = recovered.clone();
         self.pending.clear();
         self.synced = 0;
-        self.doubtful = false;
+        self.doubtful = 0;
         Ok(())
     }
 }
@@ -169,7 +196,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
         durable: State::new(),
         pending: Vec::new(),
         synced: 0,
-        doubtful: false,
+        doubtful: 0,
     };
     let mut rev = 0u64;
     for op in ops {
@@ -188,7 +215,7 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
             Err(StorageError::Poisoned { .. }) => {}
             Err(_) => {
                 oracle.pending.push(change);
-                oracle.doubtful = true;
+                oracle.doubtful += 1;
             }
         };
         match op {
@@ -200,6 +227,52 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                     Change::Put(k, rev, v),
                     sync,
                 );
+            }
+            Op::Batch { items, sync } => {
+                let keys: Vec<Vec<u8>> = items.iter().map(|(key, _)| vec![b'k', *key]).collect();
+                let first_rev = rev;
+                rev += items.len() as u64;
+                // What each decided item would change (None: writes nothing).
+                let mut intended: Vec<Option<Change>> = vec![None; items.len()];
+                let (results, ticket) = s.mutate_batch_deferred(&keys, |i, existing| {
+                    let rev = first_rev + i as u64;
+                    let k = keys[i].clone();
+                    let mutation = match items[i].1 {
+                        Some(len) => {
+                            let v: Vec<u8> = (0..len).map(|j| (j as u64 + rev) as u8).collect();
+                            intended[i] = Some(Change::Put(k, rev, v.clone()));
+                            Mutation::Put { rev, value: v }
+                        }
+                        None => {
+                            if existing.is_some() {
+                                intended[i] = Some(Change::Remove(k));
+                            }
+                            Mutation::Remove { rev }
+                        }
+                    };
+                    Ok::<_, StorageError>((mutation, ()))
+                });
+                // Only a ticket that became durable vouches (for every change before it).
+                let durable = match ticket {
+                    Some(ticket) if sync => ticket.wait().is_ok(),
+                    _ => false,
+                };
+                let mut failed = false;
+                for (result, change) in results.into_iter().zip(intended) {
+                    match (result, change) {
+                        (_, None) | (Err(StorageError::Poisoned { .. }), _) => {}
+                        (Ok(()), Some(change)) => oracle.pending.push(change),
+                        // An item of a failed append may have reached the journal.
+                        (Err(_), Some(change)) => {
+                            failed = true;
+                            oracle.pending.push(change);
+                            oracle.doubtful += 1;
+                        }
+                    }
+                }
+                if durable && !failed {
+                    oracle.synced = oracle.pending.len();
+                }
             }
             Op::Remove { key, sync } => {
                 let k = vec![b'k', key];
