@@ -71,13 +71,13 @@ fn settle((outcome, durability): Deferred) -> Result<WriteOutcome> {
 }
 
 /// The durability to report for a write: only when it must be synced.
-fn durability_of(sync: bool, ticket: Option<WriteTicket>) -> Option<Durability> {
+pub(crate) fn durability_of(sync: bool, ticket: Option<WriteTicket>) -> Option<Durability> {
     ticket.filter(|_| sync).map(Durability::new)
 }
 
 impl Collection {
     /// `waitForSync` of one write: the request's OR the collection's.
-    fn effective_sync(&self, options: &WriteOptions) -> bool {
+    pub(crate) fn effective_sync(&self, options: &WriteOptions) -> bool {
         options.wait_for_sync || self.wait_for_sync()
     }
 
@@ -160,57 +160,74 @@ impl Collection {
         let Value::Object(body) = document else {
             return Err(not_an_object());
         };
-        let key = match body.get("_key") {
-            None => self.keygen.generate()?,
-            Some(Value::String(key)) => {
-                self.keygen.accept_user_key(key)?;
-                key.clone()
-            }
-            Some(_) => return Err(ArangoError::new(ARANGO_DOCUMENT_KEY_BAD)),
-        };
-        let edge = match self.kind() {
-            CollectionType::Edge => Some(edge_ends(&body)?),
-            CollectionType::Document => None,
-        };
+        let key = self.insert_key(&body)?;
+        let edge = self.insert_edge(&body)?;
         let sync = self.effective_sync(options);
         let (outcome, ticket) = self.store.mutate_deferred(key.as_bytes(), |existing| {
-            let Some(existing) = existing else {
-                let rev = self.shared.hlc.next();
-                let value = encode_document(&key, rev, edge, &body);
-                let mut outcome = self.outcome(&key, rev, sync);
-                if options.return_new {
-                    outcome.new = Some(render_value(&value, &self.current_id_prefix()));
-                }
-                return Ok((Mutation::Put { rev: rev.0, value }, outcome));
-            };
-            match options.overwrite_mode {
-                OverwriteMode::Conflict => Err(ArangoError::new(ARANGO_UNIQUE_CONSTRAINT_VIOLATED)),
-                OverwriteMode::Ignore => {
-                    let outcome = self.outcome(&key, RevisionId(existing.rev), sync);
-                    Ok((Mutation::Keep, outcome))
-                }
-                OverwriteMode::Replace => self.write_over(
-                    &key,
-                    existing,
-                    &body,
-                    Overwrite::Replace,
-                    None,
-                    options,
-                    sync,
-                ),
-                OverwriteMode::Update => self.write_over(
-                    &key,
-                    existing,
-                    &body,
-                    Overwrite::Update,
-                    None,
-                    options,
-                    sync,
-                ),
-            }
+            self.decide_insert(&key, &body, edge, existing, options, sync)
         })?;
         self.note_write(&outcome);
         Ok((outcome, durability_of(sync, ticket)))
+    }
+
+    /// The key of a document to insert: its `_key` (checked against the key generator's rules)
+    /// or a generated one.
+    pub(crate) fn insert_key(&self, body: &Map<String, Value>) -> Result<String> {
+        match body.get("_key") {
+            None => self.keygen.generate(),
+            Some(Value::String(key)) => {
+                self.keygen.accept_user_key(key)?;
+                Ok(key.clone())
+            }
+            Some(_) => Err(ArangoError::new(ARANGO_DOCUMENT_KEY_BAD)),
+        }
+    }
+
+    /// The edge ends of a document to insert into an edge collection (checked), else `None`.
+    pub(crate) fn insert_edge<'b>(
+        &self,
+        body: &'b Map<String, Value>,
+    ) -> Result<Option<EdgeEnds<'b>>> {
+        match self.kind() {
+            CollectionType::Edge => Ok(Some(edge_ends(body)?)),
+            CollectionType::Document => Ok(None),
+        }
+    }
+
+    /// What an insert of `body` as `key` writes over `existing` (runs inside the store's
+    /// mutate closure): a new document, or by `overwriteMode` a conflict, nothing, or a
+    /// replace or update of the existing one.
+    pub(crate) fn decide_insert(
+        &self,
+        key: &str,
+        body: &Map<String, Value>,
+        edge: Option<EdgeEnds<'_>>,
+        existing: Option<Existing<'_>>,
+        options: &WriteOptions,
+        sync: bool,
+    ) -> Result<(Mutation, WriteOutcome)> {
+        let Some(existing) = existing else {
+            let rev = self.shared.hlc.next();
+            let value = encode_document(key, rev, edge, body);
+            let mut outcome = self.outcome(key, rev, sync);
+            if options.return_new {
+                outcome.new = Some(render_value(&value, &self.current_id_prefix()));
+            }
+            return Ok((Mutation::Put { rev: rev.0, value }, outcome));
+        };
+        match options.overwrite_mode {
+            OverwriteMode::Conflict => Err(ArangoError::new(ARANGO_UNIQUE_CONSTRAINT_VIOLATED)),
+            OverwriteMode::Ignore => {
+                let outcome = self.outcome(key, RevisionId(existing.rev), sync);
+                Ok((Mutation::Keep, outcome))
+            }
+            OverwriteMode::Replace => {
+                self.write_over(key, existing, body, Overwrite::Replace, None, options, sync)
+            }
+            OverwriteMode::Update => {
+                self.write_over(key, existing, body, Overwrite::Update, None, options, sync)
+            }
+        }
     }
 
     /// Replaces the document `key` with `document`; durable on return when synced.
@@ -393,7 +410,7 @@ impl Collection {
     }
 
     /// Moves the collection's revision after a write that may have written one.
-    fn note_write(&self, outcome: &WriteOutcome) {
+    pub(crate) fn note_write(&self, outcome: &WriteOutcome) {
         if let Some(rev) = RevisionId::decode(&outcome.rev) {
             self.note_revision(rev);
         }

@@ -8,7 +8,8 @@
 //!
 //! What it is not: HTTP. It never sees a header or a status line; it returns
 //! [`quince_errors::ArangoError`]s and the api layer renders them. Multi-document requests are
-//! loops over the single-document operations in the api layer: each item is independent.
+//! loops over the single-document operations in the api layer (inserts: one batched call,
+//! [`Collection::insert_many_deferred`]): each item is independent.
 //!
 //! Invariants: a collection's documents live in one storage `Store` under
 //! `<data>/databases/database-<id>/collection-<id>/`; a document's stored bytes are the JSON
@@ -22,6 +23,7 @@ mod checksum;
 mod collection;
 mod database;
 mod documents;
+mod documents_many;
 mod durability;
 mod maintenance;
 mod options;
