@@ -5,12 +5,16 @@
 //! documents, and empty lines), writes each with one insert of the database layer
 //! (`onDuplicate=update|replace` is the insert's `overwriteMode`, so "insert or overwrite" is
 //! one atomic step per document; `ignore` turns a unique-constraint failure into `ignored`),
-//! and counts what happened.
+//! and counts what happened. The inserts of a batch are one call of the database layer
+//! (`insert_many_deferred`: one writer-lock acquisition and one journal append per run of
+//! documents), each still its own insert with its own outcome.
 //!
 //! All or nothing: with `complete=true` every successful write is remembered in an undo log
 //! (the key and the revision this import wrote, and for an overwrite the version it replaced,
 //! which the insert returns atomically as `old`). On the first failure the log is replayed
-//! backwards: a created document is removed and an overwritten one is put back, each only if
+//! backwards (a failure in the middle of a batch is found after the whole batch was written, so
+//! the batch's later writes are logged too): a created document is removed and an overwritten
+//! one is put back, each only if
 //! its current revision is still the one this import wrote (an `If-Match` precondition).
 //! This was chosen over validating everything before writing because validation cannot see
 //! concurrent writers anyway (a key free at validation time may be taken before the write),
@@ -41,7 +45,7 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-use quince_db::{Collection, Durability, OverwriteMode, WriteOptions};
+use quince_db::{Collection, Durability, OverwriteMode, WriteOptions, WriteOutcome};
 use quince_errors::{ArangoError, Result};
 use serde_json::{Map, Value};
 
@@ -217,14 +221,26 @@ impl Writer {
         let guard = IMPORT_LOCKS[slot]
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let documents: Vec<Value> = pending
+            .docs
+            .iter_mut()
+            .map(|(doc, ..)| Value::Object(std::mem::take(doc)))
+            .collect();
+        let (written, durability) = self
+            .collection
+            .insert_many_deferred(documents, &self.options);
+        drop(guard);
+        self.durability = Durability::newest(self.durability.take(), durability);
+        // Every outcome is counted (and, for an all-or-nothing import, logged for undo) even
+        // after a failure: the batch's later documents were written too. The first failure is
+        // the one reported.
         let mut result = Ok(());
-        for (doc, kind, index, range) in pending.docs.drain(..) {
-            result = self.write(doc, kind, &pending.raw[range], index, conversion);
-            if result.is_err() {
-                break;
+        for ((_, kind, index, range), outcome) in pending.docs.drain(..).zip(written) {
+            let counted = self.account(outcome, kind, &pending.raw[range], index, conversion);
+            if result.is_ok() {
+                result = counted;
             }
         }
-        drop(guard);
         // The buffers go back for the next batch, keeping their capacity.
         pending.docs.clear();
         pending.raw.clear();
@@ -257,21 +273,17 @@ impl Writer {
         tracing::info!(event = "import.rolled_back", writes = undone);
     }
 
-    /// Writes one document and counts the outcome.
-    fn write(
+    /// Counts the outcome of one document's insert (and logs it for undo).
+    fn account(
         &mut self,
-        doc: Map<String, Value>,
+        written: Result<WriteOutcome>,
         kind: RecordKind,
         raw: &[u8],
         index: u64,
         conversion: &Conversion,
     ) -> Result<()> {
-        match self
-            .collection
-            .insert_deferred(Value::Object(doc), &self.options)
-        {
-            Ok((outcome, durability)) => {
-                self.durability = Durability::newest(self.durability.take(), durability);
+        match written {
+            Ok(outcome) => {
                 if outcome.old_rev.is_some() {
                     self.counts.updated += 1;
                 } else {
