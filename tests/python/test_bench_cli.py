@@ -140,19 +140,22 @@ def test_threads_spread_over_endpoints(url, server_factory, db, db_name):
     other_db = ArangoClient(hosts=other.url).db(db_name, username="root", password=ROOT_PASSWORD)
     other_db.create_collection(name)
     run = run_bench(url, "--server.endpoint", endpoint_of(other.url), "--server.database", db_name,
-                    "--test-case", "crud-write-read", "--requests", "40", "--concurrency", "4",
+                    "--test-case", "crud-write-read", "--requests", "2000", "--concurrency", "4",
                     "--collection", name, "--create-collection", "false")
     assert run.code == 0, run.explain()
     assert run.report["endpoints"] == [endpoint_of(url), endpoint_of(other.url)]
-    # Step: 40/4 + 1 = 11, rounded up to 1000, plus 10000 = 11000; period 2: thread t's keys
-    # start at testkey<5500 t>.
+    # Step: 2000/4 + 1 = 501, rounded up to 1000, plus 10000 = 11000; period 2: thread t's keys
+    # start at testkey<5500 t>. Threads take operations from one shared counter (as arangob's
+    # do), so on a loaded machine one thread may get none: assert which endpoint each thread
+    # that ran used, and that each endpoint served some thread.
     def threads_of(database):
         col = database.collection(name)
         candidates = [5500 * t + i for t in range(4) for i in range(12)]
         return {n // 5500 for n in candidates if col.has(f"testkey{n}")}
 
-    assert threads_of(db) == {0, 2}
-    assert threads_of(other_db) == {1, 3}
+    first, second = threads_of(db), threads_of(other_db)
+    assert first and first <= {0, 2}, first
+    assert second and second <= {1, 3}, second
     db.delete_collection(name)
 
 
