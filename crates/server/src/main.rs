@@ -15,12 +15,6 @@ mod shutdown;
 
 use std::process::ExitCode;
 
-/// The process-wide allocator. A server allocates and frees small buffers for every request;
-/// mimalloc's thread-local free lists made the import path's server CPU per document about a
-/// quarter smaller than glibc's malloc (measured with perf on `benches/import.sh`).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     // `quince bench` (the arangob-compatible load generator) and the benchmark scripts' chart
     // tool take their own options, parsed by quince-bench, which speaks only HTTP.
