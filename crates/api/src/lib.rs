@@ -44,9 +44,9 @@ mod path;
 mod pipeline;
 mod router;
 mod server_mode;
+pub mod static_files;
 mod token;
 mod user;
-pub mod static_files;
 
 pub use pipeline::{Api, ApiConfig, Peer, Received};
 pub use request::ApiRequest;

@@ -40,13 +40,13 @@ use quince_errors::{
 
 use crate::async_exec::{self, Jobs};
 use crate::auth::{self, Authenticator};
-use crate::permission::{self, Caller};
-use crate::server_mode::ServerMode;
 use crate::error::error_response;
 use crate::metrics::Metrics;
 use crate::path::{parse_target, Target};
+use crate::permission::{self, Caller};
 use crate::request::ApiRequest;
 use crate::response::ApiResponse;
+use crate::server_mode::ServerMode;
 use crate::static_files::StaticFiles;
 use crate::{body, job, limits, router};
 
