@@ -221,7 +221,7 @@ impl Store {
             Ok(appended) => appended,
             Err(error) => {
                 for record in &stage.records {
-                    results[record.item] = Err(duplicate(&error).into());
+                    results[record.item] = Err(error.clone().into());
                 }
                 stage.clear();
                 return Err(self
@@ -262,31 +262,5 @@ impl Store {
         *newest = Some((last, journal));
         stage.clear();
         Ok(())
-    }
-}
-
-/// The same failure again, for the other items of a failed append (`StorageError` holds an
-/// `io::Error`, which is not `Clone`).
-fn duplicate(error: &StorageError) -> StorageError {
-    match error {
-        StorageError::Io { path, source } => StorageError::Io {
-            path: path.clone(),
-            source: std::io::Error::new(source.kind(), source.to_string()),
-        },
-        StorageError::Corrupted {
-            path,
-            offset,
-            reason,
-        } => StorageError::Corrupted {
-            path: path.clone(),
-            offset: *offset,
-            reason: reason.clone(),
-        },
-        StorageError::Full { path } => StorageError::Full { path: path.clone() },
-        StorageError::Poisoned { reason } => StorageError::Poisoned {
-            reason: reason.clone(),
-        },
-        StorageError::ShuttingDown => StorageError::ShuttingDown,
-        StorageError::RecordTooLarge { size } => StorageError::RecordTooLarge { size: *size },
     }
 }

@@ -50,6 +50,35 @@ pub enum StorageError {
     },
 }
 
+/// A copy of the same failure, for every caller a failed append or fsync answers (the items of
+/// a batch, the waiters of a group commit). `std::io::Error` is not `Clone`; its kind and text
+/// are what callers see of it.
+impl Clone for StorageError {
+    fn clone(&self) -> Self {
+        match self {
+            StorageError::Io { path, source } => StorageError::Io {
+                path: path.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            StorageError::Corrupted {
+                path,
+                offset,
+                reason,
+            } => StorageError::Corrupted {
+                path: path.clone(),
+                offset: *offset,
+                reason: reason.clone(),
+            },
+            StorageError::Full { path } => StorageError::Full { path: path.clone() },
+            StorageError::Poisoned { reason } => StorageError::Poisoned {
+                reason: reason.clone(),
+            },
+            StorageError::ShuttingDown => StorageError::ShuttingDown,
+            StorageError::RecordTooLarge { size } => StorageError::RecordTooLarge { size: *size },
+        }
+    }
+}
+
 impl HasErrorCode for StorageError {
     fn error_code(&self) -> ErrorCode {
         match self {

@@ -214,7 +214,7 @@ impl GroupCommit {
         for waiter in answered {
             let result = match &outcome {
                 Ok(()) => Ok(()),
-                Err(error) => Err(copy_error(error)),
+                Err(error) => Err(error.clone()),
             };
             (waiter.done)(result);
         }
@@ -250,32 +250,6 @@ impl GroupCommit {
     fn due(&self, written: u64, interval: Duration) -> bool {
         let state = self.state.lock();
         written > state.synced && !state.queued && state.last_sync.elapsed() >= interval
-    }
-}
-
-/// A copy of `error` for the second and later waiters of a failed round. `std::io::Error` is
-/// not `Clone`; its kind and text are what callers see of it.
-fn copy_error(error: &StorageError) -> StorageError {
-    match error {
-        StorageError::Io { path, source } => StorageError::Io {
-            path: path.clone(),
-            source: std::io::Error::new(source.kind(), source.to_string()),
-        },
-        StorageError::Corrupted {
-            path,
-            offset,
-            reason,
-        } => StorageError::Corrupted {
-            path: path.clone(),
-            offset: *offset,
-            reason: reason.clone(),
-        },
-        StorageError::Full { path } => StorageError::Full { path: path.clone() },
-        StorageError::Poisoned { reason } => StorageError::Poisoned {
-            reason: reason.clone(),
-        },
-        StorageError::ShuttingDown => StorageError::ShuttingDown,
-        StorageError::RecordTooLarge { size } => StorageError::RecordTooLarge { size: *size },
     }
 }
 
