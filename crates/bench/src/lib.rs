@@ -2,8 +2,8 @@
 //! bench-chart`, the SVG chart tool of the benchmark scripts under `benches/`.
 //!
 //! What it is: a client that speaks only HTTP to any ArangoDB-compatible server: arangob's
-//! options and test cases (same URLs, keys and bodies), its closed loop with one OS thread and
-//! one keep-alive connection per `--concurrency`, an open-loop constant-rate mode (`--rate`)
+//! options and test cases (same URLs, keys and bodies), its closed loop with one keep-alive
+//! connection per `--concurrency` (driven by at most one OS thread per core), an open-loop constant-rate mode (`--rate`)
 //! measuring from intended send times, HdrHistogram percentiles merged over all threads, and
 //! arangob's output lines followed by the latency table and the errors.
 //!
@@ -19,6 +19,7 @@ pub mod chart;
 pub mod cli;
 pub mod endpoint;
 pub mod http;
+mod lane;
 pub mod latency;
 pub mod options;
 pub mod report;

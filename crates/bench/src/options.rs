@@ -18,7 +18,7 @@ use clap::{ArgAction, Parser};
 use crate::cases::TestCase;
 use crate::endpoint::Endpoint;
 
-/// The most benchmark threads (each is one OS thread with one connection).
+/// The most benchmark connections (arangob's "threads"; each is one keep-alive connection).
 pub const THREADS_MAX: u64 = 4096;
 /// The largest `--batch-size`.
 pub const BATCH_MAX: u64 = 100_000;

@@ -1,16 +1,19 @@
-//! The benchmark engine: one OS thread and one connection per `--concurrency`.
+//! The benchmark engine: `--concurrency` connections driven by at most one OS thread per core.
 //!
-//! What it is: arangob's closed loop (each thread takes the next operations from a shared
+//! What it is: arangob's closed loop (each connection takes the next operations from a shared
 //! counter, sends them, waits for the reply, records the time) and wrk2's open loop
-//! (`--rate`: each thread follows a fixed schedule and each latency is measured from the
+//! (`--rate`: each connection follows a fixed schedule and each latency is measured from the
 //! request's intended send time, so a stalled server cannot hide behind fewer samples). Each
-//! thread records into its own histogram and error table; [`Totals`] merges them at the end.
+//! OS thread runs a readiness loop (mio) over its share of the connections ([`Lane`]s), so the
+//! client needs no more threads than the machine has cores, as wrk does. Each connection
+//! records into its own histogram and error table; [`Totals`] merges them at the end.
 //!
 //! What it is not: the setup (see [`crate::setup`]) or the printing ([`crate::report`]).
 //!
 //! Invariants: operations are handed out by one atomic counter, so a count-bounded run
-//! performs exactly `--requests` operations (a last batch may be shorter); a thread's keys
-//! come from its own offset; threads start together after all have connected.
+//! performs exactly `--requests` operations (a last batch may be shorter); a connection's keys
+//! come from its own offset (the connection index is the workload's `thread`); connections
+//! are never pipelined; threads start together after all their connections have connected.
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -18,13 +21,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use crate::batch;
-use crate::cases::{thread_offset, Op, Position, ThreadState, Workload};
+use crate::cases::Workload;
 use crate::endpoint;
-use crate::http::connection::{Connection, Timeouts, TransportError};
+use crate::http::connection::Timeouts;
 use crate::http::request::{Method, RequestHead};
+use crate::lane::{Lane, Shared, READ_CHUNK};
 use crate::latency::Latencies;
-use crate::options::{BatchMode, Settings};
+use crate::options::Settings;
 
 /// What went wrong with a request or a part of a batch.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -87,7 +90,7 @@ impl Totals {
         self.finished = self.finished.max(other.finished);
     }
 
-    fn error(&mut self, key: ErrorKey) {
+    pub(crate) fn error(&mut self, key: ErrorKey) {
         *self.errors.entry(key).or_default() += 1;
     }
 }
@@ -104,16 +107,17 @@ pub struct Outcome {
 
 /// Hands out operations as numbered tickets: at most `want` per call, none once the run is
 /// over. Ticket numbers are unique across threads (the `seq-*` cases use them as keys).
-struct Counter {
+pub(crate) struct Counter {
     issued: AtomicU64,
     limit: u64,
-    done: AtomicU64,
+    /// Operations finished (the progress bar's count).
+    pub(crate) done: AtomicU64,
     stop: AtomicBool,
 }
 
 impl Counter {
     /// The first ticket and how many were taken (0 when the run is over).
-    fn take(&self, want: u64) -> (u64, u64) {
+    pub(crate) fn take(&self, want: u64) -> (u64, u64) {
         if self.stop.load(Ordering::Relaxed) {
             return (0, 0);
         }
@@ -129,7 +133,8 @@ impl Counter {
     }
 }
 
-/// Runs the benchmark threads. `addresses` are the resolved endpoints.
+/// Runs the benchmark: `--concurrency` connections spread over
+/// min(concurrency, available cores) OS threads. `addresses` are the resolved endpoints.
 pub fn run(
     settings: &Settings,
     workload: &Workload,
@@ -137,7 +142,9 @@ pub fn run(
     addresses: &[std::net::SocketAddr],
     status: &dyn Fn(&str),
 ) -> Outcome {
-    let threads = settings.concurrency;
+    let connections = settings.concurrency;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
+    let threads = connections.min(cores).max(1);
     let counter = Counter {
         issued: AtomicU64::new(0),
         limit: if settings.duration.is_some() {
@@ -150,33 +157,27 @@ pub fn run(
     };
     let ready = Barrier::new(threads as usize + 1);
     let go = Barrier::new(threads as usize + 1);
-    let timeouts = Timeouts {
-        connect: settings.connection_timeout,
-        request: settings.request_timeout,
+    let shared = Shared {
+        settings,
+        workload,
+        head,
+        counter: &counter,
+        timeouts: Timeouts {
+            connect: settings.connection_timeout,
+            request: settings.request_timeout,
+        },
     };
     status("starting threads...");
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|thread| {
-                let addr = addresses[endpoint::for_thread(thread, addresses.len())];
-                let (counter, ready, go) = (&counter, &ready, &go);
+                // Connection `c` runs on thread `c % threads`, so the lanes spread evenly.
+                let indexes: Vec<u64> = (thread..connections).step_by(threads as usize).collect();
+                let (shared, ready, go) = (&shared, &ready, &go);
                 std::thread::Builder::new()
                     .name(format!("bench-{thread}"))
                     .spawn_scoped(scope, move || {
-                        let mut connection = Connection::new(addr, timeouts);
-                        // Connecting before the start signal keeps connection setup out of
-                        // the measured time, as arangob's threads do.
-                        let _ = connection.connect();
-                        ready.wait();
-                        go.wait();
-                        let worker = Worker {
-                            settings,
-                            workload,
-                            head,
-                            counter,
-                            thread,
-                        };
-                        worker.run(&mut connection)
+                        event_loop(shared, &indexes, addresses, ready, go)
                     })
                     .expect("spawning a benchmark thread")
             })
@@ -199,10 +200,14 @@ pub fn run(
                 counter.stop.store(true, Ordering::Relaxed);
             }
         }
-        let per_thread: Vec<Totals> = handles
+        // Per connection, in connection order (the JSON report lists them as arangob's
+        // threads).
+        let mut per_lane: Vec<(u64, Totals)> = handles
             .into_iter()
-            .map(|h| h.join().expect("a benchmark thread panicked"))
+            .flat_map(|h| h.join().expect("a benchmark thread panicked"))
             .collect();
+        per_lane.sort_by_key(|(index, _)| *index);
+        let per_thread: Vec<Totals> = per_lane.into_iter().map(|(_, t)| t).collect();
         progress.finish();
         let mut totals = Totals::default();
         for t in &per_thread {
@@ -220,201 +225,71 @@ pub fn run(
     })
 }
 
-/// One benchmark thread.
-struct Worker<'a> {
-    settings: &'a Settings,
-    workload: &'a Workload,
-    head: &'a RequestHead,
-    counter: &'a Counter,
-    thread: u64,
-}
+/// The largest number of readiness events taken from one poll.
+const EVENTS_MAX: usize = 1024;
 
-impl Worker<'_> {
-    fn run(&self, connection: &mut Connection) -> Totals {
-        let settings = self.settings;
-        let mut totals = Totals::default();
-        let mut state = ThreadState::default();
-        let mut op = Op::default();
-        let mut request = Vec::with_capacity(4096);
-        let mut body = Vec::with_capacity(4096);
-        let offset = thread_offset(self.thread, settings.requests, settings.concurrency);
-        let mut thread_counter = 0u64;
-        let per_request = settings.batch_size.max(1);
-        let start = Instant::now();
-        let deadline = settings.duration.map(|d| start + d);
-        // Open loop: this thread's share of the rate, its requests staggered against the
-        // other threads' by a fraction of the interval.
-        let interval = settings
-            .rate
-            .map(|rate| Duration::from_secs_f64(settings.concurrency as f64 / rate));
-        let stagger = interval.map(|i| i.mul_f64(self.thread as f64 / settings.concurrency as f64));
-        let mut scheduled = 0u64;
-        let mut batch_methods = Vec::new();
-        loop {
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                break;
-            }
-            let (mut ticket, ops) = self.counter.take(per_request);
-            if ops == 0 {
-                break;
-            }
-            request.clear();
-            batch_methods.clear();
-            if settings.batch_size == 0 {
-                self.workload.op(
-                    Position {
-                        thread: self.thread,
-                        thread_counter,
-                        global: offset + thread_counter,
-                        ticket,
-                    },
-                    &mut state,
-                    &mut op,
-                );
-                thread_counter += 1;
-                let method = op.method.expect("an operation has a method");
-                batch_methods.push(method);
-                let payload = op.has_body.then_some(&op.body[..]);
-                self.head
-                    .write(&mut request, method, &op.path, op.content_type, payload);
-            } else {
-                body.clear();
-                let mut path = String::new();
-                for i in 0..ops {
-                    self.workload.op(
-                        Position {
-                            thread: self.thread,
-                            thread_counter,
-                            global: offset + thread_counter,
-                            ticket,
-                        },
-                        &mut state,
-                        &mut op,
-                    );
-                    thread_counter += 1;
-                    ticket += 1;
-                    batch_methods.push(op.method.expect("an operation has a method"));
-                    match settings.batch_mode {
-                        BatchMode::Multipart => batch::append_part(&mut body, &op),
-                        BatchMode::Array => {
-                            assert!(
-                                op.is_insert(),
-                                "array batches hold inserts only (checked by the options)"
-                            );
-                            if i == 0 {
-                                path.clone_from(&op.path);
-                            }
-                            batch::append_array_element(&mut body, &op, i == 0);
-                        }
-                    }
-                }
-                match settings.batch_mode {
-                    BatchMode::Multipart => {
-                        batch::finish_multipart(&mut body);
-                        let content_type = batch::multipart_content_type();
-                        self.head.write(
-                            &mut request,
-                            Method::Post,
-                            "/_api/batch",
-                            &content_type,
-                            Some(&body),
-                        );
-                    }
-                    BatchMode::Array => {
-                        batch::finish_array(&mut body);
-                        self.head.write(
-                            &mut request,
-                            Method::Post,
-                            &path,
-                            "application/json",
-                            Some(&body),
-                        );
-                    }
-                }
-            }
-
-            let intended = interval.map(|i| {
-                let at = start + stagger.unwrap_or_default() + i.mul_f64(scheduled as f64);
-                scheduled += 1;
-                let now = Instant::now();
-                if at > now {
-                    std::thread::sleep(at - now);
-                }
-                at
-            });
-            let sent = Instant::now();
-            let result = connection.exchange(&request);
-            let replied = Instant::now();
-            totals.service.record(replied - sent);
-            totals.latencies.record(replied - intended.unwrap_or(sent));
-            totals.requests += 1;
-            totals.operations += ops;
-            for method in &batch_methods {
-                *totals.by_method.entry(*method).or_default() += 1;
-            }
-            match result {
-                Ok(reply) => self.judge(&mut totals, connection, &reply, ops),
-                Err(error) => {
-                    totals.incomplete += 1;
-                    totals.failures += ops;
-                    let refused = matches!(error, TransportError::Connect(_));
-                    totals.error(ErrorKey::Transport(error.to_string()));
-                    if refused {
-                        // A server that refuses connections would otherwise be hammered in
-                        // a tight loop until the run ends.
-                        std::thread::sleep(Duration::from_millis(10));
-                    }
-                }
-            }
-            self.counter.done.fetch_add(ops, Ordering::Relaxed);
-        }
-        totals.connects = connection.connects;
-        totals.finished = Some(Instant::now());
-        totals
+/// One OS thread: drives its lanes (connections `indexes`) until all are done. Returns each
+/// lane's figures with its connection index.
+fn event_loop(
+    shared: &Shared<'_>,
+    indexes: &[u64],
+    addresses: &[std::net::SocketAddr],
+    ready: &Barrier,
+    go: &Barrier,
+) -> Vec<(u64, Totals)> {
+    let mut poll = mio::Poll::new().expect("creating a readiness poller");
+    let mut lanes: Vec<Lane> = indexes
+        .iter()
+        .enumerate()
+        .map(|(slot, &index)| {
+            let addr = addresses[endpoint::for_thread(index, addresses.len())];
+            Lane::new(shared, index, mio::Token(slot), addr)
+        })
+        .collect();
+    for lane in &mut lanes {
+        // Connecting before the start signal keeps connection setup out of the measured
+        // time, as arangob's threads do.
+        let _ = lane.connect(shared, poll.registry());
     }
-
-    /// Counts the failures a reply reports.
-    fn judge(
-        &self,
-        totals: &mut Totals,
-        connection: &Connection,
-        reply: &crate::http::response::Response,
-        ops: u64,
-    ) {
-        let buffer = connection.buffer();
-        let body = reply.body(buffer);
-        if reply.status >= 400 {
-            totals.failures += ops;
-            totals.error(ErrorKey::Http {
-                status: reply.status,
-                error_num: batch::error_num(body),
-            });
-            return;
+    ready.wait();
+    go.wait();
+    let start = Instant::now();
+    for lane in &mut lanes {
+        lane.start_at(start);
+    }
+    let deadline = shared.settings.duration.map(|d| start + d);
+    let mut events = mio::Events::with_capacity(lanes.len().clamp(1, EVENTS_MAX));
+    let mut scratch = vec![0u8; READ_CHUNK].into_boxed_slice();
+    loop {
+        let stopping = deadline.is_some_and(|d| Instant::now() >= d);
+        let mut wake = if stopping { None } else { deadline };
+        let mut running = false;
+        for lane in &mut lanes {
+            let at = lane.advance(shared, poll.registry(), &mut scratch, stopping);
+            running |= !lane.is_done();
+            wake = match (wake, at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
         }
-        if self.settings.batch_size == 0 {
-            return;
+        if !running {
+            break;
         }
-        let parts = match self.settings.batch_mode {
-            BatchMode::Multipart => {
-                let reported = reply.arango_errors.unwrap_or(0);
-                if reported == 0 {
-                    return;
-                }
-                let mut parts = batch::multipart_failures(reply.content_type(buffer), body);
-                // The header is the server's count; parts it did not let us read still count.
-                while (parts.len() as u64) < reported {
-                    parts.push((0, None));
-                }
-                parts.truncate(reported as usize);
-                parts
-            }
-            BatchMode::Array => batch::array_failures(reply.status, body),
-        };
-        totals.failures += parts.len() as u64;
-        for (status, error_num) in parts {
-            totals.error(ErrorKey::Http { status, error_num });
+        let timeout = wake.map(|at| at.saturating_duration_since(Instant::now()));
+        match poll.poll(&mut events, timeout) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => panic!("polling the benchmark sockets failed: {e}"),
+        }
+        for event in &events {
+            let lane = &mut lanes[event.token().0];
+            lane.on_ready(shared, poll.registry(), &mut scratch);
         }
     }
+    lanes
+        .into_iter()
+        .map(|lane| (lane.index(), lane.totals))
+        .collect()
 }
 
 /// The progress bar: only when stderr is a terminal and `--progress` is on.
@@ -459,5 +334,144 @@ impl Progress {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpListener};
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    /// What the test server saw.
+    #[derive(Default)]
+    struct Seen {
+        requests: AtomicU64,
+        pipelined: AtomicBool,
+        connections: AtomicUsize,
+    }
+
+    /// A server that answers every request (no body expected) with a small JSON reply and
+    /// notes whether a request ever arrived before the reply to the previous one was sent.
+    fn serve(seen: Arc<Seen>) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for socket in listener.incoming() {
+                let mut socket = socket.unwrap();
+                let seen = Arc::clone(&seen);
+                seen.connections.fetch_add(1, Ordering::SeqCst);
+                std::thread::spawn(move || {
+                    let mut buffer = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let n = match socket.read(&mut chunk) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => n,
+                        };
+                        buffer.extend_from_slice(&chunk[..n]);
+                        let Some(end) = crate::http::response::find(&buffer, b"\r\n\r\n") else {
+                            continue;
+                        };
+                        if buffer.len() > end + 4 {
+                            seen.pipelined.store(true, Ordering::SeqCst);
+                        }
+                        buffer.clear();
+                        seen.requests.fetch_add(1, Ordering::SeqCst);
+                        let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
+                        if socket.write_all(reply).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    fn settings(args: &[&str]) -> Settings {
+        crate::cli::parse_args(args)
+            .unwrap()
+            .into_settings()
+            .unwrap()
+    }
+
+    fn run_against(addr: SocketAddr, settings: &Settings) -> Outcome {
+        let workload = Workload::new(
+            settings.case,
+            &settings.collection,
+            settings.complexity,
+            settings.requests,
+            settings.read_percent,
+            settings.preload,
+            1,
+        );
+        let head = RequestHead::new("_system", "x", "root", "", true);
+        run(settings, &workload, &head, &[addr], &|_| {})
+    }
+
+    #[test]
+    fn many_connections_per_thread_do_exactly_the_requests_without_pipelining() {
+        let seen = Arc::new(Seen::default());
+        let addr = serve(Arc::clone(&seen));
+        let settings = settings(&["--concurrency", "13", "--requests", "3001", "--quiet"]);
+        let outcome = run_against(addr, &settings);
+        assert_eq!(outcome.totals.requests, 3001);
+        assert_eq!(outcome.totals.operations, 3001);
+        assert_eq!(outcome.totals.failures, 0);
+        assert_eq!(outcome.totals.connects, 13);
+        assert_eq!(outcome.totals.service.count(), 3001);
+        // One figure set per connection, as arangob reports one per thread.
+        assert_eq!(outcome.threads.len(), 13);
+        assert_eq!(seen.requests.load(Ordering::SeqCst), 3001);
+        assert_eq!(seen.connections.load(Ordering::SeqCst), 13);
+        assert!(
+            !seen.pipelined.load(Ordering::SeqCst),
+            "a request was pipelined"
+        );
+    }
+
+    #[test]
+    fn a_refused_endpoint_counts_transport_failures_and_still_ends() {
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let settings = settings(&["--concurrency", "3", "--requests", "9", "--quiet"]);
+        let outcome = run_against(addr, &settings);
+        assert_eq!(outcome.totals.requests, 9);
+        assert_eq!(outcome.totals.incomplete, 9);
+        assert_eq!(outcome.totals.failures, 9);
+        assert_eq!(outcome.totals.connects, 0);
+    }
+
+    #[test]
+    fn the_open_loop_keeps_its_schedule_across_connections() {
+        let seen = Arc::new(Seen::default());
+        let addr = serve(Arc::clone(&seen));
+        // 200 requests at 2000/s over 4 connections: about 0.1 s of schedule.
+        let settings = settings(&[
+            "--concurrency",
+            "4",
+            "--requests",
+            "200",
+            "--rate",
+            "2000",
+            "--quiet",
+        ]);
+        let started = Instant::now();
+        let outcome = run_against(addr, &settings);
+        assert_eq!(outcome.totals.requests, 200);
+        assert!(
+            started.elapsed() >= Duration::from_millis(95),
+            "the schedule was not kept: {:?}",
+            started.elapsed()
+        );
+        assert!(
+            !seen.pipelined.load(Ordering::SeqCst),
+            "a request was pipelined"
+        );
     }
 }

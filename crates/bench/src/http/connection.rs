@@ -1,12 +1,12 @@
 //! One blocking HTTP/1.1 client connection over `std::net::TcpStream`.
 //!
-//! What it is: the load generator's transport. A connection sends one request (bytes built by
+//! What it is: the transport of the setup requests (the measured run uses the runner's
+//! non-blocking lanes instead). A connection sends one request (bytes built by
 //! [`super::request`]) and reads exactly one response, keeping the socket open for the next
 //! request unless keep-alive is off or the server closes. It reconnects lazily: after any
 //! transport failure the socket is dropped and the next exchange opens a new one.
 //!
-//! What it is not: pipelined, asynchronous or TLS-capable. Each benchmark thread owns one
-//! connection and waits for each reply (closed loop), as arangob does.
+//! What it is not: pipelined, asynchronous or TLS-capable. It waits for each reply.
 //!
 //! Invariants: the receive buffer never holds more than one response beyond what
 //! [`super::response`] bounds; bytes after a response (none, without pipelining) are kept for

@@ -1,0 +1,499 @@
+//! One benchmark connection ("lane"): its closed loop of request, reply, record.
+//!
+//! What it is: the state arangob keeps per thread, kept here per connection: the workload's
+//! per-thread state and key offset (the connection index is the workload's `thread`), the
+//! reusable request buffers, the open-loop schedule, the non-blocking socket with its receive
+//! buffer, and the figures it measured. [`crate::runner`]'s event loop drives many lanes on one
+//! OS thread by calling [`Lane::advance`] and [`Lane::on_ready`].
+//!
+//! What it is not: pipelined. A lane sends its next request only after the whole reply to the
+//! previous one (or its failure), exactly as a blocking arangob thread would.
+//!
+//! Invariants: a lane is in exactly one [`Phase`]; while a request is in flight it has a
+//! deadline (`--request-timeout` since the last progress); the receive buffer holds at most one
+//! response, bounded by [`crate::http::response`]; connecting is blocking but bounded by
+//! `--connection-timeout`.
+
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, SocketAddr};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use mio::net::TcpStream;
+use mio::{Interest, Registry, Token};
+
+use crate::batch;
+use crate::cases::{thread_offset, Op, Position, ThreadState, Workload};
+use crate::http::connection::{Timeouts, TransportError};
+use crate::http::request::{Method, RequestHead};
+use crate::http::response::{self, Response};
+use crate::options::{BatchMode, Settings};
+use crate::runner::{Counter, ErrorKey, Totals};
+
+/// What every lane of a run shares.
+pub(crate) struct Shared<'a> {
+    /// The run's settings.
+    pub settings: &'a Settings,
+    /// The test case.
+    pub workload: &'a Workload,
+    /// The common request head.
+    pub head: &'a RequestHead,
+    /// The operation tickets.
+    pub counter: &'a Counter,
+    /// Connect and request timeouts.
+    pub timeouts: Timeouts,
+}
+
+/// Where a lane is in its loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// No request built; the next step takes tickets.
+    Idle,
+    /// A request is built and waits for its intended send time (open loop).
+    Scheduled(Instant),
+    /// A refused connection: wait before taking the next tickets.
+    Backoff(Instant),
+    /// Writing the request.
+    Sending,
+    /// Reading the reply.
+    Receiving,
+    /// No more work: the run is over for this lane.
+    Done,
+}
+
+/// How many bytes one read asks for.
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
+
+/// How long a lane waits after a refused connection, so that a server that refuses
+/// connections is not hammered in a tight loop until the run ends.
+const REFUSED_BACKOFF: Duration = Duration::from_millis(10);
+
+/// One connection and its closed loop.
+pub(crate) struct Lane {
+    index: u64,
+    token: Token,
+    addr: SocketAddr,
+    phase: Phase,
+    // The workload's state, as arangob keeps it per thread.
+    state: ThreadState,
+    op: Op,
+    request: Vec<u8>,
+    body: Vec<u8>,
+    batch_methods: Vec<Method>,
+    ops: u64,
+    offset: u64,
+    thread_counter: u64,
+    // The open-loop schedule.
+    start: Instant,
+    scheduled: u64,
+    intended: Option<Instant>,
+    // The transport.
+    stream: Option<TcpStream>,
+    wants_write: bool,
+    written: usize,
+    received: Vec<u8>,
+    sent: Instant,
+    expires: Instant,
+    connects: u64,
+    /// What this lane measured.
+    pub totals: Totals,
+}
+
+impl Lane {
+    /// Lane `index` (the workload's thread number) on `addr`, polled under `token`.
+    pub fn new(shared: &Shared<'_>, index: u64, token: Token, addr: SocketAddr) -> Lane {
+        let settings = shared.settings;
+        let now = Instant::now();
+        Lane {
+            index,
+            token,
+            addr,
+            phase: Phase::Idle,
+            state: ThreadState::default(),
+            op: Op::default(),
+            request: Vec::with_capacity(4096),
+            body: Vec::with_capacity(4096),
+            batch_methods: Vec::new(),
+            ops: 0,
+            offset: thread_offset(index, settings.requests, settings.concurrency),
+            thread_counter: 0,
+            start: now,
+            scheduled: 0,
+            intended: None,
+            stream: None,
+            wants_write: false,
+            written: 0,
+            received: Vec::with_capacity(READ_CHUNK),
+            sent: now,
+            expires: now,
+            connects: 0,
+            totals: Totals::default(),
+        }
+    }
+
+    /// Marks the start of the measured run (the origin of the open-loop schedule).
+    pub fn start_at(&mut self, start: Instant) {
+        self.start = start;
+    }
+
+    /// The connection index (the workload's thread number).
+    pub fn index(&self) -> u64 {
+        self.index
+    }
+
+    /// Whether the lane has finished.
+    pub fn is_done(&self) -> bool {
+        self.phase == Phase::Done
+    }
+
+    /// Opens the TCP connection if it is not open.
+    pub fn connect(
+        &mut self,
+        shared: &Shared<'_>,
+        registry: &Registry,
+    ) -> Result<(), TransportError> {
+        if self.stream.is_some() {
+            return Ok(());
+        }
+        let stream = std::net::TcpStream::connect_timeout(&self.addr, shared.timeouts.connect)
+            .map_err(|e| TransportError::Connect(e.kind()))?;
+        // Latency, not throughput per packet, is what a request/reply benchmark measures.
+        let _ = stream.set_nodelay(true);
+        stream
+            .set_nonblocking(true)
+            .map_err(|e| TransportError::Connect(e.kind()))?;
+        let mut stream = TcpStream::from_std(stream);
+        registry
+            .register(&mut stream, self.token, Interest::READABLE)
+            .map_err(|e| TransportError::Connect(e.kind()))?;
+        self.stream = Some(stream);
+        self.wants_write = false;
+        self.received.clear();
+        self.connects += 1;
+        Ok(())
+    }
+
+    /// Moves the lane on as far as time allows without waiting for its socket: takes tickets
+    /// and sends, or expires a request. Returns when the lane next needs waking by time.
+    pub fn advance(
+        &mut self,
+        shared: &Shared<'_>,
+        registry: &Registry,
+        scratch: &mut [u8],
+        stopping: bool,
+    ) -> Option<Instant> {
+        loop {
+            let now = Instant::now();
+            match self.phase {
+                Phase::Done => return None,
+                Phase::Idle => {
+                    if stopping || !self.build(shared) {
+                        self.finish_lane(registry);
+                        return None;
+                    }
+                    match self.schedule(shared) {
+                        Some(at) if at > now => self.phase = Phase::Scheduled(at),
+                        _ => self.send(shared, registry, scratch),
+                    }
+                }
+                Phase::Scheduled(at) | Phase::Backoff(at) if at > now => return Some(at),
+                Phase::Scheduled(_) => self.send(shared, registry, scratch),
+                Phase::Backoff(_) => self.phase = Phase::Idle,
+                Phase::Sending | Phase::Receiving if now >= self.expires => {
+                    self.complete(shared, registry, Err(TransportError::Timeout));
+                }
+                Phase::Sending | Phase::Receiving => return Some(self.expires),
+            }
+        }
+    }
+
+    /// The socket is ready: writes or reads what it can.
+    pub fn on_ready(&mut self, shared: &Shared<'_>, registry: &Registry, scratch: &mut [u8]) {
+        match self.phase {
+            Phase::Sending => self.write(shared, registry, scratch),
+            Phase::Receiving => self.read(shared, registry, scratch),
+            // A stale readiness (a close after the last reply) is seen by the next exchange.
+            _ => {}
+        }
+    }
+
+    /// Takes the next tickets and builds the request; false when the run is over.
+    fn build(&mut self, shared: &Shared<'_>) -> bool {
+        let settings = shared.settings;
+        let (mut ticket, ops) = shared.counter.take(settings.batch_size.max(1));
+        if ops == 0 {
+            return false;
+        }
+        self.ops = ops;
+        self.request.clear();
+        self.batch_methods.clear();
+        if settings.batch_size == 0 {
+            shared
+                .workload
+                .op(self.position(ticket), &mut self.state, &mut self.op);
+            self.thread_counter += 1;
+            let method = self.op.method.expect("an operation has a method");
+            self.batch_methods.push(method);
+            let payload = self.op.has_body.then_some(&self.op.body[..]);
+            shared.head.write(
+                &mut self.request,
+                method,
+                &self.op.path,
+                self.op.content_type,
+                payload,
+            );
+            return true;
+        }
+        self.body.clear();
+        let mut path = String::new();
+        for i in 0..ops {
+            shared
+                .workload
+                .op(self.position(ticket), &mut self.state, &mut self.op);
+            self.thread_counter += 1;
+            ticket += 1;
+            self.batch_methods
+                .push(self.op.method.expect("an operation has a method"));
+            match settings.batch_mode {
+                BatchMode::Multipart => batch::append_part(&mut self.body, &self.op),
+                BatchMode::Array => {
+                    assert!(
+                        self.op.is_insert(),
+                        "array batches hold inserts only (checked by the options)"
+                    );
+                    if i == 0 {
+                        path.clone_from(&self.op.path);
+                    }
+                    batch::append_array_element(&mut self.body, &self.op, i == 0);
+                }
+            }
+        }
+        match settings.batch_mode {
+            BatchMode::Multipart => {
+                batch::finish_multipart(&mut self.body);
+                let content_type = batch::multipart_content_type();
+                shared.head.write(
+                    &mut self.request,
+                    Method::Post,
+                    "/_api/batch",
+                    &content_type,
+                    Some(&self.body),
+                );
+            }
+            BatchMode::Array => {
+                batch::finish_array(&mut self.body);
+                shared.head.write(
+                    &mut self.request,
+                    Method::Post,
+                    &path,
+                    "application/json",
+                    Some(&self.body),
+                );
+            }
+        }
+        true
+    }
+
+    fn position(&self, ticket: u64) -> Position {
+        Position {
+            thread: self.index,
+            thread_counter: self.thread_counter,
+            global: self.offset + self.thread_counter,
+            ticket,
+        }
+    }
+
+    /// Open loop: the intended send time of the request just built. This connection's
+    /// share of the rate, staggered against the other connections by a fraction of the
+    /// interval.
+    fn schedule(&mut self, shared: &Shared<'_>) -> Option<Instant> {
+        let settings = shared.settings;
+        let concurrency = settings.concurrency as f64;
+        self.intended = settings.rate.map(|rate| {
+            let interval = Duration::from_secs_f64(concurrency / rate);
+            let stagger = interval.mul_f64(self.index as f64 / concurrency);
+            let at = self.start + stagger + interval.mul_f64(self.scheduled as f64);
+            self.scheduled += 1;
+            at
+        });
+        self.intended
+    }
+
+    fn send(&mut self, shared: &Shared<'_>, registry: &Registry, scratch: &mut [u8]) {
+        if let Err(error) = self.connect(shared, registry) {
+            self.sent = Instant::now();
+            self.complete(shared, registry, Err(error));
+            return;
+        }
+        self.sent = Instant::now();
+        self.expires = self.sent + shared.timeouts.request;
+        self.written = 0;
+        self.received.clear();
+        self.phase = Phase::Sending;
+        self.write(shared, registry, scratch);
+    }
+
+    fn write(&mut self, shared: &Shared<'_>, registry: &Registry, scratch: &mut [u8]) {
+        let stream = self.stream.as_mut().expect("a sending lane is connected");
+        while self.written < self.request.len() {
+            match stream.write(&self.request[self.written..]) {
+                Ok(0) => {
+                    let error = TransportError::Send(ErrorKind::WriteZero);
+                    return self.complete(shared, registry, Err(error));
+                }
+                Ok(n) => {
+                    self.written += n;
+                    self.expires = Instant::now() + shared.timeouts.request;
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    if !self.wants_write {
+                        let interest = Interest::READABLE | Interest::WRITABLE;
+                        if let Err(e) = registry.reregister(stream, self.token, interest) {
+                            let error = TransportError::Send(e.kind());
+                            return self.complete(shared, registry, Err(error));
+                        }
+                        self.wants_write = true;
+                    }
+                    return;
+                }
+                Err(e) => {
+                    return self.complete(shared, registry, Err(TransportError::Send(e.kind())))
+                }
+            }
+        }
+        self.phase = Phase::Receiving;
+        if self.wants_write {
+            // Writable readiness would wake the loop on every acknowledgement from now on.
+            if let Err(e) = registry.reregister(stream, self.token, Interest::READABLE) {
+                return self.complete(shared, registry, Err(TransportError::Send(e.kind())));
+            }
+            self.wants_write = false;
+            // The readable edge may have come with the writable one that got us here: read
+            // now rather than wait for an edge that already passed.
+            self.read(shared, registry, scratch);
+        }
+        // Otherwise the reply's arrival raises a fresh readable edge (the socket's last read
+        // ended in WouldBlock, or it had nothing more to read), so no read is tried here.
+    }
+
+    fn read(&mut self, shared: &Shared<'_>, registry: &Registry, scratch: &mut [u8]) {
+        let stream = self.stream.as_mut().expect("a receiving lane is connected");
+        loop {
+            let (n, eof) = match stream.read(scratch) {
+                Ok(0) => (0, true),
+                Ok(n) => (n, false),
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    let error = TransportError::Receive(e.kind());
+                    return self.complete(shared, registry, Err(error));
+                }
+            };
+            self.received.extend_from_slice(&scratch[..n]);
+            self.expires = Instant::now() + shared.timeouts.request;
+            match response::parse(&self.received, eof) {
+                Ok(Some(reply)) => return self.complete(shared, registry, Ok(reply)),
+                Ok(None) if eof => {
+                    return self.complete(shared, registry, Err(TransportError::Closed))
+                }
+                Ok(None) => {}
+                Err(bad) => {
+                    let error = TransportError::Malformed(bad.0);
+                    return self.complete(shared, registry, Err(error));
+                }
+            }
+        }
+    }
+
+    /// Records the exchange that just ended and returns the lane to taking tickets.
+    fn complete(
+        &mut self,
+        shared: &Shared<'_>,
+        registry: &Registry,
+        result: Result<Response, TransportError>,
+    ) {
+        let replied = Instant::now();
+        let ops = self.ops;
+        let totals = &mut self.totals;
+        totals.service.record(replied - self.sent);
+        totals
+            .latencies
+            .record(replied - self.intended.unwrap_or(self.sent));
+        totals.requests += 1;
+        totals.operations += ops;
+        for method in &self.batch_methods {
+            *totals.by_method.entry(*method).or_default() += 1;
+        }
+        self.phase = Phase::Idle;
+        match result {
+            Ok(reply) => {
+                judge(shared.settings, totals, &self.received, &reply, ops);
+                if reply.close {
+                    self.disconnect(registry);
+                }
+            }
+            Err(error) => {
+                totals.incomplete += 1;
+                totals.failures += ops;
+                if matches!(error, TransportError::Connect(_)) {
+                    self.phase = Phase::Backoff(replied + REFUSED_BACKOFF);
+                }
+                totals.error(ErrorKey::Transport(error.to_string()));
+                self.disconnect(registry);
+            }
+        }
+        shared.counter.done.fetch_add(ops, Ordering::Relaxed);
+    }
+
+    fn disconnect(&mut self, registry: &Registry) {
+        if let Some(mut stream) = self.stream.take() {
+            let _ = registry.deregister(&mut stream);
+            let _ = stream.shutdown(Shutdown::Both);
+        }
+        self.wants_write = false;
+    }
+
+    fn finish_lane(&mut self, registry: &Registry) {
+        self.phase = Phase::Done;
+        self.disconnect(registry);
+        self.totals.connects = self.connects;
+        self.totals.finished = Some(Instant::now());
+    }
+}
+
+/// Counts the failures a reply reports.
+fn judge(settings: &Settings, totals: &mut Totals, buffer: &[u8], reply: &Response, ops: u64) {
+    let body = reply.body(buffer);
+    if reply.status >= 400 {
+        totals.failures += ops;
+        totals.error(ErrorKey::Http {
+            status: reply.status,
+            error_num: batch::error_num(body),
+        });
+        return;
+    }
+    if settings.batch_size == 0 {
+        return;
+    }
+    let parts = match settings.batch_mode {
+        BatchMode::Multipart => {
+            let reported = reply.arango_errors.unwrap_or(0);
+            if reported == 0 {
+                return;
+            }
+            let mut parts = batch::multipart_failures(reply.content_type(buffer), body);
+            // The header is the server's count; parts it did not let us read still count.
+            while (parts.len() as u64) < reported {
+                parts.push((0, None));
+            }
+            parts.truncate(reported as usize);
+            parts
+        }
+        BatchMode::Array => batch::array_failures(reply.status, body),
+    };
+    totals.failures += parts.len() as u64;
+    for (status, error_num) in parts {
+        totals.error(ErrorKey::Http { status, error_num });
+    }
+}
