@@ -91,13 +91,13 @@ pub fn json_lines(
         }
         if body.len() > batch_size && start > 0 {
             // The record does not fit: it starts the next batch.
-            let next = body.split_off(start);
-            let full = Batch {
-                body: std::mem::replace(&mut body, next),
-                layout: Layout::Documents,
-                lines: std::mem::take(&mut lines),
-            };
-            if !sink(full) {
+            if !sink(cut_batch(
+                &mut body,
+                start,
+                &[],
+                Layout::Documents,
+                &mut lines,
+            )) {
                 return Ok(());
             }
         }
@@ -111,6 +111,27 @@ pub fn json_lines(
         });
     }
     Ok(())
+}
+
+/// Cuts the full batch off `body` at `start`, where the record that did not fit begins: the
+/// returned batch holds everything before it with its `lines`, and `body` keeps `prefix` (the
+/// header line of the header-line format, or nothing) followed by that record.
+fn cut_batch(
+    body: &mut Vec<u8>,
+    start: usize,
+    prefix: &[u8],
+    layout: Layout,
+    lines: &mut Vec<u64>,
+) -> Batch {
+    let record = body.split_off(start);
+    let mut next = Vec::with_capacity(prefix.len() + record.len());
+    next.extend_from_slice(prefix);
+    next.extend_from_slice(&record);
+    Batch {
+        body: std::mem::replace(body, next),
+        layout,
+        lines: std::mem::take(lines),
+    }
 }
 
 /// One JSON array: its elements are the records.
@@ -185,18 +206,17 @@ pub fn delimited(
         if body.len() - start > RECORD_LEN_MAX {
             return Err(record_too_long(line));
         }
-        if body.len() > batch_size && !lines.is_empty() {
-            let row = body.split_off(start);
-            let mut next = header.clone();
-            next.extend_from_slice(&row);
-            let full = Batch {
-                body: std::mem::replace(&mut body, next),
-                layout: Layout::HeaderLine,
-                lines: std::mem::take(&mut lines),
-            };
-            if !sink(full) {
-                return Ok(());
-            }
+        if body.len() > batch_size
+            && !lines.is_empty()
+            && !sink(cut_batch(
+                &mut body,
+                start,
+                &header,
+                Layout::HeaderLine,
+                &mut lines,
+            ))
+        {
+            return Ok(());
         }
         lines.push(line);
     }
