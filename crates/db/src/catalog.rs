@@ -31,10 +31,11 @@ use quince_model::names::{validate_database_name, SYSTEM_DATABASE};
 use quince_storage::io::FileIo;
 
 use crate::database::Database;
+use crate::debris::{self, Classified};
 use crate::maintenance::Maintenance;
 use crate::params::{
     catalog_file, databases_dir, id_from_dir_name, io_error, read_json, CatalogParams,
-    DatabaseParams, PARAMETER_FILE,
+    DatabaseParams,
 };
 use crate::shared::Shared;
 
@@ -51,6 +52,24 @@ pub struct DbConfig {
     pub sync_interval: Duration,
     /// The file system (the real one, or a simulated one in tests).
     pub io: Arc<dyn FileIo>,
+    /// Open stores whose files are damaged by salvaging what still verifies, instead of
+    /// refusing to start (`--database.ignore-datafile-errors`; see `docs/safety.md`).
+    pub ignore_datafile_errors: bool,
+}
+
+impl DbConfig {
+    /// The defaults (the server's, except where its options say otherwise) for `data_dir`
+    /// on `io`.
+    pub fn new(data_dir: PathBuf, io: Arc<dyn FileIo>) -> DbConfig {
+        DbConfig {
+            data_dir,
+            default_journal_size: 32 << 20,
+            default_wait_for_sync: false,
+            sync_interval: Duration::from_millis(100),
+            io,
+            ignore_datafile_errors: false,
+        }
+    }
 }
 
 /// Counters for metrics, summed over every collection.
@@ -92,13 +111,7 @@ impl Catalog {
     /// exclusive lock on the directory, recovers every collection, starts maintenance.
     pub fn open(config: DbConfig) -> Result<Arc<Catalog>> {
         let lock = lock_data_dir(&config.data_dir)?;
-        let shared = Arc::new(Shared::new(
-            Arc::clone(&config.io),
-            config.data_dir.clone(),
-            config.default_journal_size,
-            config.default_wait_for_sync,
-            config.sync_interval,
-        ));
+        let shared = Arc::new(Shared::new(&config));
         let io = &*shared.io;
         let root = databases_dir(&config.data_dir);
         io.create_dir_all(&root).map_err(|e| io_error(&root, e))?;
@@ -161,9 +174,12 @@ impl Catalog {
         let database = self
             .database(name)
             .ok_or_else(|| ArangoError::new(ARANGO_DATABASE_NOT_FOUND))?;
-        // Out of the list first, so maintenance and new requests stop finding it.
-        self.databases.write().remove(name);
-        database.drop_files()
+        let dropped = database.drop_files();
+        if database.is_dropped() {
+            // Committed (its directory was renamed), even if a later step failed.
+            self.databases.write().remove(name);
+        }
+        dropped
     }
 
     /// Counters for metrics.
@@ -258,34 +274,28 @@ fn lock_data_dir(data_dir: &Path) -> Result<File> {
     }
 }
 
-/// Opens every database under `<data>/databases`, removing debris of interrupted creates and
-/// finishing interrupted drops.
+/// Opens every database under `<data>/databases`, deleting only what `crate::debris` proves is
+/// debris (interrupted drops and creates).
 fn open_databases(shared: &Arc<Shared>, root: &Path) -> Result<BTreeMap<String, Arc<Database>>> {
     let io = &*shared.io;
     let mut entries = io.list_dir(root).map_err(|e| io_error(root, e))?;
     entries.sort();
     let mut databases = BTreeMap::new();
     for entry in entries {
-        let Some(id) = id_from_dir_name(&entry, "database-") else {
-            continue;
-        };
-        shared.observe_id(id);
-        let dir = root.join(&entry);
-        match read_json::<DatabaseParams>(io, &dir.join(PARAMETER_FILE))? {
-            Some(params) if !params.deleted => {
-                assert_eq!(
-                    params.id,
-                    id,
-                    "database id differs from its directory {}",
-                    dir.display()
-                );
+        if let Some(id) = id_from_dir_name(&entry, "database-") {
+            shared.observe_id(id);
+        }
+        match debris::classify::<DatabaseParams>(io, root, &entry, "database-")? {
+            Some(Classified::Live { dir, params }) => {
+                shared.observe_id(params.id);
                 let database = Database::open(shared, dir, params)?;
                 databases.insert(database.name().to_owned(), Arc::new(database));
             }
-            _ => {
-                tracing::info!(event = "database.debris_removed", dir = %dir.display());
+            Some(Classified::Debris { dir, why }) => {
+                tracing::info!(event = "database.debris_removed", dir = %dir.display(), why);
                 crate::collection::remove_dir(io, &dir)?;
             }
+            None => {}
         }
     }
     Ok(databases)

@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use crate::checksum::Checksum;
 use crate::database::CreateCollection;
+use crate::debris::dropped_path;
 use crate::params::{
     collection_dir, io_error, sync_parent, write_atomic, CollectionParams, PARAMETER_FILE,
 };
@@ -116,6 +117,10 @@ pub struct Collection {
     pub(crate) meta: RwLock<Meta>,
     /// The highest `_rev` written to this collection (the collection's revision).
     revision: AtomicU64,
+    /// The key generator's `lastValue` as the store's metadata last recorded it: a removal
+    /// or truncate first records a higher one, so a generated key cannot come back after a
+    /// crash even when the document that held it is gone.
+    keygen_persisted: AtomicU64,
     /// Serialises rewrites of `parameter.json` and the drop mark.
     params_lock: Mutex<()>,
     /// Set (under `params_lock`) once the drop mark is durable.
@@ -152,31 +157,26 @@ impl Collection {
         let dir = collection_dir(database_dir, id);
         io.create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
         sync_parent(&**io, &dir)?;
+        let params = CollectionParams {
+            id,
+            name: request.name.clone(),
+            kind: request.kind.as_number(),
+            wait_for_sync: request
+                .wait_for_sync
+                .unwrap_or(shared.default_wait_for_sync),
+            journal_size,
+            key_options: keygen.report(),
+            schema: request.schema.clone().unwrap_or(Value::Null),
+            computed_values: request.computed_values.clone().unwrap_or(Value::Null),
+            cache_enabled: request.cache_enabled.unwrap_or(false),
+            is_system: is_system_name(&request.name),
+            globally_unique_id: format!("c{id}"),
+        };
+        // The parameters come first: a directory that holds data always has them, so a
+        // directory without them is provably an interrupted create (`crate::debris`).
+        write_atomic(&**io, &dir.join(PARAMETER_FILE), &params)?;
         let store = Store::create(io.clone(), &dir, shared.store_options(journal_size))?;
-        let collection = Collection::assemble(
-            shared,
-            dir,
-            CollectionParams {
-                id,
-                name: request.name.clone(),
-                kind: request.kind.as_number(),
-                wait_for_sync: request
-                    .wait_for_sync
-                    .unwrap_or(shared.default_wait_for_sync),
-                journal_size,
-                key_options: Value::Null,
-                schema: request.schema.clone().unwrap_or(Value::Null),
-                computed_values: request.computed_values.clone().unwrap_or(Value::Null),
-                cache_enabled: request.cache_enabled.unwrap_or(false),
-                is_system: is_system_name(&request.name),
-                globally_unique_id: format!("c{id}"),
-                deleted: false,
-            },
-            keygen,
-            store,
-        );
-        collection.persist()?;
-        Ok(collection)
+        Ok(Collection::assemble(shared, dir, params, keygen, store))
     }
 
     /// Opens (recovers) an existing collection from its parameters and store.
@@ -200,7 +200,14 @@ impl Collection {
             rev_max = rev_max.max(rev);
             true
         });
+        let persisted = store
+            .meta()
+            .map_or(Ok(0), |meta| key_generator_mark(&meta, &dir))?;
+        keygen.observe(persisted);
         let collection = Collection::assemble(shared, dir, params, keygen, store);
+        collection
+            .keygen_persisted
+            .store(persisted, Ordering::Release);
         collection.revision.fetch_max(rev_max, Ordering::AcqRel);
         shared.hlc.observe(RevisionId(rev_max));
         Ok(collection)
@@ -236,13 +243,14 @@ impl Collection {
                 cache_enabled: params.cache_enabled,
             }),
             revision: AtomicU64::new(0),
+            keygen_persisted: AtomicU64::new(0),
             params_lock: Mutex::new(()),
             dropped: AtomicBool::new(false),
         }
     }
 
     /// The parameters as they are now.
-    fn params(&self, deleted: bool) -> CollectionParams {
+    fn params(&self) -> CollectionParams {
         let meta = self.meta.read();
         CollectionParams {
             id: self.id,
@@ -256,7 +264,6 @@ impl Collection {
             cache_enabled: meta.cache_enabled,
             is_system: meta.name.starts_with('_'),
             globally_unique_id: self.globally_unique_id.clone(),
-            deleted,
         }
     }
 
@@ -269,7 +276,7 @@ impl Collection {
         write_atomic(
             &*self.shared.io,
             &self.dir.join(PARAMETER_FILE),
-            &self.params(false),
+            &self.params(),
         )
     }
 
@@ -288,25 +295,57 @@ impl Collection {
         })
     }
 
-    /// Drops the collection: marks it deleted on disk (durably), closes the store, removes the
-    /// directory. After the mark, a crash at any point finishes the removal on the next open.
+    /// Drops the collection. Its commit point is the rename of its directory to
+    /// `collection-<id>.dropped` (durable, and possible on a full disk: no file is written);
+    /// then the store is abandoned (waiting out any upkeep in progress) and the directory is
+    /// deleted (a crash before that is finished by the next open). Errors before the rename
+    /// change nothing; after it the collection is dropped whatever follows.
     pub(crate) fn drop_files(&self) -> Result<()> {
-        {
+        let io = &*self.shared.io;
+        let marked = dropped_path(&self.dir);
+        let synced = {
             let _guard = self.params_lock.lock();
             if self.dropped.load(Ordering::Acquire) {
                 return Ok(());
             }
-            write_atomic(
-                &*self.shared.io,
-                &self.dir.join(PARAMETER_FILE),
-                &self.params(true),
-            )?;
+            io.rename(&self.dir, &marked)
+                .map_err(|e| io_error(&self.dir, e))?;
             self.dropped.store(true, Ordering::Release);
+            sync_parent(io, &self.dir)
+        };
+        self.store.abandon();
+        if let Err(e) = remove_dir(io, &marked) {
+            tracing::warn!(event = "collection.drop_cleanup_failed", dir = %marked.display(), error = %e);
         }
-        if let Err(e) = self.store.close() {
-            tracing::warn!(event = "collection.drop_close_failed", id = self.id, error = %e);
+        synced
+    }
+
+    /// Stops the store without touching its files, for a collection whose database was
+    /// dropped (the database's directory is gone).
+    pub(crate) fn forget_files(&self) {
+        self.dropped.store(true, Ordering::Release);
+        self.store.abandon();
+    }
+
+    /// True once the collection was dropped.
+    pub fn is_dropped(&self) -> bool {
+        self.dropped.load(Ordering::Acquire)
+    }
+
+    /// Records the key generator's `lastValue` in the store's metadata when it passed what was
+    /// recorded, before a write that may remove the document holding the highest key. The
+    /// record goes to the journal before that write, so whenever the write survives a crash,
+    /// so does the mark.
+    pub(crate) fn persist_key_generator(&self) -> Result<()> {
+        let last = self.keygen.last_value();
+        if last <= self.keygen_persisted.load(Ordering::Acquire) {
+            return Ok(());
         }
-        remove_dir(&*self.shared.io, &self.dir)
+        let meta = serde_json::json!({ "keyGenerator": { "lastValue": last } });
+        self.store
+            .write_meta(&serde_json::to_vec(&meta).expect("JSON serialises"))?;
+        self.keygen_persisted.fetch_max(last, Ordering::AcqRel);
+        Ok(())
     }
 
     /// Closes the store after writing the parameters (with the key generator's `lastValue`).
@@ -444,6 +483,7 @@ impl Collection {
 
     /// Removes every document.
     pub fn truncate(&self, wait_for_sync: bool) -> Result<()> {
+        self.persist_key_generator()?;
         let rev = self.shared.hlc.next();
         self.store
             .truncate(rev.0, wait_for_sync || self.wait_for_sync())?;
@@ -478,6 +518,20 @@ pub(crate) fn check_journal_size(size: u64) -> Result<()> {
     } else {
         Ok(())
     }
+}
+
+/// The key generator's `lastValue` recorded in a store's metadata (0 when it records none).
+fn key_generator_mark(meta: &[u8], dir: &Path) -> Result<u64> {
+    let value: Value = serde_json::from_slice(meta).map_err(|e| {
+        ArangoError::with_message(
+            quince_errors::ARANGO_CORRUPTED_DATAFILE,
+            format!("unreadable metadata of {}: {e}", dir.display()),
+        )
+    })?;
+    Ok(value
+        .pointer("/keyGenerator/lastValue")
+        .and_then(Value::as_u64)
+        .unwrap_or(0))
 }
 
 /// Removes a directory and makes the removal durable.

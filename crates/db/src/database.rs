@@ -8,24 +8,28 @@
 //!
 //! Invariants: names are unique within a database; catalog changes of one database are
 //! serialised by one lock, and each is durable (its `parameter.json` written) before it is
-//! visible; a dropped collection is first marked deleted on disk, then removed.
+//! visible; a drop commits by renaming the directory as dropped (`crate::debris`), then
+//! deletes it.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use quince_errors::{
-    ArangoError, Result, ARANGO_DATA_SOURCE_NOT_FOUND, ARANGO_DUPLICATE_NAME, FORBIDDEN,
+    ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_DATA_SOURCE_NOT_FOUND,
+    ARANGO_DUPLICATE_NAME, FORBIDDEN,
 };
 use quince_model::keygen::{KeyGenerator, KeyOptions};
 use quince_model::names::validate_collection_name;
 use serde_json::Value;
 
 use crate::collection::{check_journal_size, remove_dir, Collection, CollectionType};
+use crate::debris::{self, dropped_path, Classified};
 use crate::params::{
-    database_dir, id_from_dir_name, io_error, read_json, sync_parent, write_atomic,
-    CollectionParams, DatabaseParams, PARAMETER_FILE,
+    database_dir, id_from_dir_name, io_error, sync_parent, write_atomic, CollectionParams,
+    DatabaseParams, PARAMETER_FILE,
 };
 use crate::shared::Shared;
 
@@ -81,6 +85,8 @@ pub struct Database {
     collections: RwLock<BTreeMap<String, Arc<Collection>>>,
     /// Serialises create, drop and rename of collections.
     ddl: Mutex<()>,
+    /// Set (under `ddl`) once the database's directory was renamed as dropped.
+    dropped: AtomicBool,
 }
 
 impl Database {
@@ -93,14 +99,13 @@ impl Database {
         let params = DatabaseParams {
             id,
             name: name.to_owned(),
-            deleted: false,
         };
         write_atomic(io, &dir.join(PARAMETER_FILE), &params)?;
         Ok(Database::assemble(shared, dir, params))
     }
 
-    /// Opens an existing database and recovers its collections, finishing interrupted drops
-    /// and removing debris of interrupted creates.
+    /// Opens an existing database and recovers its collections, deleting only what
+    /// `crate::debris` proves is debris (interrupted drops and creates).
     pub(crate) fn open(
         shared: &Arc<Shared>,
         dir: PathBuf,
@@ -114,27 +119,19 @@ impl Database {
         entries.sort();
         let mut collections = BTreeMap::new();
         for entry in entries {
-            let Some(id) = id_from_dir_name(&entry, "collection-") else {
-                continue;
-            };
-            let dir = database.dir.join(&entry);
-            let params: Option<CollectionParams> = read_json(io, &dir.join(PARAMETER_FILE))?;
-            shared.observe_id(id);
-            match params {
-                Some(params) if !params.deleted => {
-                    assert_eq!(
-                        params.id,
-                        id,
-                        "collection id differs from its directory {}",
-                        dir.display()
-                    );
+            if let Some(id) = id_from_dir_name(&entry, "collection-") {
+                shared.observe_id(id);
+            }
+            match debris::classify::<CollectionParams>(io, &database.dir, &entry, "collection-")? {
+                Some(Classified::Live { dir, params }) => {
                     let collection = Collection::open(shared, dir, params)?;
                     collections.insert(collection.name(), Arc::new(collection));
                 }
-                _ => {
-                    tracing::info!(event = "collection.debris_removed", dir = %dir.display());
+                Some(Classified::Debris { dir, why }) => {
+                    tracing::info!(event = "collection.debris_removed", dir = %dir.display(), why);
                     remove_dir(io, &dir)?;
                 }
+                None => {}
             }
         }
         *database.collections.write() = collections;
@@ -149,25 +146,30 @@ impl Database {
             shared: Arc::clone(shared),
             collections: RwLock::new(BTreeMap::new()),
             ddl: Mutex::new(()),
+            dropped: AtomicBool::new(false),
         }
     }
 
-    /// Drops the database: marks it deleted on disk, closes its collections, removes its files.
+    /// Drops the database. Its commit point is the rename of its directory to
+    /// `database-<id>.dropped` (durable, and possible on a full disk: no file is written);
+    /// then its collections' stores are abandoned and the directory is deleted (a crash before
+    /// that is finished by the next open). Errors before the rename change nothing.
     pub(crate) fn drop_files(&self) -> Result<()> {
         let _ddl = self.ddl.lock();
-        let params = DatabaseParams {
-            id: self.id,
-            name: self.name.clone(),
-            deleted: true,
-        };
-        write_atomic(&*self.shared.io, &self.dir.join(PARAMETER_FILE), &params)?;
+        let io = &*self.shared.io;
+        let marked = dropped_path(&self.dir);
+        io.rename(&self.dir, &marked)
+            .map_err(|e| io_error(&self.dir, e))?;
+        self.dropped.store(true, Ordering::Release);
+        let synced = sync_parent(io, &self.dir);
         let collections = std::mem::take(&mut *self.collections.write());
         for collection in collections.values() {
-            if let Err(e) = collection.drop_files() {
-                tracing::warn!(event = "database.drop_collection_failed", error = %e);
-            }
+            collection.forget_files();
         }
-        remove_dir(&*self.shared.io, &self.dir)
+        if let Err(e) = remove_dir(io, &marked) {
+            tracing::warn!(event = "database.drop_cleanup_failed", dir = %marked.display(), error = %e);
+        }
+        synced
     }
 
     /// Closes every collection (parameters written, stores closed). The first error is
@@ -186,6 +188,20 @@ impl Database {
     /// The name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// True once a drop committed (the directory was renamed as dropped).
+    pub fn is_dropped(&self) -> bool {
+        self.dropped.load(Ordering::Acquire)
+    }
+
+    /// 1228 once the database was dropped (checked under `ddl`).
+    fn check_not_dropped(&self) -> Result<()> {
+        if self.is_dropped() {
+            Err(ArangoError::new(ARANGO_DATABASE_NOT_FOUND))
+        } else {
+            Ok(())
+        }
     }
 
     /// The numeric id (reported as a decimal string).
@@ -227,6 +243,7 @@ impl Database {
             .unwrap_or(self.shared.default_journal_size);
         check_journal_size(journal_size)?;
         let _ddl = self.ddl.lock();
+        self.check_not_dropped()?;
         if self.collections.read().contains_key(&request.name) {
             return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
         }
@@ -252,12 +269,17 @@ impl Database {
     pub fn drop_collection(&self, name: &str, is_system: bool) -> Result<u64> {
         self.shared.check_open()?;
         let _ddl = self.ddl.lock();
+        self.check_not_dropped()?;
         let collection = self.collection(name)?;
         if collection.is_system() && !is_system {
             return Err(ArangoError::new(FORBIDDEN));
         }
-        collection.drop_files()?;
-        self.collections.write().remove(&collection.name());
+        let dropped = collection.drop_files();
+        if collection.is_dropped() {
+            // Committed (its directory was renamed), even if a later step failed.
+            self.collections.write().remove(&collection.name());
+        }
+        dropped?;
         Ok(collection.id())
     }
 
@@ -265,6 +287,7 @@ impl Database {
     pub fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<Collection>> {
         self.shared.check_open()?;
         let _ddl = self.ddl.lock();
+        self.check_not_dropped()?;
         let collection = self.collection(name)?;
         let old_name = collection.name();
         if old_name == new_name {

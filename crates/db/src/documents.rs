@@ -393,6 +393,7 @@ impl Collection {
         }
         let expected_rev = expected_rev.filter(|_| !options.ignore_revs);
         let sync = self.effective_sync(options);
+        self.persist_key_generator()?;
         let mut removal_rev = RevisionId(0);
         let (outcome, ticket) = self.store.mutate_deferred(key.as_bytes(), |existing| {
             let existing = existing.ok_or_else(not_found)?;

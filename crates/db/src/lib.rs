@@ -22,6 +22,7 @@ mod catalog;
 mod checksum;
 mod collection;
 mod database;
+mod debris;
 mod documents;
 mod documents_many;
 mod durability;

@@ -10,15 +10,16 @@
 //!
 //! Invariants: a metadata file is replaced by writing a temporary file, syncing it, renaming it
 //! over the old one and syncing the directory, so a crash leaves either the old or the new
-//! contents, never a mix. A directory without a readable `parameter.json`, or whose parameters
-//! say `deleted`, is debris of an interrupted create or drop and is removed on open.
+//! contents, never a mix. Every metadata file carries a `checksum` (CRC32C of the compact JSON
+//! of its other attributes), so a damaged file is refused (1101) rather than read as different
+//! parameters. Which directories are debris, and why, is `crate::debris`.
 
 use std::path::{Path, PathBuf};
 
 use quince_errors::{ArangoError, Result, ARANGO_ILLEGAL_PARAMETER_FILE, ARANGO_IO_ERROR};
 use quince_storage::io::FileIo;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The name of every metadata file.
 pub(crate) const PARAMETER_FILE: &str = "parameter.json";
@@ -63,9 +64,6 @@ pub(crate) struct DatabaseParams {
     pub id: u64,
     /// The name.
     pub name: String,
-    /// Set first when the database is dropped.
-    #[serde(default)]
-    pub deleted: bool,
 }
 
 /// A collection's `parameter.json`.
@@ -98,9 +96,6 @@ pub(crate) struct CollectionParams {
     pub is_system: bool,
     /// `globallyUniqueId`.
     pub globally_unique_id: String,
-    /// Set first when the collection is dropped.
-    #[serde(default)]
-    pub deleted: bool,
 }
 
 /// Turns an I/O error on a metadata file into the client-visible error.
@@ -111,10 +106,29 @@ pub(crate) fn io_error(path: &Path, error: std::io::Error) -> ArangoError {
     )
 }
 
-/// Replaces `path` with `value` as JSON, atomically and durably.
+/// The attribute that holds a metadata file's checksum.
+const CHECKSUM_ATTRIBUTE: &str = "checksum";
+
+/// The checksum of a metadata object: CRC32C of its compact JSON text.
+fn checksum_of(object: &Map<String, Value>) -> u32 {
+    crc32c::crc32c(&serde_json::to_vec(object).expect("a JSON object serialises"))
+}
+
+/// The name the temporary file of `path` is written under.
+pub(crate) fn temp_path(path: &Path) -> PathBuf {
+    path.with_extension("json.tmp")
+}
+
+/// Replaces `path` with `value` as JSON (with its checksum), atomically and durably.
 pub(crate) fn write_atomic<T: Serialize>(io: &dyn FileIo, path: &Path, value: &T) -> Result<()> {
-    let bytes = serde_json::to_vec_pretty(value).expect("metadata serialises");
-    let temp = path.with_extension("json.tmp");
+    let Value::Object(mut object) = serde_json::to_value(value).expect("metadata serialises")
+    else {
+        panic!("metadata is a JSON object");
+    };
+    let checksum = checksum_of(&object);
+    object.insert(CHECKSUM_ATTRIBUTE.to_owned(), Value::from(checksum));
+    let bytes = serde_json::to_vec_pretty(&object).expect("metadata serialises");
+    let temp = temp_path(path);
     let fail = |e| io_error(&temp, e);
     if io.exists(&temp) {
         // A temporary file of an interrupted earlier write; its contents never counted.
@@ -147,9 +161,20 @@ pub(crate) fn read_json<T: DeserializeOwned>(io: &dyn FileIo, path: &Path) -> Re
     let mut bytes = vec![0u8; len as usize];
     file.read_exact_at(&mut bytes, 0)
         .map_err(|e| io_error(path, e))?;
-    serde_json::from_slice(&bytes)
+    let bad = |detail: &str| bad_parameter_file(path, detail);
+    let mut object: Map<String, Value> =
+        serde_json::from_slice(&bytes).map_err(|e| bad(&e.to_string()))?;
+    // The checksum is the last attribute written, so removing it keeps the others' order.
+    let stored = object
+        .shift_remove(CHECKSUM_ATTRIBUTE)
+        .and_then(|v| v.as_u64())
+        .ok_or_else(|| bad("no checksum"))?;
+    if stored != u64::from(checksum_of(&object)) {
+        return Err(bad("checksum mismatch: the file is damaged"));
+    }
+    serde_json::from_value(Value::Object(object))
         .map(Some)
-        .map_err(|e| bad_parameter_file(path, &e.to_string()))
+        .map_err(|e| bad(&e.to_string()))
 }
 
 fn bad_parameter_file(path: &Path, detail: &str) -> ArangoError {
@@ -165,6 +190,18 @@ fn bad_parameter_file(path: &Path, detail: &str) -> ArangoError {
 /// The numeric id in a directory name like `collection-17`, if it has that shape.
 pub(crate) fn id_from_dir_name(name: &Path, prefix: &str) -> Option<u64> {
     name.to_str()?.strip_prefix(prefix)?.parse().ok()
+}
+
+impl crate::debris::DirParams for DatabaseParams {
+    fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl crate::debris::DirParams for CollectionParams {
+    fn id(&self) -> u64 {
+        self.id
+    }
 }
 
 #[cfg(test)]
@@ -185,6 +222,32 @@ mod tests {
         write_atomic(&sim, &path, &CatalogParams { id_last: 8 }).unwrap();
         let read: CatalogParams = read_json(&sim.crash(2, true), &path).unwrap().unwrap();
         assert_eq!(read.id_last, 8);
+    }
+
+    #[test]
+    fn every_flipped_byte_is_refused_or_harmless() {
+        let sim = SimFileIo::new();
+        let dir = Path::new("/p");
+        sim.create_dir_all(dir).unwrap();
+        let path = dir.join("parameter.json");
+        let params = DatabaseParams {
+            id: 17,
+            name: "customers".into(),
+        };
+        write_atomic(&sim, &path, &params).unwrap();
+        let len = sim.read_file(&path).unwrap().len() as u64;
+        for at in 0..len {
+            let copy = sim.crash(0, false);
+            copy.flip_byte(&path, at);
+            // Either refused, or (a flip in whitespace) read back unchanged.
+            if let Ok(Some(read)) = read_json::<DatabaseParams>(&copy, &path) {
+                assert_eq!(
+                    (read.id, read.name.as_str()),
+                    (17, "customers"),
+                    "flip at {at}"
+                );
+            }
+        }
     }
 
     #[test]

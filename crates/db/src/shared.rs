@@ -20,6 +20,7 @@ use quince_model::rev::Hlc;
 use quince_storage::io::FileIo;
 use quince_storage::{CompactionPolicy, StoreOptions};
 
+use crate::catalog::DbConfig;
 use crate::params::{catalog_file, write_atomic, CatalogParams};
 
 /// A datafile is compacted when half of it is dead...
@@ -43,6 +44,8 @@ pub(crate) struct Shared {
     pub default_wait_for_sync: bool,
     /// How long unsynced writes may wait for the background fsync.
     pub sync_interval: Duration,
+    /// Stores with damaged files are salvaged instead of refused.
+    pub salvage: bool,
     /// The clock of every `_rev`.
     pub hlc: Hlc,
     /// The highest id handed out (durable in `catalog.json`).
@@ -52,19 +55,14 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(
-        io: Arc<dyn FileIo>,
-        data_dir: PathBuf,
-        default_journal_size: u64,
-        default_wait_for_sync: bool,
-        sync_interval: Duration,
-    ) -> Shared {
+    pub(crate) fn new(config: &DbConfig) -> Shared {
         Shared {
-            io,
-            data_dir,
-            default_journal_size,
-            default_wait_for_sync,
-            sync_interval,
+            io: Arc::clone(&config.io),
+            data_dir: config.data_dir.clone(),
+            default_journal_size: config.default_journal_size,
+            default_wait_for_sync: config.default_wait_for_sync,
+            sync_interval: config.sync_interval,
+            salvage: config.ignore_datafile_errors,
             hlc: Hlc::new(),
             id_last: Mutex::new(0),
             closed: AtomicBool::new(false),
@@ -97,6 +95,7 @@ impl Shared {
                 dead_bytes_min: COMPACTION_DEAD_BYTES_MIN,
                 interval: COMPACTION_INTERVAL,
             },
+            salvage: self.salvage,
         }
     }
 

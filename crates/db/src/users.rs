@@ -133,11 +133,12 @@ mod tests {
 
     fn open_catalog(dir: &std::path::Path) -> Arc<Catalog> {
         Catalog::open(DbConfig {
-            data_dir: dir.to_path_buf(),
             default_journal_size: 1 << 20,
-            default_wait_for_sync: false,
             sync_interval: Duration::from_millis(50),
-            io: Arc::new(quince_storage::io::OsFileIo::new()),
+            ..DbConfig::new(
+                dir.to_path_buf(),
+                Arc::new(quince_storage::io::OsFileIo::new()),
+            )
         })
         .unwrap()
     }

@@ -281,6 +281,11 @@ impl KeyGenerator {
         }
     }
 
+    /// Makes later generated keys exceed `value` (a `lastValue` recorded earlier).
+    pub fn observe(&self, value: u64) {
+        self.last_value.fetch_max(value, Ordering::AcqRel);
+    }
+
     /// `keyOptions` as properties report them (and as they are stored):
     /// `{type, allowUserKeys, lastValue[, increment, offset]}`; uuid has no `lastValue`.
     pub fn report(&self) -> Value {

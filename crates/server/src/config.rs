@@ -97,6 +97,20 @@ pub struct ServeArgs {
     )]
     pub sync_interval_ms: u64,
 
+    /// Open collections whose files are damaged by salvaging every record that still
+    /// verifies (the damaged files are kept beside them as `*.corrupt`), instead of refusing
+    /// to start. An operator's decision: the damaged records are lost.
+    #[arg(
+        long = "database.ignore-datafile-errors",
+        value_name = "BOOL",
+        default_value = "false",
+        value_parser = parse_bool,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true"
+    )]
+    pub ignore_datafile_errors: bool,
+
     /// Root's password (else $QUINCE_ROOT_PASSWORD, else $ARANGO_ROOT_PASSWORD, else empty).
     #[arg(long = "database.password", value_name = "PASSWORD")]
     pub password: Option<String>,

@@ -76,11 +76,11 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("cannot create data directory {}", args.data_dir.display()))?;
     let catalog = Catalog::open(DbConfig {
-        data_dir: args.data_dir.clone(),
         default_journal_size: args.journal_size,
         default_wait_for_sync: args.wait_for_sync,
         sync_interval: Duration::from_millis(args.sync_interval_ms),
-        io: Arc::new(OsFileIo::new()),
+        ignore_datafile_errors: args.ignore_datafile_errors,
+        ..DbConfig::new(args.data_dir.clone(), Arc::new(OsFileIo::new()))
     })
     .map_err(|e| {
         anyhow!(

@@ -101,7 +101,15 @@ impl Output {
 impl Store {
     /// Compacts every datafile that the policy selects, now, on the caller's thread.
     pub fn compact(&self) -> Result<CompactionReport, StorageError> {
-        let mut last_run = self.compaction.lock();
+        let mut upkeep = self.upkeep.lock();
+        self.compact_locked(&mut upkeep)
+    }
+
+    /// [`Store::compact`] with the upkeep lock held (`last_run` is its value).
+    pub(crate) fn compact_locked(
+        &self,
+        last_run: &mut Instant,
+    ) -> Result<CompactionReport, StorageError> {
         self.check_writable()?;
         let sealed: Vec<(Arc<DataFile>, FileCounts)> = self
             .files
@@ -203,8 +211,8 @@ impl Store {
                 files.remove(&old.fid);
             }
         }
-        self.unlink(&plan.drop)?;
-        self.unlink(&plan.rewrite)?;
+        let replaced: Vec<Arc<DataFile>> = plan.drop.iter().chain(&plan.rewrite).cloned().collect();
+        self.unlink(&replaced)?;
         Ok(file.len.load(Ordering::Acquire))
     }
 
@@ -232,6 +240,9 @@ impl Store {
                     }
                     RecordType::Tombstone => !plan.covers_all && current.is_none(),
                     RecordType::Truncate => !plan.covers_all,
+                    // Only the newest metadata record means anything; it is kept whatever else
+                    // goes.
+                    RecordType::Meta => self.meta.lock().as_ref().is_some_and(|m| m.0 == r.seq),
                     _ => false,
                 };
                 if !keep {
@@ -320,7 +331,7 @@ impl Store {
         Ok(file)
     }
 
-    /// Deletes files no longer in the file set, with their hints.
+    /// Takes files out of the file set and the manifest, then deletes them with their hints.
     fn unlink(&self, files: &[Arc<DataFile>]) -> Result<(), StorageError> {
         {
             let mut set = self.files.write();
@@ -328,6 +339,7 @@ impl Store {
                 set.remove(&file.fid);
             }
         }
+        self.write_manifest().map_err(|e| self.poison.poison(e))?;
         for file in files {
             for name in [FileName::Datafile(file.fid), FileName::Hint(file.fid)] {
                 let path = name.path_in(&self.dir);

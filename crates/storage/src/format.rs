@@ -3,19 +3,21 @@
 //! What it is: pure functions over byte slices. Every record is
 //!
 //! ```text
-//! 0       4       8    9       12      16      24      32        32+k      size   (pad to 8)
-//! | size  | crc   |type| 0 0 0 |key_len| seq   | rev   | key ... | value ... | 0.. |
+//! 0       4       8    9   10      12      16      24      32        32+k      size   (pad to 8)
+//! | size  | crc   |type| 0 | hchk  |key_len| seq   | rev   | key ... | value ... | 0.. |
 //! ```
 //!
 //! little-endian; `size` counts the whole record before padding; `crc` is CRC32C over those
-//! `size` bytes with the crc field read as zero; `seq` is the store's own write sequence number
-//! (recovery resolves versions by it), `rev` the caller's revision.
+//! `size` bytes with the crc field read as zero; `hchk` (the header check) is the low 16 bits of
+//! CRC32C over the framing fields alone (`size`, `type`, `key_len`), so a damaged header is told
+//! apart from a record cut short by a crash (see `crate::tail`); `seq` is the store's own write
+//! sequence number (recovery resolves versions by it), `rev` the caller's revision.
 //!
 //! What it is not: I/O. Reading and scanning files lives in `scan.rs`.
 //!
-//! Invariants: a record decodes only if its size is sane, its padding fits, its type is known and
-//! its CRC matches, so a torn or zeroed tail can never decode as a record; encode then decode is
-//! the identity.
+//! Invariants: a record decodes only if its size is sane, its padding fits, its type is known, its
+//! header check and its CRC match, so a torn or zeroed tail can never decode as a record; encode
+//! then decode is the identity.
 
 use std::fmt;
 
@@ -31,8 +33,8 @@ pub const RECORD_SIZE_MAX: u64 = 1 << 30;
 pub const KEY_SIZE_MAX: usize = 64 * 1024;
 /// The magic at the start of every journal and datafile's header record.
 pub const FILE_MAGIC: [u8; 8] = *b"QUINCEJ1";
-/// The version of this format.
-pub const FORMAT_VERSION: u32 = 1;
+/// The version of this format (2: records carry the header check).
+pub const FORMAT_VERSION: u32 = 2;
 /// Bytes of a file header record (prefix plus magic, version, reserved, fid, maximal size).
 pub const FILE_HEADER_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 32;
 /// Bytes of a footer record (prefix plus record count).
@@ -59,6 +61,10 @@ pub enum RecordType {
     Footer = 5,
     /// Second record of a compaction output: the fids (u64 each) of the files it replaces.
     Supersedes = 6,
+    /// The store's metadata (an opaque value, the newest by `seq` wins; see `Store::meta`).
+    Meta = 7,
+    /// The only record of a store's manifest file: the fids of its journal and datafiles.
+    Manifest = 8,
 }
 
 impl RecordType {
@@ -71,6 +77,8 @@ impl RecordType {
             4 => RecordType::Truncate,
             5 => RecordType::Footer,
             6 => RecordType::Supersedes,
+            7 => RecordType::Meta,
+            8 => RecordType::Manifest,
             _ => return None,
         })
     }
@@ -159,9 +167,11 @@ pub fn encode_into(
 ) {
     let size = record_size(key.len(), value.len()).expect("record within bounds");
     let start = buf.len();
+    let check = header_check(size as u32, kind as u8, key.len() as u32);
     buf.extend_from_slice(&(size as u32).to_le_bytes());
     buf.extend_from_slice(&[0; 4]);
-    buf.extend_from_slice(&[kind as u8, 0, 0, 0]);
+    buf.extend_from_slice(&[kind as u8, 0]);
+    buf.extend_from_slice(&check.to_le_bytes());
     buf.extend_from_slice(&(key.len() as u32).to_le_bytes());
     buf.extend_from_slice(&seq.to_le_bytes());
     buf.extend_from_slice(&rev.to_le_bytes());
@@ -170,6 +180,15 @@ pub fn encode_into(
     let crc = crc32c::crc32c(&buf[start..]);
     buf[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
     buf.resize(start + padded(size) as usize, 0);
+}
+
+/// The header check of a record's framing fields: the low 16 bits of CRC32C over `size`, `type`
+/// and `key_len` as they are laid out.
+pub fn header_check(size: u32, kind: u8, key_len: u32) -> u16 {
+    let crc = crc32c::crc32c(&size.to_le_bytes());
+    let crc = crc32c::crc32c_append(crc, &[kind]);
+    let crc = crc32c::crc32c_append(crc, &key_len.to_le_bytes());
+    (crc & 0xffff) as u16
 }
 
 /// The CRC of a record's bytes with its crc field taken as zero.
@@ -202,8 +221,12 @@ pub fn decode(buf: &[u8]) -> Result<RecordRef<'_>, DecodeError> {
         return Err(DecodeError::Malformed("size out of range"));
     }
     let kind = RecordType::from_byte(buf[8]).ok_or(DecodeError::Malformed("unknown type"))?;
-    if buf[9..12] != [0, 0, 0] {
-        return Err(DecodeError::Malformed("reserved bytes set"));
+    if buf[9] != 0 {
+        return Err(DecodeError::Malformed("reserved byte set"));
+    }
+    let check = u16::from_le_bytes([buf[10], buf[11]]);
+    if check != header_check(size, buf[8], u32_at(buf, 12)) {
+        return Err(DecodeError::Malformed("header check mismatch"));
     }
     let key_len = u32_at(buf, 12) as usize;
     if key_len > KEY_SIZE_MAX || PREFIX_SIZE + key_len > size as usize {

@@ -97,6 +97,24 @@ impl Store {
         Ok(seq)
     }
 
+    /// Appends a metadata record and makes it the store's metadata; returns its `seq`.
+    pub(crate) fn write_meta_locked(
+        &self,
+        writer: &mut Writer,
+        value: &[u8],
+    ) -> Result<u64, StorageError> {
+        let size = format::record_size(0, value.len()).ok_or(StorageError::RecordTooLarge {
+            size: value.len() as u64,
+        })?;
+        let seq = writer.seq_next;
+        let bytes = format::encode(RecordType::Meta, seq, 0, &[], value);
+        let (journal, _) = self.append(writer, &bytes)?;
+        journal.add_markers(0, size);
+        *self.meta.lock() = Some((seq, value.to_vec()));
+        self.published(writer, seq, 0);
+        Ok(seq)
+    }
+
     /// Bookkeeping after a record with `seq` and `rev` was written.
     pub(crate) fn published(&self, writer: &mut Writer, seq: u64, rev: u64) {
         writer.seq_next = seq + 1;
@@ -149,7 +167,9 @@ impl Store {
             self.group_commit
                 .covered(self.seq_written.load(Ordering::Acquire));
             let fid = self.fid_next.fetch_add(1, Ordering::Relaxed);
-            self.create_journal(fid, self.journal_size.load(Ordering::Relaxed))
+            let next = self.create_journal(fid, self.journal_size.load(Ordering::Relaxed))?;
+            self.write_manifest()?;
+            Ok(next)
         });
         match result {
             Ok(next) => {
@@ -195,10 +215,11 @@ impl Store {
             .map_err(|e| StorageError::io(&self.dir, e))
     }
 
-    /// Writes the hint files still owed for sealed datafiles, outside the writer lock. A hint
-    /// only speeds up the next open, so a failure (a full disk) is logged, not returned: the
-    /// next open scans that datafile instead and retries.
-    pub(crate) fn write_pending_hints(&self) {
+    /// Writes the hint files still owed for sealed datafiles, outside the writer lock, with the
+    /// upkeep lock held (so a closing store waits for it). A hint only speeds up the next open,
+    /// so a failure (a full disk) is logged, not returned: the next open scans that datafile
+    /// instead and retries.
+    pub(crate) fn write_pending_hints_locked(&self) {
         let pending = std::mem::take(&mut *self.hints_pending.lock());
         for file in pending {
             // Compaction may have replaced the datafile meanwhile; its hint went with it.
@@ -247,7 +268,10 @@ impl Store {
             &mut |offset, record| {
                 if matches!(
                     record.kind,
-                    RecordType::Document | RecordType::Tombstone | RecordType::Truncate
+                    RecordType::Document
+                        | RecordType::Tombstone
+                        | RecordType::Truncate
+                        | RecordType::Meta
                 ) {
                     builder.push(&HintEntry {
                         kind: record.kind,

@@ -37,12 +37,15 @@ mod error;
 mod format;
 mod hint;
 mod journal;
+mod manifest;
 mod poison;
 mod recovery;
+mod salvage;
 mod scan;
 mod store;
 mod sync;
 mod syncer;
+mod tail;
 
 pub use error::StorageError;
 pub use store::{

@@ -34,6 +34,7 @@ use crate::io::{FileHandle, FileIo};
 use crate::poison::Poison;
 use crate::store::{value_len, Counters, Store, StoreOptions, Writer};
 use crate::sync::GroupCommit;
+use crate::tail::Tail;
 
 /// Per-file totals seen while loading, before liveness is known.
 #[derive(Default)]
@@ -44,6 +45,15 @@ struct FileTotals {
     marker_bytes: u64,
 }
 
+/// Where the newest metadata record is.
+#[derive(Clone, Copy)]
+struct MetaAt {
+    seq: u64,
+    fid: u64,
+    offset: u64,
+    size: u32,
+}
+
 /// The state recovery accumulates over all files.
 struct Resolver {
     index: PrimaryIndex,
@@ -51,6 +61,7 @@ struct Resolver {
     truncate_seq: u64,
     seq_max: u64,
     tick: u64,
+    meta: Option<MetaAt>,
 }
 
 impl Resolver {
@@ -87,7 +98,21 @@ impl Resolver {
                 totals.marker_bytes += u64::from(size);
                 self.truncate_seq = self.truncate_seq.max(seq);
             }
-            RecordType::FileHeader | RecordType::Footer | RecordType::Supersedes => return,
+            RecordType::Meta => {
+                totals.marker_bytes += u64::from(size);
+                if self.meta.is_none_or(|m| m.seq < seq) {
+                    self.meta = Some(MetaAt {
+                        seq,
+                        fid,
+                        offset,
+                        size,
+                    });
+                }
+            }
+            RecordType::FileHeader
+            | RecordType::Footer
+            | RecordType::Supersedes
+            | RecordType::Manifest => return,
         }
         self.seq_max = self.seq_max.max(seq);
         self.tick = self.tick.max(rev);
@@ -166,7 +191,7 @@ fn read_header(handle: &dyn FileHandle, len: u64, path: &Path) -> Result<FileHea
 /// The fids a datafile's supersedes record names (empty if it has none). Only a supersedes
 /// record is read in full; any other second record is left for its reader to verify, so a
 /// datafile with a hint costs two small reads here.
-fn read_supersedes(
+pub(crate) fn read_supersedes(
     handle: &dyn FileHandle,
     len: u64,
     path: &Path,
@@ -221,7 +246,11 @@ impl Store {
                     .map_err(|e| StorageError::io(parent, e))?;
             }
         }
+        if options.salvage && !create {
+            crate::salvage::salvage_damaged_files(io.as_ref(), dir)?;
+        }
         let listing = list(io.as_ref(), dir)?;
+        let listed = crate::manifest::read(io.as_ref(), dir)?;
         let found = !listing.journals.is_empty() || !listing.datafiles.is_empty();
         if create && found {
             let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "store exists");
@@ -258,6 +287,9 @@ impl Store {
             superseded.extend(read_supersedes(handle.as_ref(), len, &path)?);
             datafiles.insert(*fid, (handle, len));
         }
+        if let Some(listed) = &listed {
+            check_listed_files(io.as_ref(), dir, listed, &listing, &superseded)?;
+        }
         for fid in &superseded {
             if datafiles.remove(fid).is_some() {
                 tracing::info!(event = "compaction.cleanup_finished", fid, dir = %dir.display());
@@ -277,6 +309,7 @@ impl Store {
             truncate_seq: 0,
             seq_max: 0,
             tick: 0,
+            meta: None,
         };
         let mut hints_missing = Vec::new();
         for (fid, (handle, len)) in &datafiles {
@@ -291,9 +324,23 @@ impl Store {
         // The journal: lenient, its torn tail is cut.
         let mut fid_next = listing.fid_max + 1;
         let journal = match listing.journals.first() {
-            Some(fid) => open_journal(io.as_ref(), dir, *fid, &mut resolver)?,
+            Some(fid) => {
+                let is_listed = listed.as_ref().is_some_and(|l| l.contains(fid));
+                open_journal(io.as_ref(), dir, *fid, is_listed, &mut resolver)?
+            }
             None => None,
         };
+        let holds_records =
+            !datafiles.is_empty() || journal.as_ref().is_some_and(|j| j.records > 0);
+        if listed.is_none() && holds_records {
+            // Only a store that never got past its creation (an empty journal at most) may lack
+            // its manifest; otherwise which files belong to it can no longer be checked.
+            return Err(StorageError::corrupted(
+                &crate::manifest::path_in(dir),
+                0,
+                "the store holds data but its manifest is missing",
+            ));
+        }
 
         let Resolver {
             index,
@@ -301,6 +348,7 @@ impl Store {
             truncate_seq,
             seq_max,
             tick,
+            meta,
         } = resolver;
         index.retain(&mut |_, l| l.size != 0 && l.seq > truncate_seq);
 
@@ -329,7 +377,9 @@ impl Store {
             seq_written: AtomicU64::new(seq_max),
             last_tick: AtomicU64::new(tick),
             live_value_bytes: AtomicU64::new(0),
-            compaction: Mutex::new(Instant::now()),
+            upkeep: Mutex::new(Instant::now()),
+            manifest_lock: Mutex::new(()),
+            meta: Mutex::new(None),
             relocation: RwLock::new(()),
             compactors: AtomicU64::new(0),
             compactor_bytes: AtomicU64::new(0),
@@ -362,6 +412,14 @@ impl Store {
             seq_next: seq_max + 1,
         };
         store.settle_counters(&totals);
+        if let Some(at) = meta {
+            let value = store.read_meta_at(at)?;
+            *store.meta.lock() = Some((at.seq, value));
+        }
+        let fids: Vec<u64> = store.files.read().keys().copied().collect();
+        if listed.as_ref() != Some(&fids) {
+            crate::manifest::write(io.as_ref(), dir, &fids)?;
+        }
         for fid in hints_missing {
             let file = store.files.read()[&fid].clone();
             // A hint only speeds up the next open; failing to write one (a full disk) must not
@@ -378,6 +436,25 @@ impl Store {
             elapsed_ms = started.elapsed().as_millis() as u64,
         );
         Ok(store)
+    }
+
+    /// Reads and checks the metadata record recovery found at `at`.
+    fn read_meta_at(&self, at: MetaAt) -> Result<Vec<u8>, StorageError> {
+        let file = self.files.read()[&at.fid].clone();
+        let path = file.file_name().path_in(&self.dir);
+        let mut buf = vec![0u8; format::padded(u64::from(at.size)) as usize];
+        file.handle
+            .read_exact_at(&mut buf, at.offset)
+            .map_err(|e| StorageError::io(&path, e))?;
+        match format::decode(&buf) {
+            Ok(r) if r.kind == RecordType::Meta && r.seq == at.seq => Ok(r.value.to_vec()),
+            Ok(_) => Err(StorageError::corrupted(
+                &path,
+                at.offset,
+                "metadata record does not match its hint",
+            )),
+            Err(e) => Err(StorageError::corrupted(&path, at.offset, e.to_string())),
+        }
     }
 
     /// Sets every file's live and dead counters from the settled index and the totals seen.
@@ -480,11 +557,51 @@ struct RecoveredJournal {
     records: u64,
 }
 
+/// Every file the manifest lists must be on disk, unless a datafile on disk supersedes it.
+fn check_listed_files(
+    io: &dyn FileIo,
+    dir: &Path,
+    listed: &[u64],
+    listing: &Listing,
+    superseded: &BTreeSet<u64>,
+) -> Result<(), StorageError> {
+    for fid in listed {
+        let present = listing.datafiles.contains(fid) || listing.journals.contains(fid);
+        if present || superseded.contains(fid) {
+            continue;
+        }
+        let set_aside = [FileName::Journal(*fid), FileName::Datafile(*fid)]
+            .into_iter()
+            .map(|name| dir.join(format!("{}{}", name.name(), crate::salvage::CORRUPT_SUFFIX)))
+            .find(|path| io.exists(path));
+        if let Some(path) = set_aside {
+            return Err(StorageError::corrupted(
+                &path,
+                0,
+                "an interrupted salvage set this damaged file aside; open with salvage \
+                 (--database.ignore-datafile-errors) to finish it",
+            ));
+        }
+        return Err(StorageError::corrupted(
+            &FileName::Datafile(*fid).path_in(dir),
+            0,
+            format!(
+                "file {fid} is missing (neither journal-{fid}.db nor datafile-{fid}.db \
+                 exists, and no datafile supersedes it), but the store's manifest lists it: \
+                 its documents would be lost"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Opens and scans the journal, cutting a torn tail; `None` if it never got a whole header.
+/// `listed`: the manifest names it (so it had a whole, durable header).
 fn open_journal(
     io: &dyn FileIo,
     dir: &Path,
     fid: u64,
+    listed: bool,
     resolver: &mut Resolver,
 ) -> Result<Option<RecoveredJournal>, StorageError> {
     let path = FileName::Journal(fid).path_in(dir);
@@ -496,6 +613,13 @@ fn open_journal(
         // never held one: it was being created when the process stopped.
         let whole =
             len == FILE_HEADER_RECORD_SIZE && read_header(handle.as_ref(), len, &path).is_ok();
+        if !whole && listed {
+            return Err(StorageError::corrupted(
+                &path,
+                0,
+                "journal is shorter than its header, but the manifest lists it",
+            ));
+        }
         if !whole {
             tracing::warn!(event = "journal.incomplete_removed", path = %path.display());
             io.remove_file(&path).map_err(io_err)?;
@@ -524,14 +648,19 @@ fn open_journal(
         &|e| StorageError::io(&path, e),
     )?;
     if let Some((offset, error)) = outcome.bad {
-        tracing::warn!(
-            event = "journal.tail_truncated",
-            path = %path.display(),
-            offset,
-            dropped_bytes = len - offset,
-            reason = %error,
-        );
-        handle.set_len(outcome.good_end).map_err(io_err)?;
+        match crate::tail::classify(handle.as_ref(), offset, len, &error, &io_err)? {
+            Tail::Torn => {
+                tracing::warn!(
+                    event = "journal.tail_truncated",
+                    path = %path.display(),
+                    offset,
+                    dropped_bytes = len - offset,
+                    reason = %error,
+                );
+                handle.set_len(outcome.good_end).map_err(io_err)?;
+            }
+            Tail::Damaged { reason } => return Err(StorageError::corrupted(&path, offset, reason)),
+        }
     }
     // What the journal holds may have survived a process crash in the page cache only; make
     // it durable now so `synced` can start at the highest recovered seq.

@@ -47,6 +47,10 @@ pub struct StoreOptions {
     pub sync_interval: Duration,
     /// When compaction runs.
     pub compaction: CompactionPolicy,
+    /// Open a store with damaged files by salvaging what still verifies (the damaged files are
+    /// set aside, never deleted; see `salvage.rs`) instead of refusing with `Corrupted`. An
+    /// operator's decision: `--database.ignore-datafile-errors`.
+    pub salvage: bool,
 }
 
 /// A stored record as read back.
@@ -209,8 +213,14 @@ pub struct Store {
     pub(crate) last_tick: AtomicU64,
     /// Bytes of live values.
     pub(crate) live_value_bytes: AtomicU64,
-    /// Held by one compaction at a time; holds when the last one ran.
-    pub(crate) compaction: Mutex<Instant>,
+    /// Held by background upkeep (writing hint files, compaction) and by `close`, so that once a
+    /// store is closed nothing writes into its directory any more; holds when the last
+    /// compaction ran.
+    pub(crate) upkeep: Mutex<Instant>,
+    /// Serialises rewrites of the manifest (seals and compactions change the file set).
+    pub(crate) manifest_lock: Mutex<()>,
+    /// The store's metadata: the newest `Meta` record's `seq` and value.
+    pub(crate) meta: Mutex<Option<(u64, Vec<u8>)>>,
     /// Scans hold it shared; compaction holds it exclusively while it re-points keys and drops
     /// files, so a scan never misses a record that moved behind its back.
     pub(crate) relocation: RwLock<()>,
@@ -358,6 +368,26 @@ impl Store {
         Ok((result, Some(self.ticket(seq, journal))))
     }
 
+    /// The store's metadata: the value of the newest [`Store::write_meta`], if any. Opaque to
+    /// the store; it survives compaction and recovery.
+    pub fn meta(&self) -> Option<Vec<u8>> {
+        self.meta.lock().as_ref().map(|(_, value)| value.clone())
+    }
+
+    /// Replaces the store's metadata by appending a `Meta` record (to the page cache, like any
+    /// write: it is as durable as the writes after it, and durable with the next fsync).
+    pub fn write_meta(&self, value: &[u8]) -> Result<WriteTicket, StorageError> {
+        let mut writer = self.writer.lock();
+        self.check_writable()?;
+        let seq = self.write_meta_locked(&mut writer, value)?;
+        let journal = writer
+            .journal
+            .clone()
+            .expect("a successful write leaves a journal");
+        drop(writer);
+        Ok(self.ticket(seq, journal))
+    }
+
     /// Number of live keys.
     pub fn len(&self) -> u64 {
         self.index.len()
@@ -456,24 +486,27 @@ impl Store {
                 self.rotate_locked(&mut writer)?;
             }
         }
-        self.write_pending_hints();
+        let _upkeep = self.upkeep.lock();
+        if !self.closed.load(Ordering::Acquire) {
+            self.write_pending_hints_locked();
+        }
         Ok(())
     }
 
     /// Background upkeep, called periodically by one maintenance thread: writes the hint files
     /// of datafiles sealed since the last pass, fsyncs writes older than the sync interval, and
-    /// compacts when the policy says so.
+    /// compacts when the policy says so. Does nothing once the store is closed.
     pub fn maintain(&self) -> Result<(), StorageError> {
+        let mut upkeep = self.upkeep.lock();
         if self.closed.load(Ordering::Acquire) || self.poison.reason().is_some() {
             return Ok(());
         }
-        self.write_pending_hints();
+        self.write_pending_hints_locked();
         if self.sync_due(self.sync_interval) {
             self.sync()?;
         }
-        let due = self.compaction.lock().elapsed() >= self.policy.interval;
-        if due {
-            self.compact()?;
+        if upkeep.elapsed() >= self.policy.interval {
+            self.compact_locked(&mut upkeep)?;
         }
         Ok(())
     }
@@ -528,16 +561,36 @@ impl Store {
     /// (it has no hint), which is cheap because it is at most one journal's size. Idempotent; a
     /// poisoned store reports its poison.
     pub fn close(&self) -> Result<(), StorageError> {
-        {
-            let _writer = self.writer.lock();
-            if self.closed.swap(true, Ordering::AcqRel) {
-                return Ok(());
-            }
+        if !self.mark_closed() {
+            return Ok(());
         }
+        // Waits for upkeep in progress; later upkeep sees the store closed and does nothing.
+        let _upkeep = self.upkeep.lock();
         self.poison.check()?;
         self.sync()?;
-        self.write_pending_hints();
+        self.write_pending_hints_locked();
         Ok(())
+    }
+
+    /// Closes the store without touching its files (no sync, no hint): for a store whose
+    /// directory is being deleted. When it returns, no upkeep runs and no write is accepted.
+    pub fn abandon(&self) {
+        self.mark_closed();
+        let _upkeep = self.upkeep.lock();
+    }
+
+    /// Refuses writes from now on; true the first time.
+    fn mark_closed(&self) -> bool {
+        let _writer = self.writer.lock();
+        !self.closed.swap(true, Ordering::AcqRel)
+    }
+
+    /// Rewrites the manifest from the current file set (call after changing it, before
+    /// deleting any file that left it).
+    pub(crate) fn write_manifest(&self) -> Result<(), StorageError> {
+        let _manifest = self.manifest_lock.lock();
+        let fids: Vec<u64> = self.files.read().keys().copied().collect();
+        crate::manifest::write(self.io.as_ref(), &self.dir, &fids)
     }
 
     /// The error that poisoned the store, if any.

@@ -14,6 +14,9 @@
 //! Batches (`Store::mutate_batch_deferred`) join the same oracle: each item that wrote is one
 //! change, in item order, so a crash must keep a prefix of a batch too; the items of a failed
 //! append are all doubtful.
+//!
+//! The store's metadata (`Store::write_meta`) is one more entry of the state, under a key no
+//! document uses: it follows the same prefix rule, and a truncate leaves it alone.
 
 mod common;
 
@@ -24,6 +27,9 @@ use quince_storage::io::SimFileIo;
 use quince_storage::{Mutation, StorageError, Store};
 
 type State = BTreeMap<Vec<u8>, (u64, Vec<u8>)>;
+
+/// Where the state keeps the store's metadata (documents' keys start with `k`).
+const META_KEY: &[u8] = b"\0meta";
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -43,6 +49,9 @@ enum Op {
     },
     Truncate {
         sync: bool,
+    },
+    Meta {
+        value: u8,
     },
     Rotate,
     Compact,
@@ -67,6 +76,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (proptest::collection::vec((0u8..12, proptest::option::weighted(0.8, 0usize..200)), 0..30), any::<bool>())
             .prop_map(|(items, sync)| Op::Batch { items, sync }),
         1 => any::<bool>().prop_map(|sync| Op::Truncate { sync }),
+        1 => any::<u8>().prop_map(|value| Op::Meta { value }),
         1 => Just(Op::Rotate),
         2 => Just(Op::Compact),
         1 => Just(Op::Sync),
@@ -83,6 +93,7 @@ enum Change {
     Put(Vec<u8>, u64, Vec<u8>),
     Remove(Vec<u8>),
     Truncate,
+    Meta(Vec<u8>),
 }
 
 fn apply(state: &mut State, change: &Change) {
@@ -93,7 +104,10 @@ fn apply(state: &mut State, change: &Change) {
         Change::Remove(k) => {
             state.remove(k);
         }
-        Change::Truncate => state.clear(),
+        Change::Truncate => state.retain(|k, _| k == META_KEY),
+        Change::Meta(v) => {
+            state.insert(META_KEY.to_vec(), (0, v.clone()));
+        }
     }
 }
 
@@ -177,6 +191,9 @@ fn contents(store: &Store) -> State {
     }
     let f = store.figures();
     assert_eq!(f.alive_count, state.len() as u64);
+    if let Some(meta) = store.meta() {
+        state.insert(META_KEY.to_vec(), (0, meta));
+    }
     state
 }
 
@@ -281,6 +298,10 @@ fn run(ops: Vec<Op>) -> Result<(), TestCaseError> {
                 }
             }
             Op::Truncate { sync } => record(s.truncate(rev, sync), Change::Truncate, sync),
+            Op::Meta { value } => {
+                let v = vec![value; 1 + usize::from(value % 40)];
+                record(s.write_meta(&v).map(|_| ()), Change::Meta(v), false);
+            }
             Op::Rotate => {
                 if s.rotate().is_ok() {
                     oracle.all_durable();

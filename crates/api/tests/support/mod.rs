@@ -43,11 +43,11 @@ impl Server {
     pub fn with(adjust: impl FnOnce(&mut ApiConfig)) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let catalog = Catalog::open(DbConfig {
-            data_dir: dir.path().to_path_buf(),
-            default_journal_size: 32 << 20,
-            default_wait_for_sync: false,
             sync_interval: Duration::from_millis(50),
-            io: Arc::new(quince_storage::io::OsFileIo::new()),
+            ..DbConfig::new(
+                dir.path().to_path_buf(),
+                Arc::new(quince_storage::io::OsFileIo::new()),
+            )
         })
         .expect("catalog opens");
         let mut config = ApiConfig {

@@ -14,11 +14,9 @@ use serde_json::Value;
 /// A catalog's configuration over `io` in `dir`.
 pub fn config(dir: &Path, io: Arc<dyn FileIo>) -> DbConfig {
     DbConfig {
-        data_dir: dir.to_path_buf(),
         default_journal_size: 1024 * 1024,
-        default_wait_for_sync: false,
         sync_interval: Duration::from_millis(50),
-        io,
+        ..DbConfig::new(dir.to_path_buf(), io)
     }
 }
 

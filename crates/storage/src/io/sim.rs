@@ -9,7 +9,7 @@
 //! latency for `sync_data` so concurrent callers overlap as they would on a real disk.
 //!
 //! What it is not: a model of directories' own durability (directories created with
-//! `create_dir_all` are durable at once, and `remove_dir_all` is durable at once) or of page
+//! `create_dir_all`, removed with `remove_dir_all` or renamed are so durably at once) or of page
 //! reordering inside a file (unsynced bytes survive only as a prefix).
 //!
 //! Invariants: a file's durable image only changes in `sync_data` (or `set_len`-free crash
@@ -380,6 +380,37 @@ impl FileIo for SimFileIo {
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         let mut state = self.state.lock();
+        if state.dirs.contains(from) {
+            if !state.parent_exists(to) {
+                return Err(not_found(to));
+            }
+            if state.dirs.contains(to) || state.entries.contains_key(to) {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    "target exists",
+                ));
+            }
+            // Like creating and removing directories, renaming one is durable at once.
+            let moved = |p: &Path| to.join(p.strip_prefix(from).expect("under from"));
+            state.dirs = std::mem::take(&mut state.dirs)
+                .into_iter()
+                .map(|d| if d.starts_with(from) { moved(&d) } else { d })
+                .collect();
+            let state = &mut *state;
+            for map in [&mut state.entries, &mut state.entries_durable] {
+                *map = std::mem::take(map)
+                    .into_iter()
+                    .map(|(p, i)| {
+                        if p.starts_with(from) {
+                            (moved(&p), i)
+                        } else {
+                            (p, i)
+                        }
+                    })
+                    .collect();
+            }
+            return Ok(());
+        }
         let inode = state.inode_of(from)?;
         if !state.parent_exists(to) {
             return Err(not_found(to));

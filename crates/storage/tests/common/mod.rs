@@ -18,6 +18,7 @@ pub fn options(journal_size: u64) -> StoreOptions {
             dead_bytes_min: 1 << 20,
             interval: Duration::from_secs(3600),
         },
+        salvage: false,
     }
 }
 

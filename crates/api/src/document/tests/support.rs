@@ -39,11 +39,8 @@ impl Fixture {
     pub(crate) fn on(io: Arc<dyn quince_storage::io::FileIo>) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let catalog = Catalog::open(DbConfig {
-            data_dir: dir.path().to_path_buf(),
-            default_journal_size: 32 << 20,
-            default_wait_for_sync: false,
             sync_interval: Duration::from_millis(50),
-            io,
+            ..DbConfig::new(dir.path().to_path_buf(), io)
         })
         .expect("catalog opens");
         let db = catalog.database("_system").expect("_system exists");

@@ -1,0 +1,117 @@
+//! The store's manifest: the durable list of the files (by fid) that hold its data.
+//!
+//! What it is: reading and atomically replacing `manifest.db`, one record of type `Manifest`
+//! whose value is the fids (u64 each, ascending) of the active journal and every sealed
+//! datafile. The store rewrites it after every change of that set, and *before* it deletes a
+//! file (a seal adds the new journal; a compaction adds its output and drops what it replaced).
+//! Recovery checks the directory against it: a file the manifest lists must be there (as a
+//! journal or a datafile) unless a datafile that is there supersedes it. So a datafile deleted
+//! behind the engine's back, or a lost journal, stops the store from opening instead of
+//! silently losing its documents.
+//!
+//! What it is not: the source of truth about what is *in* the files (records and hints are),
+//! nor of which files exist beyond it: files newer than the manifest (a journal created a moment
+//! before the manifest named it, a compaction output committed a moment before) are normal
+//! after a crash and recovery takes them.
+//!
+//! Invariants: the manifest is replaced by writing `manifest.db.tmp`, syncing it, renaming it
+//! over `manifest.db` and syncing the directory, so a crash leaves the old or the new list whole;
+//! it is checksummed like every record; a file leaves the manifest before it leaves the disk.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::StorageError;
+use crate::format::{self, RecordType};
+use crate::io::FileIo;
+
+/// The manifest's file name.
+pub const MANIFEST_FILE: &str = "manifest.db";
+
+/// The name it is written under before the rename makes it current.
+pub const MANIFEST_TEMP_FILE: &str = "manifest.db.tmp";
+
+/// The longest manifest read back (8 bytes per file: a million files).
+const MANIFEST_BYTES_MAX: u64 = 8 << 20;
+
+/// The manifest's path in `dir`.
+pub fn path_in(dir: &Path) -> PathBuf {
+    dir.join(MANIFEST_FILE)
+}
+
+/// Replaces the manifest of `dir` with `fids`, durably.
+pub fn write(io: &dyn FileIo, dir: &Path, fids: &[u64]) -> Result<(), StorageError> {
+    let temp = dir.join(MANIFEST_TEMP_FILE);
+    let io_err = |e| StorageError::io(&temp, e);
+    if io.exists(&temp) {
+        // An earlier write that never became current (it was not renamed yet).
+        io.remove_file(&temp).map_err(io_err)?;
+    }
+    let payload: Vec<u8> = fids.iter().flat_map(|fid| fid.to_le_bytes()).collect();
+    let bytes = format::encode(RecordType::Manifest, 0, 0, &[], &payload);
+    let handle = io.create_new(&temp).map_err(io_err)?;
+    handle.write_all_at(&bytes, 0).map_err(io_err)?;
+    handle.sync_data().map_err(io_err)?;
+    drop(handle);
+    let path = path_in(dir);
+    io.rename(&temp, &path)
+        .map_err(|e| StorageError::io(&path, e))?;
+    io.sync_dir(dir).map_err(|e| StorageError::io(dir, e))
+}
+
+/// The fids the manifest of `dir` lists; `None` when there is no manifest.
+pub fn read(io: &dyn FileIo, dir: &Path) -> Result<Option<Vec<u64>>, StorageError> {
+    let path = path_in(dir);
+    if !io.exists(&path) {
+        return Ok(None);
+    }
+    let io_err = |e| StorageError::io(&path, e);
+    let handle = io.open(&path).map_err(io_err)?;
+    let len = handle.len().map_err(io_err)?;
+    if len > MANIFEST_BYTES_MAX {
+        return Err(StorageError::corrupted(&path, 0, "manifest too large"));
+    }
+    let mut bytes = vec![0u8; len as usize];
+    handle.read_exact_at(&mut bytes, 0).map_err(io_err)?;
+    let record = format::decode(&bytes)
+        .map_err(|e| StorageError::corrupted(&path, 0, format!("manifest: {e}")))?;
+    if record.kind != RecordType::Manifest || record.padded_size() != len {
+        return Err(StorageError::corrupted(
+            &path,
+            0,
+            "manifest is not one manifest record",
+        ));
+    }
+    let fids = format::parse_fids(record.value)
+        .map_err(|e| StorageError::corrupted(&path, 0, format!("manifest: {e}")))?;
+    Ok(Some(fids))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SimFileIo;
+
+    #[test]
+    fn round_trips_and_survives_a_crash_whole() {
+        let io = SimFileIo::new();
+        let dir = Path::new("/s");
+        io.create_dir_all(dir).unwrap();
+        assert_eq!(read(&io, dir).unwrap(), None);
+        write(&io, dir, &[1, 4, 9]).unwrap();
+        assert_eq!(read(&io, dir).unwrap(), Some(vec![1, 4, 9]));
+        write(&io, dir, &[9, 10]).unwrap();
+        let after = io.crash(3, true);
+        assert_eq!(read(&after, dir).unwrap(), Some(vec![9, 10]));
+    }
+
+    #[test]
+    fn a_damaged_manifest_is_corruption() {
+        let io = SimFileIo::new();
+        let dir = Path::new("/s");
+        io.create_dir_all(dir).unwrap();
+        write(&io, dir, &[2, 3]).unwrap();
+        io.flip_byte(&path_in(dir), 37);
+        let err = read(&io, dir).unwrap_err();
+        assert!(matches!(err, StorageError::Corrupted { .. }), "{err}");
+    }
+}
