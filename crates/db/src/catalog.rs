@@ -28,7 +28,7 @@ use quince_errors::{
     ARANGO_DATADIR_NOT_WRITABLE, ARANGO_DUPLICATE_NAME, ARANGO_USE_SYSTEM_DATABASE,
 };
 use quince_model::names::{validate_database_name, SYSTEM_DATABASE};
-use quince_storage::io::FileIo;
+use quince_storage::io::{CachedFileIo, FileIo};
 
 use crate::database::Database;
 use crate::debris::{self, Classified};
@@ -55,7 +55,15 @@ pub struct DbConfig {
     /// Open stores whose files are damaged by salvaging what still verifies, instead of
     /// refusing to start (`--database.ignore-datafile-errors`; see `docs/safety.md`).
     pub ignore_datafile_errors: bool,
+    /// The most files the engine keeps open at once, over every collection (journals,
+    /// datafiles, hints being written, parameter files); beyond it the least recently used are
+    /// closed and reopened when needed.
+    pub open_files_max: usize,
 }
+
+/// The default of [`DbConfig::open_files_max`]; the server derives its own from the process's
+/// descriptor limit.
+pub const OPEN_FILES_MAX_DEFAULT: usize = 1024;
 
 impl DbConfig {
     /// The defaults (the server's, except where its options say otherwise) for `data_dir`
@@ -68,6 +76,7 @@ impl DbConfig {
             sync_interval: Duration::from_millis(100),
             io,
             ignore_datafile_errors: false,
+            open_files_max: OPEN_FILES_MAX_DEFAULT,
         }
     }
 }
@@ -111,7 +120,11 @@ impl Catalog {
     /// exclusive lock on the directory, recovers every collection, starts maintenance.
     pub fn open(config: DbConfig) -> Result<Arc<Catalog>> {
         let lock = lock_data_dir(&config.data_dir)?;
-        let shared = Arc::new(Shared::new(&config));
+        let io: Arc<dyn FileIo> = Arc::new(CachedFileIo::new(
+            Arc::clone(&config.io),
+            config.open_files_max,
+        ));
+        let shared = Arc::new(Shared::new(&config, io));
         let io = &*shared.io;
         let root = databases_dir(&config.data_dir);
         io.create_dir_all(&root).map_err(|e| io_error(&root, e))?;

@@ -32,7 +32,7 @@ mod params;
 mod shared;
 mod users;
 
-pub use catalog::{Catalog, CatalogStats, DbConfig};
+pub use catalog::{Catalog, CatalogStats, DbConfig, OPEN_FILES_MAX_DEFAULT};
 pub use collection::{
     Collection, CollectionProperties, CollectionType, FiguresReport, StoredDocument,
 };

@@ -55,9 +55,10 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(config: &DbConfig) -> Shared {
+    /// The shared context of a catalog opened with `config`, whose files go through `io`.
+    pub(crate) fn new(config: &DbConfig, io: Arc<dyn FileIo>) -> Shared {
         Shared {
-            io: Arc::clone(&config.io),
+            io,
             data_dir: config.data_dir.clone(),
             default_journal_size: config.default_journal_size,
             default_wait_for_sync: config.default_wait_for_sync,

@@ -179,6 +179,16 @@ pub struct ServeArgs {
     )]
     pub max_connections: u64,
 
+    /// The fewest open files (the descriptor limit, after the soft limit was raised to the
+    /// hard one) the server starts with; below it, it refuses to start. 0: no minimum.
+    #[arg(
+        long = "server.descriptors-minimum",
+        value_name = "N",
+        default_value_t = 1024,
+        value_parser = clap::value_parser!(u64).range(0..=(1u64 << 30))
+    )]
+    pub descriptors_minimum: u64,
+
     /// The largest request body, in bytes, before and after decompression.
     #[arg(
         long = "http.max-body-size",

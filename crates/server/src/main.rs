@@ -8,6 +8,7 @@
 //! definitions ([`config`]).
 
 mod config;
+mod descriptors;
 mod idle;
 mod listener;
 mod serve;

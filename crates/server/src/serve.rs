@@ -29,7 +29,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 
 use crate::config::{endpoint_address, read_jwt_secrets, ServeArgs};
-use crate::{listener, shutdown};
+use crate::{descriptors, listener, shutdown};
 
 /// How long shutdown waits for open connections to finish their requests.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -73,6 +73,14 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         .next()
         .ok_or_else(|| anyhow!("endpoint {address} resolves to no address"))?;
 
+    let limit = descriptors::adjust(args.descriptors_minimum)?;
+    let budget = descriptors::Budget::split(limit.soft, args.max_connections)?;
+    tracing::info!(
+        event = "descriptors.budget",
+        engine_files = budget.engine_files,
+        connections = budget.connections,
+        reserve = descriptors::RESERVE,
+    );
     std::fs::create_dir_all(&args.data_dir)
         .with_context(|| format!("cannot create data directory {}", args.data_dir.display()))?;
     let catalog = Catalog::open(DbConfig {
@@ -80,6 +88,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         default_wait_for_sync: args.wait_for_sync,
         sync_interval: Duration::from_millis(args.sync_interval_ms),
         ignore_datafile_errors: args.ignore_datafile_errors,
+        open_files_max: usize::try_from(budget.engine_files).expect("bounded by the budget"),
         ..DbConfig::new(args.data_dir.clone(), Arc::new(OsFileIo::new()))
     })
     .map_err(|e| {
@@ -97,6 +106,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
     let runtime = runtime.build().context("cannot start the async runtime")?;
     let served = runtime.block_on(serve(
         &args,
+        budget.connections,
         catalog.clone(),
         socket_address,
         password,
@@ -113,6 +123,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
 
 async fn serve(
     args: &ServeArgs,
+    max_connections: u64,
     catalog: Arc<Catalog>,
     socket_address: std::net::SocketAddr,
     root_password: String,
@@ -144,7 +155,7 @@ async fn serve(
         },
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;
-    let max_connections = usize::try_from(args.max_connections).expect("bounded by the parser");
+    let max_connections = usize::try_from(max_connections).expect("bounded by the parser");
     let connections = Arc::new(Semaphore::new(max_connections));
     let (stop_sender, stop) = watch::channel(false);
     let accept_loop = tokio::spawn(listener::serve_connections(

@@ -1,9 +1,10 @@
 //! The small file-I/O trait every byte of the engine goes through, and its implementations.
 //!
 //! What it is: [`FileIo`] (directory-level calls) and [`FileHandle`] (one open file), with
-//! [`OsFileIo`] for the real file system and [`SimFileIo`] for tests: an in-memory file system
-//! that keeps a *durable* image (what an fsync covered) beside the *live* one, and can inject
-//! torn writes, lost unsynced data, failed fsyncs and a full disk.
+//! [`OsFileIo`] for the real file system, [`CachedFileIo`] (a bound on the descriptors held over
+//! another `FileIo`) and [`SimFileIo`] for tests: an in-memory file system that keeps a
+//! *durable* image (what an fsync covered) beside the *live* one, and can inject torn writes,
+//! lost unsynced data, failed fsyncs and a full disk.
 //!
 //! What it is not: a cache or a buffer. Every call reaches the implementation.
 //!
@@ -52,8 +53,10 @@ pub trait FileIo: Send + Sync + 'static {
     fn sync_dir(&self, path: &Path) -> io::Result<()>;
 }
 
+mod cached;
 mod os;
 mod sim;
 
+pub use cached::CachedFileIo;
 pub use os::OsFileIo;
 pub use sim::{SimFileIo, SimStats};

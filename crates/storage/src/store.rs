@@ -266,10 +266,14 @@ impl Store {
             };
             let file = self.files.read().get(&u64::from(location.fid)).cloned();
             // A missing file means compaction re-pointed the key and dropped the file between
-            // our two lookups; the index already names the new place.
+            // our two lookups; the index already names the new place. The same holds when the
+            // file went while we read it (its descriptor had been closed, and it is deleted).
             if let Some(file) = file {
-                let (rev, value) = self.read_at(&file, &location, key)?;
-                return Ok(Some(Record { rev, value }));
+                match self.read_at(&file, &location, key) {
+                    Ok((rev, value)) => return Ok(Some(Record { rev, value })),
+                    Err(_) if !self.files.read().contains_key(&file.fid) => continue,
+                    Err(e) => return Err(e),
+                }
             }
         }
         panic!("key kept moving during {READ_ATTEMPTS_MAX} reads");

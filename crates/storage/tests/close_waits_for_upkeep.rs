@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,15 +30,12 @@ fn abandon_waits_for_a_hint_being_written_and_stops_later_upkeep() {
     let store = Arc::new(store);
     // Every fsync now takes a while, so upkeep is caught in the middle of writing a hint.
     io.set_sync_delay(Some(Duration::from_millis(300)));
-    let done = Arc::new(AtomicBool::new(false));
     let upkeep = {
-        let (store, done) = (store.clone(), done.clone());
-        std::thread::spawn(move || {
-            store.maintain().unwrap();
-            done.store(true, Ordering::SeqCst);
-        })
+        let store = store.clone();
+        std::thread::spawn(move || store.maintain().unwrap())
     };
-    // Wait (bounded) until the first hint file exists: upkeep is writing hints now.
+    // Wait (bounded) until the first hint file exists: upkeep is writing hints now, several of
+    // them, each with a slow fsync.
     let deadline = Instant::now() + Duration::from_secs(10);
     while files_named(&io, &dir(), "datafile-")
         .iter()
@@ -49,11 +45,13 @@ fn abandon_waits_for_a_hint_being_written_and_stops_later_upkeep() {
         std::thread::yield_now();
     }
     store.abandon();
-    assert!(
-        done.load(Ordering::SeqCst),
+    let after_abandon = io.paths();
+    upkeep.join().unwrap();
+    assert_eq!(
+        io.paths(),
+        after_abandon,
         "abandon returned while upkeep was still writing into the directory"
     );
-    upkeep.join().unwrap();
     io.clear_faults();
     let files = io.paths();
     store.maintain().unwrap();

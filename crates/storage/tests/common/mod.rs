@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use quince_storage::io::{FileIo, SimFileIo};
+use quince_storage::io::{CachedFileIo, FileIo, SimFileIo};
 use quince_storage::{CompactionPolicy, Mutation, StorageError, Store, StoreOptions};
 
 /// Options with a small journal and a compaction policy that never runs in `maintain`.
@@ -32,6 +32,19 @@ pub fn sim_store(journal_size: u64) -> (SimFileIo, Store) {
     let io = SimFileIo::new();
     let store = Store::create(Arc::new(io.clone()), &dir(), options(journal_size)).unwrap();
     (io, store)
+}
+
+/// A fresh simulated file system and a store on it that may hold only `capacity` descriptors
+/// at once (through `CachedFileIo`).
+pub fn sim_store_cached(journal_size: u64, capacity: usize) -> (SimFileIo, Store) {
+    let io = SimFileIo::new();
+    let store = Store::create(cached(&io, capacity), &dir(), options(journal_size)).unwrap();
+    (io, store)
+}
+
+/// `io` behind a descriptor bound of `capacity`.
+pub fn cached(io: &SimFileIo, capacity: usize) -> Arc<dyn FileIo> {
+    Arc::new(CachedFileIo::new(Arc::new(io.clone()), capacity))
 }
 
 /// Opens the store in `dir()` of `io`.

@@ -1,0 +1,504 @@
+//! [`CachedFileIo`]: a bound on the open files of the whole engine, whatever the number of
+//! collections and datafiles (like RocksDB's `max_open_files`).
+//!
+//! What it is: a [`FileIo`] over another one whose handles are *virtual*: each remembers its
+//! file's current path (renames and deletions made through this `FileIo` are tracked), and
+//! holds a real descriptor only while it is among the `capacity` most recently used ones. A
+//! handle whose descriptor was closed reopens its file on its next use.
+//!
+//! What it is not: a cache of data. Every call still reaches the file.
+//!
+//! Invariants:
+//! - at most `capacity` descriptors are held by the cache; a call in progress holds its own
+//!   reference, and a deleted file's descriptor is kept while its handle lives (it could not be
+//!   reopened), so the count can pass `capacity` only by those two;
+//! - a descriptor with writes not yet covered by an fsync is fsynced before it is closed, and a
+//!   failure of that fsync is reported by the handle's next `sync_data` (and every one after):
+//!   closing a descriptor never hides a lost write (after a failed writeback, a descriptor
+//!   opened later might not be told);
+//! - `open` and `create_new` fail exactly as the inner calls do (they open at once).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use super::{FileHandle, FileIo};
+
+/// A descriptor shared by the cache and the calls using it.
+type Descriptor = Arc<dyn FileHandle>;
+
+/// How often a reopen is retried when a concurrent rename moved the file between reading its
+/// path and opening it.
+const REOPEN_ATTEMPTS_MAX: usize = 8;
+
+/// What one virtual handle is.
+struct Entry {
+    /// The file's current path.
+    path: PathBuf,
+    /// The file was deleted through this `FileIo`: its descriptor cannot be reopened.
+    deleted: bool,
+    /// The open descriptor, if the handle holds one now.
+    descriptor: Option<Descriptor>,
+    /// When it was last used (the cache's clock), for choosing what to close.
+    used: u64,
+    /// Write and sync bookkeeping, shared with the handle.
+    sync: Arc<SyncState>,
+}
+
+/// Whether a handle's writes are covered by an fsync, and the error of one that was not.
+#[derive(Default)]
+struct SyncState {
+    /// Counts writes (and `set_len`s).
+    written: AtomicU64,
+    /// The value of `written` the last successful fsync covered.
+    synced: AtomicU64,
+    /// An fsync made while closing the descriptor failed: the handle's data is in doubt.
+    failed: Mutex<Option<(io::ErrorKind, String)>>,
+}
+
+impl SyncState {
+    fn dirty(&self) -> bool {
+        self.written.load(Ordering::Acquire) > self.synced.load(Ordering::Acquire)
+    }
+
+    fn failure(&self) -> Option<io::Error> {
+        self.failed
+            .lock()
+            .as_ref()
+            .map(|(kind, text)| io::Error::new(*kind, text.clone()))
+    }
+}
+
+#[derive(Default)]
+struct State {
+    entries: HashMap<u64, Entry>,
+    /// The live (not deleted) handles by path, ordered so that a directory's subtree is one
+    /// range: renames and deletions cost O(affected handles), not O(all handles).
+    by_path: BTreeMap<PathBuf, Vec<u64>>,
+    /// The handles holding a descriptor now (so choosing one to close costs O(capacity)).
+    open: HashSet<u64>,
+    next_id: u64,
+    clock: u64,
+}
+
+struct Shared {
+    inner: Arc<dyn FileIo>,
+    capacity: usize,
+    state: Mutex<State>,
+}
+
+/// A [`FileIo`] holding at most `capacity` descriptors at once.
+#[derive(Clone)]
+pub struct CachedFileIo {
+    shared: Arc<Shared>,
+}
+
+impl CachedFileIo {
+    /// Wraps `inner`, keeping at most `capacity` (at least 1) descriptors open.
+    pub fn new(inner: Arc<dyn FileIo>, capacity: usize) -> CachedFileIo {
+        CachedFileIo {
+            shared: Arc::new(Shared {
+                inner,
+                capacity: capacity.max(1),
+                state: Mutex::new(State::default()),
+            }),
+        }
+    }
+
+    /// Descriptors held by the cache now.
+    pub fn open_descriptors(&self) -> usize {
+        self.shared.state.lock().open.len()
+    }
+
+    /// Registers a new handle holding `descriptor`.
+    fn register(&self, path: &Path, descriptor: Box<dyn FileHandle>) -> Box<dyn FileHandle> {
+        let sync = Arc::new(SyncState::default());
+        let id = {
+            let mut state = self.shared.state.lock();
+            state.next_id += 1;
+            state.clock += 1;
+            let (id, used) = (state.next_id, state.clock);
+            state
+                .by_path
+                .entry(path.to_path_buf())
+                .or_default()
+                .push(id);
+            state.entries.insert(
+                id,
+                Entry {
+                    path: path.to_path_buf(),
+                    deleted: false,
+                    descriptor: Some(Arc::from(descriptor)),
+                    used,
+                    sync: sync.clone(),
+                },
+            );
+            state.open.insert(id);
+            id
+        };
+        self.shared.make_room();
+        Box::new(CachedHandle {
+            id,
+            shared: self.shared.clone(),
+            sync,
+        })
+    }
+
+    /// Follows a rename (`to: Some`) or a deletion (`to: None`) of `path` and everything under
+    /// it in the live handles (a rename also deletes what it replaces).
+    fn retarget(&self, path: &Path, to: Option<&Path>) {
+        let mut state = self.shared.state.lock();
+        if let Some(to) = to {
+            // A rename replaces its target: handles of the replaced file name a deleted file.
+            Self::follow(&mut state, to, None);
+        }
+        Self::follow(&mut state, path, to);
+    }
+
+    fn follow(state: &mut State, path: &Path, to: Option<&Path>) {
+        let affected: Vec<PathBuf> = state
+            .by_path
+            .range(path.to_path_buf()..)
+            .take_while(|(p, _)| p.starts_with(path))
+            .map(|(p, _)| p.clone())
+            .collect();
+        for old in affected {
+            let ids = state.by_path.remove(&old).expect("listed above");
+            let new = to.map(|to| {
+                let rest = old.strip_prefix(path).expect("in the subtree");
+                if rest.as_os_str().is_empty() {
+                    to.to_path_buf()
+                } else {
+                    to.join(rest)
+                }
+            });
+            for id in &ids {
+                let entry = state.entries.get_mut(id).expect("indexed handles exist");
+                match &new {
+                    Some(new) => entry.path = new.clone(),
+                    None => entry.deleted = true,
+                }
+            }
+            if let Some(new) = new {
+                state.by_path.entry(new).or_default().extend(ids);
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// Closes the least recently used descriptors until at most `capacity` are held.
+    fn make_room(&self) {
+        loop {
+            let victim = {
+                let mut state = self.state.lock();
+                if state.open.len() <= self.capacity {
+                    return;
+                }
+                let entries = &state.entries;
+                let Some(id) = state
+                    .open
+                    .iter()
+                    .filter(|id| !entries[id].deleted)
+                    .min_by_key(|id| entries[id].used)
+                    .copied()
+                else {
+                    // Only descriptors of deleted files are left; they stay until their
+                    // handles go.
+                    return;
+                };
+                state.open.remove(&id);
+                let entry = state.entries.get_mut(&id).expect("open ids have entries");
+                let descriptor = entry.descriptor.take().expect("open ids hold one");
+                (descriptor, entry.sync.clone())
+            };
+            let (descriptor, sync) = victim;
+            close(&descriptor, &sync);
+        }
+    }
+
+    /// The descriptor of handle `id`, opening its file again if it was closed.
+    fn descriptor(&self, id: u64) -> io::Result<Descriptor> {
+        for _ in 0..REOPEN_ATTEMPTS_MAX {
+            let path = {
+                let mut state = self.state.lock();
+                state.clock += 1;
+                let clock = state.clock;
+                let entry = state
+                    .entries
+                    .get_mut(&id)
+                    .expect("a live handle has an entry");
+                entry.used = clock;
+                if let Some(descriptor) = &entry.descriptor {
+                    return Ok(descriptor.clone());
+                }
+                if entry.deleted {
+                    return Err(io::Error::new(
+                        io::ErrorKind::NotFound,
+                        format!("{} was deleted", entry.path.display()),
+                    ));
+                }
+                entry.path.clone()
+            };
+            let opened: Descriptor = match self.inner.open(&path) {
+                Ok(handle) => Arc::from(handle),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            };
+            let descriptor = {
+                let mut state = self.state.lock();
+                let entry = state
+                    .entries
+                    .get_mut(&id)
+                    .expect("a live handle has an entry");
+                if entry.path != path {
+                    // Renamed while we opened it: the descriptor names the same file, but keep
+                    // to one rule and open by the current path.
+                    continue;
+                }
+                match &entry.descriptor {
+                    Some(other) => other.clone(),
+                    None => {
+                        entry.descriptor = Some(opened.clone());
+                        state.open.insert(id);
+                        opened
+                    }
+                }
+            };
+            self.make_room();
+            return Ok(descriptor);
+        }
+        Err(io::Error::new(
+            io::ErrorKind::NotFound,
+            "the file kept moving while it was reopened",
+        ))
+    }
+}
+
+/// Closes `descriptor`, fsyncing it first when it holds writes no fsync covered.
+fn close(descriptor: &Descriptor, sync: &SyncState) {
+    if !sync.dirty() {
+        return;
+    }
+    let written = sync.written.load(Ordering::Acquire);
+    match descriptor.sync_data() {
+        Ok(()) => {
+            sync.synced.fetch_max(written, Ordering::AcqRel);
+        }
+        Err(e) => {
+            tracing::error!(event = "file_cache.sync_on_close_failed", error = %e);
+            sync.failed
+                .lock()
+                .get_or_insert_with(|| (e.kind(), e.to_string()));
+        }
+    }
+}
+
+/// A virtual handle of [`CachedFileIo`].
+struct CachedHandle {
+    id: u64,
+    shared: Arc<Shared>,
+    sync: Arc<SyncState>,
+}
+
+impl FileHandle for CachedHandle {
+    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
+        self.shared.descriptor(self.id)?.read_exact_at(buf, offset)
+    }
+
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        let descriptor = self.shared.descriptor(self.id)?;
+        self.sync.written.fetch_add(1, Ordering::AcqRel);
+        descriptor.write_all_at(buf, offset)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        if let Some(error) = self.sync.failure() {
+            return Err(error);
+        }
+        if !self.sync.dirty() {
+            // Everything written was covered (maybe by the fsync that closed the descriptor).
+            return Ok(());
+        }
+        let written = self.sync.written.load(Ordering::Acquire);
+        self.shared.descriptor(self.id)?.sync_data()?;
+        self.sync.synced.fetch_max(written, Ordering::AcqRel);
+        // A close that failed meanwhile still counts.
+        match self.sync.failure() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+
+    fn len(&self) -> io::Result<u64> {
+        self.shared.descriptor(self.id)?.len()
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        let descriptor = self.shared.descriptor(self.id)?;
+        self.sync.written.fetch_add(1, Ordering::AcqRel);
+        descriptor.set_len(len)
+    }
+}
+
+impl Drop for CachedHandle {
+    fn drop(&mut self) {
+        let mut state = self.shared.state.lock();
+        state.open.remove(&self.id);
+        let Some(entry) = state.entries.remove(&self.id) else {
+            return;
+        };
+        if let Some(ids) = state.by_path.get_mut(&entry.path) {
+            ids.retain(|id| *id != self.id);
+            if ids.is_empty() {
+                state.by_path.remove(&entry.path);
+            }
+        }
+    }
+}
+
+impl FileIo for CachedFileIo {
+    fn open(&self, path: &Path) -> io::Result<Box<dyn FileHandle>> {
+        let descriptor = self.shared.inner.open(path)?;
+        Ok(self.register(path, descriptor))
+    }
+
+    fn create_new(&self, path: &Path) -> io::Result<Box<dyn FileHandle>> {
+        let descriptor = self.shared.inner.create_new(path)?;
+        Ok(self.register(path, descriptor))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.shared.inner.rename(from, to)?;
+        self.retarget(from, Some(to));
+        Ok(())
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.shared.inner.remove_file(path)?;
+        self.retarget(path, None);
+        Ok(())
+    }
+
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.shared.inner.create_dir_all(path)
+    }
+
+    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.shared.inner.remove_dir_all(path)?;
+        self.retarget(path, None);
+        Ok(())
+    }
+
+    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
+        self.shared.inner.list_dir(path)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        self.shared.inner.exists(path)
+    }
+
+    fn sync_dir(&self, path: &Path) -> io::Result<()> {
+        self.shared.inner.sync_dir(path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SimFileIo;
+
+    fn cache(capacity: usize) -> (SimFileIo, CachedFileIo) {
+        let sim = SimFileIo::new();
+        sim.create_dir_all(Path::new("/d")).unwrap();
+        (sim.clone(), CachedFileIo::new(Arc::new(sim), capacity))
+    }
+
+    #[test]
+    fn many_handles_share_few_descriptors() {
+        let (_, io) = cache(3);
+        let handles: Vec<_> = (0..20)
+            .map(|i| {
+                let h = io.create_new(&PathBuf::from(format!("/d/f{i}"))).unwrap();
+                h.write_all_at(format!("file {i}").as_bytes(), 0).unwrap();
+                h
+            })
+            .collect();
+        assert!(io.open_descriptors() <= 3);
+        for (i, h) in handles.iter().enumerate() {
+            let expected = format!("file {i}");
+            let mut buf = vec![0u8; expected.len()];
+            h.read_exact_at(&mut buf, 0).unwrap();
+            assert_eq!(buf, expected.as_bytes());
+            assert!(io.open_descriptors() <= 3);
+        }
+        drop(handles);
+        assert_eq!(io.open_descriptors(), 0);
+    }
+
+    #[test]
+    fn a_closed_descriptor_was_synced_first_and_renames_are_followed() {
+        let (sim, io) = cache(1);
+        let a = io.create_new(Path::new("/d/a")).unwrap();
+        a.write_all_at(b"unsynced", 0).unwrap();
+        // Opening another file closes `a`'s descriptor, which must sync it first.
+        let b = io.create_new(Path::new("/d/b")).unwrap();
+        sim.sync_dir(Path::new("/d")).unwrap();
+        let crashed = sim.crash(0, false);
+        assert_eq!(crashed.read_file(Path::new("/d/a")).unwrap(), b"unsynced");
+        io.rename(Path::new("/d/a"), Path::new("/d/a2")).unwrap();
+        let mut buf = [0u8; 8];
+        a.read_exact_at(&mut buf, 0).unwrap();
+        assert_eq!(&buf, b"unsynced");
+        drop(b);
+    }
+
+    #[test]
+    fn a_failed_sync_on_close_is_reported_by_the_next_sync() {
+        let (sim, io) = cache(1);
+        let a = io.create_new(Path::new("/d/a")).unwrap();
+        a.write_all_at(b"x", 0).unwrap();
+        sim.fail_sync_after(0);
+        let _b = io.create_new(Path::new("/d/b")).unwrap();
+        assert!(
+            a.sync_data().is_err(),
+            "the lost write must not be acknowledged"
+        );
+        assert!(a.sync_data().is_err(), "and never later either");
+    }
+
+    #[test]
+    fn a_file_replaced_by_a_rename_is_not_reopened_under_its_old_name() {
+        let (_, io) = cache(1);
+        let old = io.create_new(Path::new("/d/m")).unwrap();
+        old.write_all_at(b"old", 0).unwrap();
+        old.sync_data().unwrap();
+        let new = io.create_new(Path::new("/d/m.tmp")).unwrap();
+        new.write_all_at(b"new", 0).unwrap();
+        new.sync_data().unwrap();
+        io.rename(Path::new("/d/m.tmp"), Path::new("/d/m")).unwrap();
+        // `old`'s descriptor was closed to open `new`; its file is gone, and reopening
+        // "/d/m" would read the wrong file.
+        let mut buf = [0u8; 3];
+        assert!(old.read_exact_at(&mut buf, 0).is_err());
+        new.read_exact_at(&mut buf, 0).unwrap();
+        assert_eq!(&buf, b"new");
+    }
+
+    #[test]
+    fn a_deleted_file_stays_readable_while_its_descriptor_is_open() {
+        let (_, io) = cache(1);
+        let a = io.create_new(Path::new("/d/a")).unwrap();
+        a.write_all_at(b"kept", 0).unwrap();
+        a.sync_data().unwrap();
+        io.remove_file(Path::new("/d/a")).unwrap();
+        let _b = io.create_new(Path::new("/d/b")).unwrap();
+        let mut buf = [0u8; 4];
+        a.read_exact_at(&mut buf, 0).unwrap();
+        assert_eq!(&buf, b"kept");
+    }
+}
