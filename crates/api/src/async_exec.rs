@@ -19,10 +19,13 @@
 //!
 //! Invariants: a job holds its [`Admission`] from the moment it is queued until it finishes
 //! or is cancelled, so queued jobs and requests in flight share the one bound of
-//! `--server.maximal-queue-size` (503/21003 when it is reached); jobs never use more than
+//! `--server.maximal-queue-size` (503/21003 when it is reached); one user may have at most a
+//! quarter of that bound in jobs queued or running (503/21003 beyond), and users' queued jobs
+//! are taken in turn, so one user's backlog neither fills the queue nor delays everyone
+//! else's jobs behind it; jobs never use more than
 //! `slots` runtime threads at once, so synchronous requests always have a thread; there are
 //! never fewer runners still to run than valid queued jobs (one is spawned per job and each
-//! takes at most one), so every queued job is taken, in arrival order; a job
+//! takes at most one), so every queued job is taken, each user's in arrival order; a job
 //! runs to its end once started (a write is never cut in half: only handlers that wait, such
 //! as `/_admin/sleep`, react to a cancel).
 
@@ -31,10 +34,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::HeaderMap;
-use quince_errors::{ArangoError, REQUEST_CANCELED, SHUTTING_DOWN};
+use quince_errors::{ArangoError, QUEUE_FULL, REQUEST_CANCELED, SHUTTING_DOWN};
 
 use crate::error::error_response;
-use crate::job::store::{CancelFlag, JobStore};
+use crate::job::store::{CancelFlag, JobStore, Owner, Submitted};
 use crate::pipeline::{Admission, Api, Routed};
 use crate::response::{ApiResponse, ApiResult};
 
@@ -88,12 +91,24 @@ pub(crate) fn submit(
     admission: Option<Admission>,
 ) -> ApiResult {
     open_slots(api);
+    let owner = Owner {
+        user: routed.request.user.name().to_owned(),
+        database: routed.request.database.name().to_owned(),
+    };
     let work = Work {
         routed,
         _admission: admission,
     };
-    let Some(id) = api.jobs().submit(work, mode == Mode::Store) else {
-        return Err(ArangoError::new(SHUTTING_DOWN));
+    let id = match api.jobs().submit(owner, work, mode == Mode::Store) {
+        Submitted::Queued(id) => id,
+        Submitted::OwnerFull => {
+            return Err(ArangoError::with_message(
+                QUEUE_FULL,
+                "queue is full: this user has as many asynchronous jobs queued or running as \
+                 one user may",
+            ))
+        }
+        Submitted::Closed => return Err(ArangoError::new(SHUTTING_DOWN)),
     };
     tokio::spawn(run_one(api.weak(), api.jobs().clone()));
     let reply = ApiResponse::with_content_type(202, "text/plain; charset=utf-8", Bytes::new());

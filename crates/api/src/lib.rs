@@ -25,6 +25,7 @@
 pub mod error;
 pub mod limits;
 pub mod permission;
+pub mod reply_budget;
 pub mod request;
 pub mod response;
 

@@ -20,6 +20,9 @@ pub const BODY_SIZE_MAX_DEFAULT: usize = 512 * 1024 * 1024;
 /// (`--http.max-import-size`). Imports stream, so this bounds time and disk, not memory.
 pub const IMPORT_SIZE_MAX_DEFAULT: usize = 16 << 30;
 
+/// Default bound on the size of one reply (`--http.max-reply-size`): as large as a body may be.
+pub const REPLY_SIZE_MAX_DEFAULT: usize = BODY_SIZE_MAX_DEFAULT;
+
 /// Default bound on the nesting of JSON bodies (`--http.max-json-depth`).
 pub const JSON_DEPTH_MAX_DEFAULT: usize = 64;
 
@@ -34,3 +37,13 @@ pub const QUERY_PARAMS_MAX: usize = 256;
 
 /// The version of ArangoDB whose API Quince speaks, reported by `/_api/version`.
 pub const ARANGODB_VERSION: &str = "3.12.4";
+
+/// One user may have at most this share (1/N) of `--server.maximal-queue-size` in
+/// asynchronous jobs queued or running.
+pub const JOBS_PER_USER_SHARE: usize = 4;
+
+/// The most asynchronous jobs one user may have queued or running with a queue bound of
+/// `queue_size_max`.
+pub fn jobs_per_user_max(queue_size_max: usize) -> usize {
+    (queue_size_max / JOBS_PER_USER_SHARE).max(1)
+}

@@ -227,10 +227,15 @@ impl ApiRequest {
 }
 
 /// The pipeline's database step (§1.1, steps 3 and 4): the database of the request, or the
-/// error that hides it. `open` paths need no credentials; a missing database is 404/1228
-/// only for callers who would have access to a database of that name (so names cannot be
-/// guessed), else 401; an existing one needs a level other than `none`, except on the paths
-/// every authenticated user may use (`/_api/user/*`, `/_api/token/*`: one's own account).
+/// error that hides it. Whether a database exists is told only to callers who would have
+/// access to a database of that name (404/1228), so names cannot be probed: for everyone
+/// else a missing database answers as an existing one would. On other paths that is 401;
+/// `open` paths (which need no credentials and do not depend on the database: login,
+/// availability, and, with `--server.authentication-system-only`, paths outside `/_`, which
+/// no route serves) run in `_system` instead, answering exactly as they would in the
+/// existing database. An existing database needs a level other than `none`, except on the
+/// paths every authenticated user may use (`/_api/user/*`, `/_api/token/*`: one's own
+/// account).
 pub(crate) fn admit_database(
     catalog: &Catalog,
     caller: &Caller,
@@ -239,11 +244,15 @@ pub(crate) fn admit_database(
     open: bool,
 ) -> Result<Arc<Database>> {
     let Some(database) = catalog.database(name) else {
-        return Err(if open || caller.level_on(name) != Level::None {
-            ArangoError::new(ARANGO_DATABASE_NOT_FOUND)
-        } else {
-            unauthorized()
-        });
+        if caller.level_on(name) != Level::None {
+            return Err(ArangoError::new(ARANGO_DATABASE_NOT_FOUND));
+        }
+        if open {
+            return catalog
+                .database(SYSTEM_DATABASE)
+                .ok_or_else(|| ArangoError::new(ARANGO_DATABASE_NOT_FOUND));
+        }
+        return Err(unauthorized());
     };
     if open {
         return Ok(database);

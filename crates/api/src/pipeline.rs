@@ -44,6 +44,7 @@ use crate::error::error_response;
 use crate::metrics::Metrics;
 use crate::path::{parse_target, Target};
 use crate::permission::{self, Caller};
+use crate::reply_budget::ReplyLimits;
 use crate::request::ApiRequest;
 use crate::response::ApiResponse;
 use crate::server_mode::ServerMode;
@@ -73,8 +74,14 @@ pub struct ApiConfig {
     pub import_size_max: usize,
     /// `--http.max-json-depth`.
     pub json_depth_max: usize,
+    /// `--http.max-reply-size`: the most bytes one reply may have (and, times
+    /// [`crate::reply_budget::SHARED_REPLIES`], all large replies being built at once).
+    pub reply_size_max: usize,
     /// `--server.maximal-queue-size`: requests in flight at once.
     pub queue_size_max: usize,
+    /// The most asynchronous jobs one user may have queued or running (a share of
+    /// `queue_size_max`: [`limits::jobs_per_user_max`]).
+    pub jobs_per_user_max: usize,
     /// The endpoint the server listens on (`http://127.0.0.1:8529`), for `/_admin/echo`
     /// and status replies.
     pub endpoint: String,
@@ -95,7 +102,9 @@ impl Default for ApiConfig {
             body_size_max: limits::BODY_SIZE_MAX_DEFAULT,
             import_size_max: limits::IMPORT_SIZE_MAX_DEFAULT,
             json_depth_max: limits::JSON_DEPTH_MAX_DEFAULT,
+            reply_size_max: limits::REPLY_SIZE_MAX_DEFAULT,
             queue_size_max: limits::QUEUE_SIZE_MAX_DEFAULT,
+            jobs_per_user_max: limits::jobs_per_user_max(limits::QUEUE_SIZE_MAX_DEFAULT),
             endpoint: "http://127.0.0.1:8529".to_string(),
             static_dir: None,
             static_prefix: crate::static_files::PREFIX_DEFAULT.to_string(),
@@ -143,6 +152,8 @@ pub struct Api {
     me: Weak<Api>,
     /// The static file mount (`--http.static-dir`), if any.
     static_files: Option<StaticFiles>,
+    /// The bounds on the memory of replies.
+    replies: ReplyLimits,
     /// When the API was created, for uptime.
     started: Instant,
 }
@@ -193,6 +204,10 @@ impl Api {
             "the request queue must hold at least one request"
         );
         let users = Arc::new(Users::open(&catalog, &config.root_password)?);
+        // A crash between a drop and the removal of its grants leaves grants on something
+        // that no longer exists; a new database or collection of that name must not inherit
+        // them. (Grants can only be made on what exists, so nothing else is removed.)
+        users.prune_grants(|db, collection| grant_target_exists(&catalog, db, collection))?;
         let mut secrets = vec![config.jwt_secret.clone()];
         if secrets[0].is_empty() {
             let mut random = vec![0u8; 32];
@@ -205,6 +220,8 @@ impl Api {
             .static_dir
             .as_ref()
             .map(|dir| StaticFiles::new(dir, &config.static_prefix));
+        let jobs = Arc::new(Jobs::new(config.jobs_per_user_max));
+        let replies = ReplyLimits::new(config.reply_size_max);
         Ok(Arc::new_cyclic(|me| Api {
             catalog,
             config,
@@ -214,10 +231,11 @@ impl Api {
             metrics: Metrics::default(),
             stopping: AtomicBool::new(false),
             in_flight: Arc::new(AtomicUsize::new(0)),
-            jobs: Arc::new(Jobs::new()),
+            jobs,
             job_workers: OnceLock::new(),
             me: me.clone(),
             static_files,
+            replies,
             started: Instant::now(),
         }))
     }
@@ -269,6 +287,12 @@ impl Api {
 
     pub(crate) fn jobs(&self) -> &Arc<Jobs> {
         &self.jobs
+    }
+
+    /// The bounds on the memory of replies.
+    #[cfg(test)]
+    pub(crate) fn replies(&self) -> &ReplyLimits {
+        &self.replies
     }
 
     /// A weak reference to the API (it always lives in an `Arc`; see [`Api::new`]).
@@ -432,6 +456,7 @@ impl Api {
                 body: Bytes::new(),
                 user: caller.clone(),
                 json_depth_max: self.config.json_depth_max,
+                replies: self.replies.clone(),
             };
             // Imports stream past the router, so the router's coarse check is made here.
             permission::require_for_method(&request)?;
@@ -454,6 +479,7 @@ impl Api {
             body,
             user: caller,
             json_depth_max: self.config.json_depth_max,
+            replies: self.replies.clone(),
         };
         timing.queued = Some(timing.received.elapsed());
         if let Some(mode) = async_mode {
@@ -520,6 +546,17 @@ impl Api {
         *response.headers_mut() = headers;
         response
     }
+}
+
+/// True when a grant on `db` (and `collection`) names something that exists (or `*`).
+fn grant_target_exists(catalog: &Catalog, db: &str, collection: Option<&str>) -> bool {
+    if db == quince_auth::ANY {
+        return true;
+    }
+    let Some(database) = catalog.database(db) else {
+        return false;
+    };
+    collection.is_none_or(|c| c == quince_auth::ANY || database.collection(c).is_ok())
 }
 
 /// Runs a future, turning a panic inside it into an `Err` with the panic's message, so that a

@@ -33,6 +33,8 @@ pub struct ApiRequest {
     pub user: Caller,
     /// The JSON nesting bound for bodies.
     pub json_depth_max: usize,
+    /// The bounds on the memory of replies (handlers building large replies take a budget).
+    pub replies: crate::reply_budget::ReplyLimits,
 }
 
 impl ApiRequest {

@@ -177,7 +177,7 @@ pub(crate) async fn dispatch(
     }
     match route {
         Route::Document => crate::document::handle(req).await,
-        Route::Collection => crate::collection::handle(req).await,
+        Route::Collection => crate::collection::handle(api, req).await,
         Route::KeyGenerators => crate::collection::key_generators(req).await,
         Route::Database => database::handle(api, req).await,
         Route::Version => admin::server::version(&req),

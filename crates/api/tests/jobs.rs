@@ -81,7 +81,10 @@ async fn stored_jobs_reply_later_with_their_original_reply() {
 
 #[tokio::test]
 async fn queued_jobs_share_the_queue_bound_and_cancel_frees_it() {
-    let server = Server::with(|c| c.queue_size_max = 2);
+    let server = Server::with(|c| {
+        c.queue_size_max = 2;
+        c.jobs_per_user_max = 2;
+    });
     server
         .root(Method::POST, "/_api/collection", r#"{"name":"c"}"#)
         .await

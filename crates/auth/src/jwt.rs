@@ -10,8 +10,10 @@
 //!
 //! Invariants: only HS256 is accepted (a token naming `none`, `HS512`, `RS256` or anything
 //! else is refused before any key is tried); `iss` must be `arangodb`; `exp`, when present,
-//! must be in the future (no leeway); a token with neither `server_id` nor
-//! `preferred_username` is refused.
+//! must be in the future (no leeway); a user token (`preferred_username`) must carry `exp`, so
+//! no user token is good for ever; a superuser token (`server_id`) may omit it, as ArangoDB's
+//! tools mint them, since only the holder of the secret can make one; a token with neither
+//! `server_id` nor `preferred_username` is refused.
 
 use std::collections::HashSet;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -112,7 +114,7 @@ impl TokenKeys {
             return Some(Claims::Superuser);
         }
         let name = claims.get("preferred_username")?.as_str()?;
-        if name.is_empty() {
+        if name.is_empty() || !claims.get("exp").is_some_and(Value::is_number) {
             return None;
         }
         Some(Claims::User {
@@ -194,6 +196,23 @@ mod tests {
             b"secret",
         );
         assert_eq!(k.verify(&no_exp), Some(Claims::Superuser));
+    }
+
+    #[test]
+    fn user_tokens_without_exp_are_refused() {
+        let k = keys();
+        let forever = sign(
+            json!({"iss": "arangodb", "preferred_username": "alice"}),
+            Algorithm::HS256,
+            b"secret",
+        );
+        assert_eq!(k.verify(&forever), None);
+        let bad_exp = sign(
+            json!({"iss": "arangodb", "preferred_username": "alice", "exp": "never"}),
+            Algorithm::HS256,
+            b"secret",
+        );
+        assert_eq!(k.verify(&bad_exp), None);
     }
 
     #[test]

@@ -278,17 +278,46 @@ impl Users {
     /// same name starts with nobody's old permissions.
     pub fn forget_database(&self, db: &str) -> Result<()> {
         assert_ne!(db, ANY, "the wildcard is not a database");
+        self.prune_grants(|grant_db, _| grant_db != db)
+    }
+
+    /// Removes every grant on collection `collection` of database `db` (it was dropped), so
+    /// that a new collection of the same name starts with nobody's old permissions (as
+    /// ArangoDB does on a drop; a rename leaves grants with the old name, as ArangoDB does).
+    pub fn forget_collection(&self, db: &str, collection: &str) -> Result<()> {
+        assert_ne!(collection, ANY, "the wildcard is not a collection");
+        self.prune_grants(|grant_db, grant_collection| {
+            !(grant_db == db && grant_collection == Some(collection))
+        })
+    }
+
+    /// Keeps only the grants `keep(db, collection)` accepts (`collection` is `None` for a
+    /// database's own level; wildcards are passed as `*`); every account that loses one is
+    /// rewritten (a new generation).
+    pub fn prune_grants(&self, keep: impl Fn(&str, Option<&str>) -> bool) -> Result<()> {
         let holders: Vec<String> = self
             .accounts()
             .into_iter()
-            .filter(|a| a.grants.contains_key(db))
+            .filter(|a| {
+                a.grants.iter().any(|(db, grants)| {
+                    (grants.level.is_some() && !keep(db, None))
+                        || grants.collections.keys().any(|c| !keep(db, Some(c)))
+                })
+            })
             .map(|a| a.name.clone())
             .collect();
         for name in holders {
-            match self.modify(&name, true, |account| {
-                account.grants.remove(db);
+            let pruned = self.modify(&name, true, |account| {
+                account.grants.retain(|db, grants| {
+                    if !keep(db, None) {
+                        grants.level = None;
+                    }
+                    grants.collections.retain(|c, _| keep(db, Some(c)));
+                    grants.level.is_some() || !grants.collections.is_empty()
+                });
                 Ok(())
-            }) {
+            });
+            match pruned {
                 Ok(_) => {}
                 // Removed meanwhile: nothing left to forget.
                 Err(e) if e.is(USER_NOT_FOUND) => {}

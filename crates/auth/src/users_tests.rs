@@ -283,3 +283,29 @@ fn dropped_databases_take_their_grants_with_them() {
     );
     catalog.shutdown().unwrap();
 }
+
+#[test]
+fn a_dropped_collection_takes_its_grants_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = open_catalog(dir.path());
+    let users = Users::open(&catalog, "pw").unwrap();
+    users.create(new_user("ivy", "p")).unwrap();
+    users
+        .set_grant("ivy", "db", None, Some(Level::ReadOnly))
+        .unwrap();
+    users
+        .set_grant("ivy", "db", Some("c"), Some(Level::ReadWrite))
+        .unwrap();
+    users
+        .set_grant("ivy", "db", Some("d"), Some(Level::None))
+        .unwrap();
+    let before = users.account("ivy").unwrap().generation;
+    users.forget_collection("db", "c").unwrap();
+    let ivy = users.account("ivy").unwrap();
+    // A new collection "c" falls back to the database's level, not the old grant.
+    assert_eq!(ivy.collection_level("db", "c"), Level::ReadOnly);
+    assert_eq!(ivy.collection_level("db", "d"), Level::None);
+    assert_eq!(ivy.database_level("db"), Level::ReadOnly);
+    assert_ne!(ivy.generation, before, "tokens issued before are void");
+    catalog.shutdown().unwrap();
+}

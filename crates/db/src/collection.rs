@@ -308,23 +308,33 @@ impl Collection {
             if self.dropped.load(Ordering::Acquire) {
                 return Ok(());
             }
-            io.rename(&self.dir, &marked)
-                .map_err(|e| io_error(&self.dir, e))?;
+            // First stop the store (waiting out upkeep in progress), so nothing writes into the
+            // directory while it moves; calls that race the drop answer 1203.
+            self.store.abandon();
+            if let Err(e) = io.rename(&self.dir, &marked) {
+                self.store.restore();
+                return Err(io_error(&self.dir, e));
+            }
             self.dropped.store(true, Ordering::Release);
             sync_parent(io, &self.dir)
         };
-        self.store.abandon();
         if let Err(e) = remove_dir(io, &marked) {
             tracing::warn!(event = "collection.drop_cleanup_failed", dir = %marked.display(), error = %e);
         }
         synced
     }
 
-    /// Stops the store without touching its files, for a collection whose database was
-    /// dropped (the database's directory is gone).
+    /// Stops the store without touching its files, for a collection whose database is being
+    /// dropped; [`Collection::keep_files`] undoes it if the drop could not start.
     pub(crate) fn forget_files(&self) {
         self.dropped.store(true, Ordering::Release);
         self.store.abandon();
+    }
+
+    /// Undoes [`Collection::forget_files`].
+    pub(crate) fn keep_files(&self) {
+        self.store.restore();
+        self.dropped.store(false, Ordering::Release);
     }
 
     /// True once the collection was dropped.

@@ -158,14 +158,21 @@ impl Database {
         let _ddl = self.ddl.lock();
         let io = &*self.shared.io;
         let marked = dropped_path(&self.dir);
-        io.rename(&self.dir, &marked)
-            .map_err(|e| io_error(&self.dir, e))?;
-        self.dropped.store(true, Ordering::Release);
-        let synced = sync_parent(io, &self.dir);
-        let collections = std::mem::take(&mut *self.collections.write());
-        for collection in collections.values() {
+        // Stop every store first (waiting out upkeep in progress), so nothing writes into the
+        // directory while it moves.
+        let collections = self.collections();
+        for collection in &collections {
             collection.forget_files();
         }
+        if let Err(e) = io.rename(&self.dir, &marked) {
+            for collection in &collections {
+                collection.keep_files();
+            }
+            return Err(io_error(&self.dir, e));
+        }
+        self.dropped.store(true, Ordering::Release);
+        let synced = sync_parent(io, &self.dir);
+        self.collections.write().clear();
         if let Err(e) = remove_dir(io, &marked) {
             tracing::warn!(event = "database.drop_cleanup_failed", dir = %marked.display(), error = %e);
         }

@@ -76,7 +76,7 @@ fn run(databases: &RwLock<BTreeMap<String, Arc<Database>>>, stopped: &mpsc::Rece
                     reported.remove(&collection.id());
                 }
                 // A store closed by a concurrent drop or shutdown has nothing left to maintain.
-                Err(StorageError::ShuttingDown) => {}
+                Err(StorageError::ShuttingDown | StorageError::Deleted) => {}
                 Err(e) => {
                     if reported.insert(collection.id()) {
                         tracing::warn!(

@@ -89,3 +89,30 @@ fn a_collection_and_a_database_can_be_dropped_on_a_full_disk() {
         .is_err());
     assert!(catalog.database("other").is_none());
 }
+
+#[test]
+fn calls_racing_a_drop_answer_not_found() {
+    // A compaction or write that races a drop used to fail with an I/O error (and make the
+    // store read-only), or with "shutting down"; ArangoDB answers 1203.
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = open_os(tmp.path());
+    let db = catalog.database("_system").unwrap();
+    for round in 0..20 {
+        let c = collection(&catalog, "racy");
+        fill(&c);
+        let racer = {
+            let c = c.clone();
+            std::thread::spawn(move || loop {
+                if let Err(e) = c.compact() {
+                    return e;
+                }
+                if let Err(e) = c.insert(serde_json::json!({"x": 1}), &opts()) {
+                    return e;
+                }
+            })
+        };
+        db.drop_collection("racy", false).unwrap();
+        let err = racer.join().unwrap();
+        assert_eq!(err.num(), 1203, "round {round}: {err}");
+    }
+}

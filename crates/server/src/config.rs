@@ -198,6 +198,16 @@ pub struct ServeArgs {
     )]
     pub max_body_size: u64,
 
+    /// The largest reply, in bytes (a bulk read, a batch, an echo); larger ones are refused
+    /// with 400 (errorNum 32). Four times this bounds all large replies being built at once.
+    #[arg(
+        long = "http.max-reply-size",
+        value_name = "BYTES",
+        default_value_t = 512 * 1024 * 1024,
+        value_parser = clap::value_parser!(u64).range(65_536..=(4u64 << 30))
+    )]
+    pub max_reply_size: u64,
+
     /// The largest `POST /_api/import` body, in bytes, before and after decompression.
     /// Imports stream into the collection, so this bounds their length, not memory.
     #[arg(

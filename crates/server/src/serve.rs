@@ -148,7 +148,11 @@ async fn serve(
             body_size_max: usize::try_from(args.max_body_size).expect("bounded by the parser"),
             import_size_max: usize::try_from(args.max_import_size).expect("bounded by the parser"),
             json_depth_max: usize::try_from(args.max_json_depth).expect("bounded by the parser"),
+            reply_size_max: usize::try_from(args.max_reply_size).expect("bounded by the parser"),
             queue_size_max: usize::try_from(args.queue_size).expect("bounded by the parser"),
+            jobs_per_user_max: quince_api::limits::jobs_per_user_max(
+                usize::try_from(args.queue_size).expect("bounded by the parser"),
+            ),
             endpoint: endpoint.clone(),
             static_dir: args.static_dir.clone(),
             static_prefix: args.static_prefix.clone(),

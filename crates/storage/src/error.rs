@@ -42,6 +42,9 @@ pub enum StorageError {
     /// The store is closing or closed.
     #[error("store is shutting down")]
     ShuttingDown,
+    /// The store was deleted (its collection dropped) while the call ran.
+    #[error("collection or view not found: it was dropped")]
+    Deleted,
     /// A record would not fit in any journal (larger than the 2 GiB marker bound).
     #[error("record of {size} bytes is too large")]
     RecordTooLarge {
@@ -74,6 +77,7 @@ impl Clone for StorageError {
                 reason: reason.clone(),
             },
             StorageError::ShuttingDown => StorageError::ShuttingDown,
+            StorageError::Deleted => StorageError::Deleted,
             StorageError::RecordTooLarge { size } => StorageError::RecordTooLarge { size: *size },
         }
     }
@@ -87,6 +91,7 @@ impl HasErrorCode for StorageError {
             StorageError::Full { .. } => quince_errors::ARANGO_FILESYSTEM_FULL,
             StorageError::Poisoned { .. } => quince_errors::ARANGO_READ_ONLY,
             StorageError::ShuttingDown => quince_errors::SHUTTING_DOWN,
+            StorageError::Deleted => quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND,
             StorageError::RecordTooLarge { .. } => quince_errors::ARANGO_DOCUMENT_TOO_LARGE,
         }
     }

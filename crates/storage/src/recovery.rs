@@ -373,6 +373,7 @@ impl Store {
             poison,
             hints_pending: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
+            deleted: AtomicBool::new(false),
             fid_next: AtomicU64::new(0),
             seq_written: AtomicU64::new(seq_max),
             last_tick: AtomicU64::new(tick),

@@ -206,6 +206,8 @@ pub struct Store {
     /// (one per seal; `maintain`, `rotate` and `close` drain it).
     pub(crate) hints_pending: Mutex<Vec<Arc<DataFile>>>,
     pub(crate) closed: AtomicBool,
+    /// Set by [`Store::abandon`]: the store's directory is being deleted.
+    pub(crate) deleted: AtomicBool,
     pub(crate) fid_next: AtomicU64,
     /// The highest `seq` whose record has been written (published after the write).
     pub(crate) seq_written: AtomicU64,
@@ -229,6 +231,9 @@ pub struct Store {
     pub(crate) compactor_bytes: AtomicU64,
     pub(crate) counters: Counters,
 }
+
+/// What [`Store::scan`] calls for each live record: key, revision, value; false stops.
+pub type RecordVisitor<'a> = dyn FnMut(&[u8], u64, &[u8]) -> bool + 'a;
 
 /// How many times a read follows a key that compaction moved before giving up.
 const READ_ATTEMPTS_MAX: usize = 64;
@@ -255,7 +260,17 @@ impl Store {
 
     /// The current version of `key`, read from disk.
     pub fn get(&self, key: &[u8]) -> Result<Option<Record>, StorageError> {
-        self.read_current(key)
+        self.read_current(key).map_err(|e| self.deleted_or(e))
+    }
+
+    /// `Deleted` for a failure of a store being deleted (its files may be gone already: it is
+    /// not damaged), else the failure itself.
+    fn deleted_or(&self, error: StorageError) -> StorageError {
+        if self.deleted.load(Ordering::Acquire) {
+            StorageError::Deleted
+        } else {
+            error
+        }
     }
 
     /// Reads the record the index names for `key`, following it if compaction moves it.
@@ -414,11 +429,11 @@ impl Store {
     /// Reads file by file, sequentially. Keys written during the scan may or may not be seen;
     /// a key overwritten during the scan may be missed (its old version is dead, its new one
     /// may be past the scanned range).
-    #[allow(clippy::type_complexity)]
-    pub fn scan(
-        &self,
-        visit: &mut dyn FnMut(&[u8], u64, &[u8]) -> bool,
-    ) -> Result<(), StorageError> {
+    pub fn scan(&self, visit: &mut RecordVisitor<'_>) -> Result<(), StorageError> {
+        self.scan_files(visit).map_err(|e| self.deleted_or(e))
+    }
+
+    fn scan_files(&self, visit: &mut RecordVisitor<'_>) -> Result<(), StorageError> {
         let _no_relocation = self.relocation.read();
         let files: Vec<Arc<DataFile>> = self.files.read().values().cloned().collect();
         for file in files {
@@ -577,10 +592,24 @@ impl Store {
     }
 
     /// Closes the store without touching its files (no sync, no hint): for a store whose
-    /// directory is being deleted. When it returns, no upkeep runs and no write is accepted.
+    /// directory is about to be deleted. When it returns, no upkeep runs, and writes (and reads
+    /// that fail) answer `Deleted`. [`Store::restore`] undoes it if the deletion could not
+    /// start.
     pub fn abandon(&self) {
-        self.mark_closed();
+        {
+            let _writer = self.writer.lock();
+            self.deleted.store(true, Ordering::Release);
+            self.closed.store(true, Ordering::Release);
+        }
         let _upkeep = self.upkeep.lock();
+    }
+
+    /// Undoes [`Store::abandon`] (the directory could not be deleted after all); the store
+    /// works as before.
+    pub fn restore(&self) {
+        let _writer = self.writer.lock();
+        self.deleted.store(false, Ordering::Release);
+        self.closed.store(false, Ordering::Release);
     }
 
     /// Refuses writes from now on; true the first time.
@@ -602,8 +631,12 @@ impl Store {
         self.poison.reason()
     }
 
-    /// `ShuttingDown` after close, `Poisoned` after a failure, else fine to write.
+    /// `Deleted` once abandoned, `ShuttingDown` after close, `Poisoned` after a failure, else
+    /// fine to write.
     pub(crate) fn check_writable(&self) -> Result<(), StorageError> {
+        if self.deleted.load(Ordering::Acquire) {
+            return Err(StorageError::Deleted);
+        }
         if self.closed.load(Ordering::Acquire) {
             return Err(StorageError::ShuttingDown);
         }

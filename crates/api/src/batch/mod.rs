@@ -11,13 +11,18 @@
 //! `x-arango-async` header in a part has no effect) and may not be batches themselves.
 //!
 //! Invariants: one reply part per request part, in order, with its `Content-Id` echoed; the
-//! batch's own status is 200 once the envelope is valid, whatever the parts answer.
+//! batch's own status is 200 once the envelope is valid, whatever the parts answer; each part
+//! takes its own unit of the queue bound while it runs; the multipart reply is built as parts
+//! finish, within the reply budget: the part whose reply does not fit is answered 400/32 (it
+//! ran) and later parts are not run (400/32, "not run"), so a batch of many reads cannot build
+//! an unbounded reply.
 
 pub(crate) mod multipart;
 
+use bytes::BytesMut;
 use http::header::{HeaderName, CONTENT_TYPE};
 use http::{Extensions, Method, Uri};
-use quince_errors::{ArangoError, HTTP_BAD_PARAMETER};
+use quince_errors::{ArangoError, HTTP_BAD_PARAMETER, RESOURCE_LIMIT};
 
 use crate::error::error_response;
 use crate::path::parse_target;
@@ -42,25 +47,67 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
         .map(|(index, raw)| multipart::parse_part(raw, index))
         .collect::<Result<Vec<_>, _>>()?;
 
-    let mut replies = Vec::with_capacity(parts.len());
+    let mut body = BytesMut::new();
+    let mut budget = req.replies.budget();
+    // Set once the reply outgrew its budget: later parts are not run.
+    let mut exhausted: Option<ArangoError> = None;
     let mut errors = 0usize;
     for part in parts {
-        let reply = match routed(&req, part.request) {
-            Ok(routed) => api.execute_boxed(routed).await,
-            Err(err) => error_response(&err),
+        let reply = match &exhausted {
+            Some(err) => error_response(&not_run(err)),
+            None => run_part(api, &req, part.request).await,
         };
         if reply.status.as_u16() >= 400 {
             errors += 1;
         }
-        replies.push((part.content_id, reply));
+        let before = body.len();
+        multipart::render_part(&mut body, &boundary, part.content_id.as_deref(), &reply);
+        if exhausted.is_none() {
+            if let Err(err) = budget.grow(body.len()) {
+                // This part ran, but its reply does not fit: say so in its place.
+                body.truncate(before);
+                let replaced = error_response(&ArangoError::with_message(
+                    RESOURCE_LIMIT,
+                    format!("this part ran, but its reply does not fit: {}", err.message),
+                ));
+                multipart::render_part(&mut body, &boundary, part.content_id.as_deref(), &replaced);
+                if reply.status.as_u16() < 400 {
+                    errors += 1;
+                }
+                exhausted = Some(err);
+            }
+        }
     }
-    let body = multipart::render(&boundary, &replies);
+    multipart::render_end(&mut body, &boundary);
+    let body = body.freeze();
     let content_type = format!("multipart/form-data; boundary={boundary}");
     let mut reply = ApiResponse::json_bytes(200, body).with_header(CONTENT_TYPE, &content_type);
     if errors > 0 {
         reply = reply.with_header(HeaderName::from_static(ERRORS_HEADER), &errors.to_string());
     }
     Ok(reply)
+}
+
+/// Runs one part: it takes its own unit of the queue bound, like a request of its own (503/21003
+/// when the queue is full).
+async fn run_part(api: &Api, outer: &ApiRequest, part: multipart::PartRequest) -> ApiResponse {
+    let _admission = match api.admit() {
+        Ok(admission) => admission,
+        Err(err) => return error_response(&err),
+    };
+    match routed(outer, part) {
+        Ok(routed) => api.execute_boxed(routed).await,
+        Err(err) => error_response(&err),
+    }
+}
+
+/// The reply of a part that was not run because the batch's reply outgrew its budget.
+fn not_run(cause: &ArangoError) -> ArangoError {
+    ArangoError::with_message(
+        RESOURCE_LIMIT,
+        format!("not run: the batch's reply is full ({})", cause.message),
+    )
+    .with_status(cause.status)
 }
 
 /// A part's request, ready for the router, in the batch's database and as its user.
@@ -90,6 +137,7 @@ fn routed(outer: &ApiRequest, part: multipart::PartRequest) -> Result<Routed, Ar
             body: part.body,
             user: outer.user.clone(),
             json_depth_max: outer.json_depth_max,
+            replies: outer.replies.clone(),
         },
         segments: target.segments,
         uri,

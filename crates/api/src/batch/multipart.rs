@@ -240,48 +240,52 @@ fn read_head(raw: &[u8], start: usize, index: usize) -> Result<(Vec<(String, Str
     Ok((lines, raw.len()))
 }
 
-/// Writes the multipart reply: one part per reply, in order, with the echoed `Content-Id`.
-pub(crate) fn render(boundary: &str, replies: &[(Option<String>, ApiResponse)]) -> Bytes {
-    let size: usize = replies.iter().map(|(_, r)| r.body.len() + 256).sum();
-    let mut out = BytesMut::with_capacity(size + boundary.len() + 8);
-    for (content_id, reply) in replies {
-        out.put_slice(b"--");
-        out.put_slice(boundary.as_bytes());
-        out.put_slice(b"\r\nContent-Type: ");
-        out.put_slice(PART_CONTENT_TYPE.as_bytes());
-        out.put_slice(b"\r\n");
-        if let Some(id) = content_id {
-            out.put_slice(b"Content-Id: ");
-            out.put_slice(id.as_bytes());
-            out.put_slice(b"\r\n");
-        }
-        out.put_slice(b"\r\n");
-        let status = reply.status;
-        out.put_slice(
-            format!(
-                "HTTP/1.1 {} {}\r\n",
-                status.as_u16(),
-                status.canonical_reason().unwrap_or("Unknown")
-            )
-            .as_bytes(),
-        );
-        for (name, value) in &reply.headers {
-            if name == CONTENT_LENGTH {
-                continue;
-            }
-            out.put_slice(name.as_str().as_bytes());
-            out.put_slice(b": ");
-            out.put_slice(value.as_bytes());
-            out.put_slice(b"\r\n");
-        }
-        out.put_slice(format!("Content-Length: {}\r\n\r\n", reply.body.len()).as_bytes());
-        out.put_slice(&reply.body);
+/// Appends one reply part to a multipart reply being built.
+pub(crate) fn render_part(
+    out: &mut BytesMut,
+    boundary: &str,
+    content_id: Option<&str>,
+    reply: &ApiResponse,
+) {
+    out.put_slice(b"--");
+    out.put_slice(boundary.as_bytes());
+    out.put_slice(b"\r\nContent-Type: ");
+    out.put_slice(PART_CONTENT_TYPE.as_bytes());
+    out.put_slice(b"\r\n");
+    if let Some(id) = content_id {
+        out.put_slice(b"Content-Id: ");
+        out.put_slice(id.as_bytes());
         out.put_slice(b"\r\n");
     }
+    out.put_slice(b"\r\n");
+    let status = reply.status;
+    out.put_slice(
+        format!(
+            "HTTP/1.1 {} {}\r\n",
+            status.as_u16(),
+            status.canonical_reason().unwrap_or("Unknown")
+        )
+        .as_bytes(),
+    );
+    for (name, value) in &reply.headers {
+        if name == CONTENT_LENGTH {
+            continue;
+        }
+        out.put_slice(name.as_str().as_bytes());
+        out.put_slice(b": ");
+        out.put_slice(value.as_bytes());
+        out.put_slice(b"\r\n");
+    }
+    out.put_slice(format!("Content-Length: {}\r\n\r\n", reply.body.len()).as_bytes());
+    out.put_slice(&reply.body);
+    out.put_slice(b"\r\n");
+}
+
+/// Closes a multipart reply.
+pub(crate) fn render_end(out: &mut BytesMut, boundary: &str) {
     out.put_slice(b"--");
     out.put_slice(boundary.as_bytes());
     out.put_slice(b"--\r\n");
-    out.freeze()
 }
 
 /// The first position of `needle` in `haystack` at or after `from`.
@@ -371,6 +375,15 @@ mod tests {
             b"Content-Type: application/x-arango-batchpart\r\n\r\nPOST /x HTTP/1.1\r\nContent-Length: 10\r\n\r\nabc",
         );
         assert_eq!(parse_part(&long_body, 0).unwrap_err().status, 400);
+    }
+
+    fn render(boundary: &str, replies: &[(Option<String>, ApiResponse)]) -> Bytes {
+        let mut out = BytesMut::new();
+        for (content_id, reply) in replies {
+            render_part(&mut out, boundary, content_id.as_deref(), reply);
+        }
+        render_end(&mut out, boundary);
+        out.freeze()
     }
 
     #[test]

@@ -24,6 +24,7 @@ use quince_errors::{ArangoError, Result};
 use serde_json::{json, Map, Value};
 
 use crate::permission::Access;
+use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
 
@@ -31,7 +32,7 @@ use crate::response::{ApiResponse, ApiResult};
 const KEY_GENERATORS: [&str; 4] = ["padded", "autoincrement", "traditional", "uuid"];
 
 /// Handles every request under `/_api/collection`.
-pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
+pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
     let method = req.method.clone();
     let suffix: Vec<&str> = req.suffix.iter().map(String::as_str).collect();
     match (suffix.as_slice(), &method) {
@@ -43,7 +44,7 @@ pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
                 &collection(&req, name)?.properties(),
             )))
         }
-        ([name], &Method::DELETE) => drop_collection(&req, name).await,
+        ([name], &Method::DELETE) => drop_collection(api, &req, name).await,
         ([name], &Method::PUT) => {
             collection(&req, name)?;
             Err(bad_parameter(
@@ -125,13 +126,22 @@ async fn create(req: &ApiRequest) -> ApiResult {
 }
 
 /// `DELETE /_api/collection/{name}[?isSystem=true]`: 200 and the dropped collection's id.
-async fn drop_collection(req: &ApiRequest, name: &str) -> ApiResult {
+/// Every grant on the collection goes with it (as in ArangoDB), so a new collection of the
+/// same name starts with nobody's old permissions; grants a crash left behind are removed at
+/// the next start (`Api::open`).
+async fn drop_collection(api: &Api, req: &ApiRequest, name: &str) -> ApiResult {
     req.require_database(Access::Write)?;
     req.require(Access::Write, name)?;
     let name = collection(req, name)?.name();
     let is_system = req.bool_param("isSystem", false);
     let database = Arc::clone(&req.database);
-    let id = blocking(move || database.drop_collection(&name, is_system)).await?;
+    let users = Arc::clone(api.users_handle());
+    let id = blocking(move || {
+        let id = database.drop_collection(&name, is_system)?;
+        users.forget_collection(database.name(), &name)?;
+        Ok(id)
+    })
+    .await?;
     let mut object = render::success_head();
     object.insert("id".into(), Value::String(id.to_string()));
     Ok(reply(object))

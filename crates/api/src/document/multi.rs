@@ -125,8 +125,12 @@ pub(super) fn read(req: &ApiRequest, collection_name: &str, selectors: Vec<Value
     let collection = collection(req, collection_name)?;
     let check_revs = !req.bool_param("ignoreRevs", true);
     let own_name = collection.name();
-    let mut reply = MultiReply::new(false, selectors.len());
+    let mut reply = MultiReply::new(false, selectors.len(), req.replies.budget());
     for item in &selectors {
+        if reply.overflowed() {
+            // A read has no effects to report: stop at once.
+            break;
+        }
         let document = selector(item, &own_name).and_then(|(key, rev)| {
             let document = collection.read(key)?;
             match rev {
@@ -145,7 +149,7 @@ pub(super) fn read(req: &ApiRequest, collection_name: &str, selectors: Vec<Value
             Err(err) => reply.push_error(&err),
         }
     }
-    Ok(reply.finish(200))
+    reply.finish(200)
 }
 
 /// The reply of a multi-document write being built, and the durability it waits for.
@@ -183,12 +187,25 @@ where
     let collection = collection(req, collection_name)?;
     let synced = options.wait_for_sync || collection.wait_for_sync();
     let mut state = Writes {
-        reply: MultiReply::new(silent, count),
+        reply: MultiReply::new(silent, count, req.replies.budget()),
         durability: None,
     };
     writes(&collection, &options, &mut state);
     durable(state.durability).await?;
-    Ok(state.reply.finish(write_status(kind, synced)))
+    state
+        .reply
+        .finish(write_status(kind, synced))
+        .map_err(|err| {
+            // The items were processed (each on its own, as always): say so.
+            ArangoError::with_message(
+                quince_errors::RESOURCE_LIMIT,
+                format!(
+                    "every item was processed, but the reply cannot be sent: {}",
+                    err.message
+                ),
+            )
+            .with_status(err.status)
+        })
 }
 
 /// The key of an item of a multi replace/update: its `_key` attribute (1205 when missing,

@@ -19,6 +19,7 @@ use quince_errors::ArangoError;
 use serde::Serialize;
 
 use crate::error::item_error;
+use crate::reply_budget::ReplyBudget;
 use crate::response::ApiResponse;
 
 use super::params::WriteKind;
@@ -117,18 +118,23 @@ pub(crate) fn single_write_reply(
     }
 }
 
-/// The result array of a multi-document request, built item by item in input order.
+/// The result array of a multi-document request, built item by item in input order, within
+/// the reply's memory budget.
 pub(crate) struct MultiReply {
     body: Vec<u8>,
     items: usize,
     silent: bool,
     /// How many items failed with each errorNum, for `x-arango-error-codes`.
     error_counts: BTreeMap<u32, u64>,
+    /// The reply's share of the server's reply memory.
+    budget: ReplyBudget,
+    /// Set once the reply outgrew its budget: nothing more is added, and `finish` fails.
+    overflow: Option<ArangoError>,
 }
 
 impl MultiReply {
     /// An empty result array. A silent reply lists only the failed items.
-    pub(crate) fn new(silent: bool, items_expected: usize) -> Self {
+    pub(crate) fn new(silent: bool, items_expected: usize, budget: ReplyBudget) -> Self {
         let mut body = Vec::with_capacity(2 + items_expected.saturating_mul(80).min(1 << 20));
         body.push(b'[');
         MultiReply {
@@ -136,14 +142,30 @@ impl MultiReply {
             items: 0,
             silent,
             error_counts: BTreeMap::new(),
+            budget,
+            overflow: None,
         }
     }
 
-    fn separate(&mut self) {
+    /// True once the reply outgrew its budget (a read can stop early).
+    pub(crate) fn overflowed(&self) -> bool {
+        self.overflow.is_some()
+    }
+
+    /// Adds one entry with `write`, unless the reply already outgrew its budget.
+    fn add(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        if self.overflowed() {
+            return;
+        }
         if self.items > 0 {
             self.body.push(b',');
         }
         self.items += 1;
+        write(&mut self.body);
+        if let Err(err) = self.budget.grow(self.body.len()) {
+            self.overflow = Some(err);
+            self.body = Vec::new();
+        }
     }
 
     /// Adds the result of one successful write.
@@ -151,21 +173,18 @@ impl MultiReply {
         if self.silent {
             return;
         }
-        self.separate();
-        write_outcome(&mut self.body, outcome, kind);
+        self.add(|body| write_outcome(body, outcome, kind));
     }
 
     /// Adds one item that already is JSON text (a document read by `onlyget`).
     pub(crate) fn push_raw(&mut self, json: &[u8]) {
-        self.separate();
-        self.body.extend_from_slice(json);
+        self.add(|body| body.extend_from_slice(json));
     }
 
     /// Adds the inline error object of one failed item.
     pub(crate) fn push_error(&mut self, err: &ArangoError) {
-        self.separate();
-        write_json(&mut self.body, &item_error(err));
         *self.error_counts.entry(err.num()).or_insert(0) += 1;
+        self.add(|body| write_json(body, &item_error(err)));
     }
 
     /// Adds one item's result, whichever it is.
@@ -180,12 +199,17 @@ impl MultiReply {
         }
     }
 
-    /// The finished reply, with `x-arango-error-codes` (`{"1210":2}`) when an item failed.
-    pub(crate) fn finish(mut self, status: u16) -> ApiResponse {
+    /// The finished reply, with `x-arango-error-codes` (`{"1210":2}`) when an item failed; the
+    /// budget's error when it outgrew its budget.
+    pub(crate) fn finish(mut self, status: u16) -> Result<ApiResponse, ArangoError> {
+        if let Some(err) = self.overflow.take() {
+            return Err(err);
+        }
         self.body.push(b']');
-        let reply = ApiResponse::json_bytes(status, self.body);
+        let body = std::mem::take(&mut self.body);
+        let reply = ApiResponse::json_bytes(status, body);
         if self.error_counts.is_empty() {
-            return reply;
+            return Ok(reply);
         }
         let counts: serde_json::Map<String, serde_json::Value> = self
             .error_counts
@@ -193,13 +217,14 @@ impl MultiReply {
             .map(|(num, count)| (num.to_string(), (*count).into()))
             .collect();
         let header = serde_json::Value::Object(counts).to_string();
-        reply.with_header(ERROR_CODES_HEADER, &header)
+        Ok(reply.with_header(ERROR_CODES_HEADER, &header))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reply_budget::ReplyLimits;
 
     fn outcome() -> WriteOutcome {
         WriteOutcome {
@@ -238,13 +263,29 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_over_its_budget_fails_and_frees_its_body() {
+        let limits = ReplyLimits::new(1000);
+        let mut reply = MultiReply::new(false, 100, limits.budget());
+        for _ in 0..100 {
+            reply.push_raw(br#"{"_key":"big","pad":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}"#);
+        }
+        assert!(reply.overflowed());
+        assert!(
+            reply.body.capacity() == 0,
+            "the partial body is freed at once"
+        );
+        let err = reply.finish(200).unwrap_err();
+        assert_eq!((err.status, err.num()), (400, 32));
+    }
+
+    #[test]
     fn silent_multi_reply_keeps_only_errors_and_counts_them() {
-        let mut reply = MultiReply::new(true, 3);
+        let mut reply = MultiReply::new(true, 3, ReplyLimits::new(1 << 20).budget());
         reply.push_outcome(&outcome(), WriteKind::Insert);
         let err = ArangoError::new(quince_errors::ARANGO_UNIQUE_CONSTRAINT_VIOLATED);
         reply.push_error(&err);
         reply.push_error(&err);
-        let response = reply.finish(202);
+        let response = reply.finish(202).unwrap();
         let body: serde_json::Value = serde_json::from_slice(&response.body).unwrap();
         assert_eq!(body.as_array().unwrap().len(), 2);
         assert_eq!(body[0]["errorNum"], 1210);

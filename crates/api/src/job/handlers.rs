@@ -5,17 +5,18 @@
 //!
 //! What it is not: running jobs (`crate::async_exec`) or keeping them (`super::store`).
 //!
-//! Invariants: `PUT /{id}` hands a done job's reply out once, with its original status,
-//! headers and body plus `x-arango-async-id`; a pending job is 204 without the id header;
-//! an unknown or non-numeric id is 404/404; list types other than `pending` and `done` are
-//! 400/400.
+//! Invariants: every call sees only the caller's own jobs of the request's database (a
+//! superuser: every user's), and another's job answers exactly as a missing one (404);
+//! `PUT /{id}` hands a done job's reply out once, with its original status, headers and body
+//! plus `x-arango-async-id`; a pending job is 204 without the id header; an unknown or
+//! non-numeric id is 404/404; list types other than `pending` and `done` are 400/400.
 
 use http::header::HeaderName;
 use http::Method;
 use quince_errors::{ArangoError, HTTP_BAD_PARAMETER, HTTP_NOT_FOUND};
 use serde_json::{json, Value};
 
-use super::store::{Fetched, JobId, Status};
+use super::store::{Fetched, JobId, Status, Viewer};
 use crate::async_exec::{cancelled_reply, ASYNC_ID_HEADER};
 use crate::pipeline::Api;
 use crate::request::ApiRequest;
@@ -25,15 +26,25 @@ use crate::router::{method_not_allowed, unknown_path};
 /// How many ids a list returns when `count` is absent.
 const LIST_COUNT_DEFAULT: usize = 100;
 
+/// Who is asking, for the job table: jobs are the caller's own, in the request's database.
+fn viewer(req: &ApiRequest) -> Viewer<'_> {
+    Viewer {
+        user: req.user.name(),
+        database: req.database.name(),
+        superuser: req.user.is_superuser(),
+    }
+}
+
 /// Answers one job-management request.
 pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
     let suffix: Vec<&str> = req.suffix.iter().map(String::as_str).collect();
     let jobs = api.jobs();
+    let me = viewer(&req);
     match (&req.method, suffix.as_slice()) {
         (&Method::PUT, []) => Err(bad_parameter("bad parameter: no job id given")),
         (&Method::PUT, [id]) => {
             let id = job_id(id)?;
-            match jobs.fetch(id) {
+            match jobs.fetch(id, me) {
                 Fetched::Done(reply) => Ok(
                     reply.with_header(HeaderName::from_static(ASYNC_ID_HEADER), &id.to_string())
                 ),
@@ -42,13 +53,13 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
             }
         }
         (&Method::PUT, [id, "cancel"]) => {
-            if jobs.cancel(job_id(id)?, cancelled_reply) {
+            if jobs.cancel(job_id(id)?, me, cancelled_reply) {
                 Ok(result_true())
             } else {
                 Err(not_found())
             }
         }
-        (&Method::GET, [name]) if starts_like_an_id(name) => match jobs.status(job_id(name)?) {
+        (&Method::GET, [name]) if starts_like_an_id(name) => match jobs.status(job_id(name)?, me) {
             Status::Done => Ok(ApiResponse::empty(200)),
             Status::Pending => Ok(ApiResponse::empty(204)),
             Status::Unknown => Err(not_found()),
@@ -62,7 +73,7 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
                     .map_err(|_| bad_parameter("invalid value for 'count'"))?,
             };
             let ids: Vec<Value> = jobs
-                .list(*kind == "done", count)
+                .list(*kind == "done", count, me)
                 .into_iter()
                 .map(|id| Value::String(id.to_string()))
                 .collect();
@@ -72,7 +83,7 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
             "invalid type: expected 'pending', 'done' or a job id",
         )),
         (&Method::DELETE, ["all"]) => {
-            jobs.delete_all();
+            jobs.delete_all(me);
             Ok(result_true())
         }
         (&Method::DELETE, ["expired"]) => {
@@ -81,11 +92,11 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
                 .and_then(|s| s.trim().parse::<f64>().ok())
                 .filter(|s| s.is_finite())
                 .ok_or_else(|| bad_parameter("missing or invalid 'stamp'"))?;
-            jobs.delete_expired(stamp);
+            jobs.delete_expired(stamp, me);
             Ok(result_true())
         }
         (&Method::DELETE, [id]) => {
-            if jobs.delete(job_id(id)?) {
+            if jobs.delete(job_id(id)?, me) {
                 Ok(result_true())
             } else {
                 Err(not_found())

@@ -4,8 +4,9 @@
 //!
 //! What it is not: queuing and running jobs (`crate::async_exec`).
 //!
-//! Invariants: job ids are server-wide (any database's prefix reaches every job); only jobs
-//! queued with `x-arango-async: store` are visible here.
+//! Invariants: a job belongs to the user who queued it and the database it was queued in, and
+//! only its owner (or a superuser) in that database sees it; only jobs queued with
+//! `x-arango-async: store` are visible here.
 
 pub(crate) mod handlers;
 pub(crate) mod sleep;

@@ -22,10 +22,12 @@ use crate::error::error_response;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
 
-/// A catalog on a temporary directory and its `_system` database.
+/// A catalog on a temporary directory, its `_system` database, and an API over it (for the
+/// families that need the server's state, such as the user accounts).
 pub(crate) struct Fixture {
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) db: Arc<Database>,
+    pub(crate) api: Arc<crate::Api>,
     _dir: tempfile::TempDir,
 }
 
@@ -44,9 +46,11 @@ impl Fixture {
         })
         .expect("catalog opens");
         let db = catalog.database("_system").expect("_system exists");
+        let api = crate::Api::new(Arc::clone(&catalog), crate::ApiConfig::default());
         Fixture {
             catalog,
             db,
+            api,
             _dir: dir,
         }
     }
@@ -86,7 +90,9 @@ impl Fixture {
                 body: Bytes::new(),
                 user: crate::permission::Caller::superuser(),
                 json_depth_max: quince_model::json::JSON_DEPTH_MAX_DEFAULT,
+                replies: self.api.replies().clone(),
             },
+            api: Arc::clone(&self.api),
         }
     }
 }
@@ -100,6 +106,7 @@ impl Drop for Fixture {
 /// One request under construction.
 pub(crate) struct Call {
     pub(crate) request: ApiRequest,
+    api: Arc<crate::Api>,
 }
 
 impl Call {
@@ -137,7 +144,7 @@ impl Call {
 
     /// Sends it to `/_api/collection`.
     pub(crate) async fn collection(self) -> Reply {
-        Reply::from(crate::collection::handle(self.request).await)
+        Reply::from(crate::collection::handle(&self.api, self.request).await)
     }
 
     /// Sends it to `/_api/key-generators`.
