@@ -148,9 +148,11 @@ def test_async_headers_and_job_endpoints(http, db_name, col):
     sync = http.get("/_api/version", headers={"x-arango-async": "yes"})
     assert sync.status_code == 200 and sync.json()["server"] == "arango"
 
-    wait_for(lambda: http.get(f"/_api/job/{job_id}").status_code == 200, "stored job")
-    # Job ids are server-wide: the admin alias and another database prefix reach the job.
-    assert http.get(f"/_admin/job/{job_id}").status_code == 200
+    wait_for(lambda: http.get(f"{base}/_api/job/{job_id}").status_code == 200, "stored job")
+    # A job belongs to the database it was queued in: the admin alias reaches it there, and
+    # another database's prefix does not.
+    assert http.get(f"{base}/_admin/job/{job_id}").status_code == 200
+    assert http.get(f"/_api/job/{job_id}").status_code == 404
     fetched = http.put(f"{base}/_api/job/{job_id}")
     assert fetched.status_code == 202, "the original status of a non-syncing insert"
     assert fetched.headers["x-arango-async-id"] == job_id
@@ -193,19 +195,29 @@ def submit(http: Http, method: str, path: str, **kw) -> str:
     return resp.headers["x-arango-async-id"]
 
 
+def second_user(srv, http: Http, name: str = "second") -> Http:
+    """Creates a user with `rw` on `_system` and returns a client that logs in as them."""
+    assert http.post("/_api/user", json={"user": name, "passwd": "pw2"}).status_code == 201
+    assert http.put(f"/_api/user/{name}/database/_system", json={"grant": "rw"}).status_code == 200
+    return Http(srv.url, auth=(name, "pw2"))
+
+
 def test_queue_full_cancel_and_queued_job_never_runs(one_worker):
     srv, http = one_worker
+    # One user may hold a quarter of the queue (here: one job), so a second user queues the
+    # second job.
+    other = second_user(srv, http)
     sleeper = submit(http, "GET", "/_admin/sleep?duration=120")
     # The one worker takes the sleep job; it then counts as running, not queued.
     wait_for(lambda: http.get("/_api/job/pending").json() == [sleeper], "the sleeper to be pending")
-    queued = submit(http, "POST", "/_api/document/c", json={"_key": "never"})
-    assert http.get(f"/_api/job/{queued}").status_code == 204
-    assert http.put(f"/_api/job/{queued}").status_code == 204
+    queued = submit(other, "POST", "/_api/document/c", json={"_key": "never"})
+    assert other.get(f"/_api/job/{queued}").status_code == 204
+    assert other.put(f"/_api/job/{queued}").status_code == 204
 
     # Two jobs hold both units of the queue bound: async and ordinary requests get 503/21003.
     for resp in (
-        http.post("/_api/document/c", json={}, headers={"x-arango-async": "store"}),
-        http.post("/_api/document/c", json={}, headers={"x-arango-async": "true"}),
+        other.post("/_api/document/c", json={}, headers={"x-arango-async": "store"}),
+        other.post("/_api/document/c", json={}, headers={"x-arango-async": "true"}),
         http.post("/_api/document/c", json={}),
     ):
         assert resp.status_code == 503, resp.text
@@ -213,20 +225,68 @@ def test_queue_full_cancel_and_queued_job_never_runs(one_worker):
         assert "x-arango-queue-time-seconds" in resp.headers
 
     # Cancelling the queued job frees its unit at once; it will never run.
-    cancel = http.put(f"/_api/job/{queued}/cancel")
+    cancel = other.put(f"/_api/job/{queued}/cancel")
     assert cancel.status_code == 200 and cancel.json() == {"result": True}
     assert http.get("/_api/version").status_code == 200
-    result = http.put(f"/_api/job/{queued}")
+    result = other.put(f"/_api/job/{queued}")
     assert result.status_code == 410 and result.json()["errorNum"] == 21
     assert result.headers["x-arango-async-id"] == queued
 
     # Cancelling the running sleep ends it; a job queued after it then runs.
     assert http.put(f"/_api/job/{sleeper}/cancel").status_code == 200
-    marker = submit(http, "POST", "/_api/document/c", json={"_key": "marker"})
-    wait_for(lambda: http.get(f"/_api/job/{marker}").status_code == 200, "the marker job")
+    marker = submit(other, "POST", "/_api/document/c", json={"_key": "marker"})
+    wait_for(lambda: other.get(f"/_api/job/{marker}").status_code == 200, "the marker job")
     assert http.get(f"/_api/job/{sleeper}").status_code == 200
     assert http.get("/_api/document/c/never").status_code == 404
     assert http.get("/_api/document/c/marker").status_code == 200
+
+
+def test_another_users_jobs_are_invisible(one_worker):
+    """Regression: job ids counted up from 1 and any user with rw anywhere could list, fetch
+    and delete anybody's stored results (a superuser's read of a secret document, say)."""
+    srv, http = one_worker
+    other = second_user(srv, http)
+    assert http.post("/_api/document/c", json={"_key": "secret", "pin": 1234}).status_code == 202
+    job = submit(http, "GET", "/_api/document/c/secret")
+    wait_for(lambda: http.get(f"/_api/job/{job}").status_code == 200, "root's read")
+    assert other.get("/_api/job/done").json() == []
+    assert other.get(f"/_api/job/{job}").status_code == 404
+    assert other.put(f"/_api/job/{job}").status_code == 404
+    assert other.put(f"/_api/job/{job}/cancel").status_code == 404
+    assert other.delete(f"/_api/job/{job}").status_code == 404
+    assert other.delete("/_api/job/all").json() == {"result": True}
+    # Ids are not a counter: neighbours of root's id name nothing of the other user's.
+    assert other.get(f"/_api/job/{int(job) + 1}").status_code == 404
+    fetched = http.put(f"/_api/job/{job}")
+    assert fetched.status_code == 200 and fetched.json()["pin"] == 1234
+
+
+def test_one_user_cannot_fill_the_queue_and_can_cancel_its_own_queued_jobs(server_factory):
+    """Regression: one read-only user could queue /_admin/sleep jobs up to the queue size and
+    give every user 503, and DELETE /_api/job/all did not cancel queued jobs."""
+    srv = server_factory(extra_args=["--server.threads", "2", "--server.maximal-queue-size", "8"])
+    http = Http(srv.url)
+    assert http.post("/_api/collection", json={"name": "c"}).status_code == 200
+    assert http.post("/_api/user", json={"user": "reader", "passwd": "r"}).status_code == 201
+    assert http.put("/_api/user/reader/database/_system", json={"grant": "ro"}).status_code == 200
+    reader = Http(srv.url, auth=("reader", "r"))
+    # A quarter of 8: two jobs queued or running per user.
+    first = submit(reader, "GET", "/_admin/sleep?duration=120")
+    second = submit(reader, "GET", "/_admin/sleep?duration=120")
+    third = reader.get("/_admin/sleep?duration=120", headers={"x-arango-async": "store"})
+    assert third.status_code == 503 and third.json()["errorNum"] == 21003
+    # Everybody else still gets in, both asynchronously and synchronously.
+    mine = submit(http, "POST", "/_api/document/c", json={"_key": "mine"})
+    assert http.get("/_api/version").status_code == 200
+    # The reader cancels their own jobs, queued and running, with one call.
+    assert reader.delete("/_api/job/all").json() == {"result": True}
+    wait_for(lambda: http.get(f"/_api/job/{mine}").status_code == 200, "root's job to run")
+    assert reader.get(f"/_api/job/{first}").status_code == 404
+    assert reader.get(f"/_api/job/{second}").status_code == 404
+    wait_for(
+        lambda: reader.get("/_admin/sleep?duration=0", headers={"x-arango-async": "store"}).status_code == 202,
+        "the reader's places to be free again",
+    )
 
 
 def test_shutdown_finishes_queued_fire_and_forget_writes(server_factory, tmp_path):

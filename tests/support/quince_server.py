@@ -61,8 +61,11 @@ class QuinceServer:
         jwt_keyfile: Path | None = None,
         extra_args: tuple[str, ...] | list[str] = (),
         log_path: Path | None = None,
+        preexec_fn=None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        # Runs in the child before the server starts (to lower its descriptor limit, say).
+        self.preexec_fn = preexec_fn
         self.password = password
         self.jwt_keyfile = jwt_keyfile
         self.extra_args = list(extra_args)
@@ -110,6 +113,7 @@ class QuinceServer:
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=log,
+                preexec_fn=self.preexec_fn,
             )
         threading.Thread(target=self._drain_stdout, args=(self.proc, self._lines), daemon=True).start()
 

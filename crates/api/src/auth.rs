@@ -2,9 +2,11 @@
 //!
 //! What it is: [`Authenticator`], which reads HTTP Basic (a user's password, or an access
 //! token as the password, the user then optional) and `bearer` JSON Web Tokens (superuser
-//! tokens with `server_id`, user tokens), and [`authenticate`], the pipeline's step that also
-//! runs the slow password check off the async workers, counts failed logins in the metrics
-//! and logs them (user name and client address, never the password).
+//! tokens with `server_id`, user tokens), and the pipeline's two steps: [`identify`] (what the
+//! credentials say, no slow work) and [`resolve`] (taken once the request holds its unit of the
+//! queue bound: runs the slow password check off the async workers, a bounded number at a
+//! time, counts failed logins in the metrics and logs them, user name and client address,
+//! never the password).
 //!
 //! What it is not: permissions ([`crate::permission`]) or accounts (`quince_auth::Users`).
 //!
@@ -20,6 +22,8 @@ use std::sync::Arc;
 use base64::Engine;
 use http::{Extensions, HeaderMap, HeaderValue};
 use quince_auth::{access_token::looks_like_token, Account, Claims, TokenKeys, Users};
+
+use quince_errors::{ArangoError, QUEUE_FULL};
 
 use crate::limits::TOKEN_LIFETIME_SECS;
 use crate::permission::Caller;
@@ -138,30 +142,36 @@ fn strip_scheme<'a>(text: &'a str, scheme: &str) -> Option<&'a str> {
     (head.eq_ignore_ascii_case(scheme) && rest.starts_with(' ')).then(|| rest.trim_start())
 }
 
-/// The pipeline's authentication step: the caller, or `None` for credentials that do not
-/// check out (counted and logged). Without credentials the caller is nobody; with
-/// authentication off, everybody is a superuser.
-pub(crate) async fn authenticate(
-    api: &Api,
-    headers: &HeaderMap,
-    extensions: &Extensions,
-) -> Option<Caller> {
-    if !api.config().authentication {
-        return Some(Caller::superuser());
+impl Identity {
+    /// True when resolving it needs the slow password check (Argon2).
+    pub(crate) fn needs_password_check(&self) -> bool {
+        matches!(self, Identity::Password { .. })
     }
-    let identity = api
-        .authenticator()
-        .identify(api.users(), headers.get(http::header::AUTHORIZATION));
+}
+
+/// The pipeline's first authentication step, with no slow work: what the credentials say.
+/// With authentication off, everybody is a superuser.
+pub(crate) fn identify(api: &Api, headers: &HeaderMap) -> Identity {
+    if !api.config().authentication {
+        return Identity::Superuser;
+    }
+    api.authenticator()
+        .identify(api.users(), headers.get(http::header::AUTHORIZATION))
+}
+
+/// The pipeline's second authentication step, taken once the request holds its unit of the
+/// queue bound: the caller, or `None` for credentials that do not check out (counted and
+/// logged). Without credentials the caller is nobody. A password is checked off the async
+/// workers, and only [`crate::limits::PASSWORD_CHECKS_MAX`] at a time wait for it: beyond that 503/21003, so
+/// guessing passwords cannot occupy the whole queue.
+pub(crate) async fn resolve(
+    api: &Api,
+    identity: Identity,
+    extensions: &Extensions,
+) -> Result<Option<Caller>, ArangoError> {
     let identity = match identity {
         Identity::Password { user, password } => {
-            let users = Arc::clone(api.users_handle());
-            let name = user.clone();
-            // Argon2 takes tens of milliseconds: never on an async worker.
-            let checked =
-                tokio::task::spawn_blocking(move || users.verify_password(&name, &password))
-                    .await
-                    .ok()
-                    .flatten();
+            let checked = check_password(api, &user, password).await?;
             match checked {
                 Some(account) => Identity::User(account),
                 None => refused(&user, "wrong password, or unknown or inactive user"),
@@ -169,7 +179,7 @@ pub(crate) async fn authenticate(
         }
         other => other,
     };
-    match identity {
+    Ok(match identity {
         Identity::Superuser => Some(Caller::superuser()),
         Identity::User(account) => Some(Caller::user(account)),
         Identity::Anonymous => Some(Caller::nobody()),
@@ -178,7 +188,30 @@ pub(crate) async fn authenticate(
             None
         }
         Identity::Password { .. } => unreachable!("resolved above"),
-    }
+    })
+}
+
+/// Checks `password` for `user` on the blocking pool (Argon2 takes tens of milliseconds), at
+/// most [`crate::limits::PASSWORD_CHECKS_MAX`] checks waiting at once (503/21003 beyond).
+pub(crate) async fn check_password(
+    api: &Api,
+    user: &str,
+    password: String,
+) -> Result<Option<Arc<Account>>, ArangoError> {
+    let Ok(_slot) = api.password_checks().try_acquire() else {
+        return Err(ArangoError::with_message(
+            QUEUE_FULL,
+            "queue is full: too many logins are being checked; retry later",
+        ));
+    };
+    let users = Arc::clone(api.users_handle());
+    let name = user.to_owned();
+    Ok(
+        tokio::task::spawn_blocking(move || users.verify_password(&name, &password))
+            .await
+            .ok()
+            .flatten(),
+    )
 }
 
 /// Counts a failed login and logs it with the user name and the client's address.

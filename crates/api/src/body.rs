@@ -55,6 +55,13 @@ where
     B: Body<Data = Bytes>,
     B::Error: std::fmt::Display,
 {
+    // A body of known length (Content-Length) is collected into a buffer of exactly that size,
+    // so a large body never costs a doubling reallocation on top of itself.
+    let exact = body
+        .size_hint()
+        .exact()
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|n| *n <= limit);
     let mut body = std::pin::pin!(body);
     let mut first: Option<Bytes> = None;
     let mut rest: Option<BytesMut> = None;
@@ -77,7 +84,7 @@ where
         match (&mut first, &mut rest) {
             (None, _) => first = Some(chunk),
             (Some(head), None) => {
-                let mut buf = BytesMut::with_capacity(total);
+                let mut buf = BytesMut::with_capacity(exact.unwrap_or(total).max(total));
                 buf.extend_from_slice(head);
                 buf.extend_from_slice(&chunk);
                 rest = Some(buf);

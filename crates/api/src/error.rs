@@ -1,6 +1,23 @@
-//! Renders an [`ArangoError`] as ArangoDB's error body.
+//! Renders an [`ArangoError`] as ArangoDB's error body: the one place errors leave the server.
+//!
+//! What it is: [`error_response`] and [`error_body`] for a request's error, [`item_error`] for
+//! one failed item of a multi-document request, and the rule that keeps server-side details in
+//! the log: an error the server answers with a 5xx status (other than the operational ones that
+//! describe the server's state: queue full, shutting down, reply limits) goes out with its code's
+//! generic message and an incident id, and its own message (which may name files and paths)
+//! goes to the log with that id.
+//!
+//! What it is not: deciding statuses (the codes' defaults and the handlers do that).
+//!
+//! Invariants: every error body has `error`, `errorNum`, `errorMessage` and `code` (items have no
+//! `code`), in ArangoDB's order; no file path or operating-system message reaches a client in a
+//! 5xx reply.
 
-use quince_errors::ArangoError;
+use std::borrow::Cow;
+
+use quince_errors::{
+    ArangoError, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, RESOURCE_LIMIT, SHUTTING_DOWN,
+};
 use serde_json::{Map, Value};
 
 use crate::response::ApiResponse;
@@ -18,7 +35,7 @@ pub fn error_body(err: &ArangoError) -> Value {
     body.insert("errorNum".into(), Value::from(err.code.num));
     body.insert(
         "errorMessage".into(),
-        Value::String(err.message.to_string()),
+        Value::String(public_message(err).into_owned()),
     );
     body.insert("code".into(), Value::from(err.status));
     for (name, value) in &err.extra {
@@ -34,7 +51,81 @@ pub fn item_error(err: &ArangoError) -> Value {
     body.insert("errorNum".into(), Value::from(err.code.num));
     body.insert(
         "errorMessage".into(),
-        Value::String(err.message.to_string()),
+        Value::String(public_message(err).into_owned()),
     );
     Value::Object(body)
+}
+
+/// The message a client sees: the error's own, or, for a server-side failure, the code's
+/// generic message with an incident id (the error itself is logged with that id).
+fn public_message(err: &ArangoError) -> Cow<'_, str> {
+    if !is_internal(err) {
+        return Cow::Borrowed(&err.message);
+    }
+    let incident = format!("{:016x}", rand::random::<u64>());
+    tracing::error!(
+        event = "api.internal_error",
+        %incident,
+        error_num = err.code.num,
+        status = err.status,
+        message = %err.message,
+        "answered with a generic message; the cause is here"
+    );
+    Cow::Owned(format!(
+        "{} (incident {incident}; the server log has the cause)",
+        err.code.message
+    ))
+}
+
+/// True for errors whose message may hold server-side detail: a 5xx that is not one of the
+/// operational answers about the server's state.
+fn is_internal(err: &ArangoError) -> bool {
+    err.status >= 500
+        && ![
+            QUEUE_FULL,
+            SHUTTING_DOWN,
+            RESOURCE_LIMIT,
+            QUEUE_TIME_REQUIREMENT_VIOLATED,
+        ]
+        .iter()
+        .any(|code| err.is(*code))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quince_errors::{ARANGO_CONFLICT, ARANGO_IO_ERROR};
+
+    #[test]
+    fn server_side_details_stay_in_the_log() {
+        let err = ArangoError::with_message(
+            ARANGO_IO_ERROR,
+            "I/O error on /srv/data/databases/database-1/collection-7/journal-3.db: EIO",
+        );
+        let body = error_body(&err);
+        let message = body["errorMessage"].as_str().unwrap();
+        assert!(
+            !message.contains("/srv") && !message.contains("EIO"),
+            "{message}"
+        );
+        assert!(message.contains("incident"), "{message}");
+        assert_eq!(
+            (body["errorNum"].clone(), body["code"].clone()),
+            (1305.into(), 500.into())
+        );
+        let item = item_error(&err);
+        assert!(!item["errorMessage"].as_str().unwrap().contains("/srv"));
+    }
+
+    #[test]
+    fn client_errors_and_operational_answers_keep_their_message() {
+        let conflict =
+            ArangoError::with_message(ARANGO_CONFLICT, "conflict, _rev values do not match");
+        assert_eq!(
+            error_body(&conflict)["errorMessage"],
+            "conflict, _rev values do not match"
+        );
+        let full = ArangoError::new(QUEUE_FULL);
+        assert_eq!(error_body(&full)["errorMessage"], "queue is full");
+    }
 }

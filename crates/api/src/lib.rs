@@ -49,6 +49,6 @@ pub mod static_files;
 mod token;
 mod user;
 
-pub use pipeline::{Api, ApiConfig, Peer, Received};
+pub use pipeline::{Api, ApiConfig, ConnectionTrust, Peer, Received};
 pub use request::ApiRequest;
 pub use response::{ApiResponse, ApiResult};

@@ -47,3 +47,11 @@ pub const JOBS_PER_USER_SHARE: usize = 4;
 pub fn jobs_per_user_max(queue_size_max: usize) -> usize {
     (queue_size_max / JOBS_PER_USER_SHARE).max(1)
 }
+
+/// The most password checks (Argon2, tens of milliseconds each) waiting at once; more get
+/// 503/21003, so that wrong passwords cannot occupy the whole request queue.
+pub const PASSWORD_CHECKS_MAX: usize = 64;
+
+/// The largest body of a request whose caller did not authenticate (open paths: a login is a
+/// few hundred bytes).
+pub const UNAUTHENTICATED_BODY_MAX: usize = 64 * 1024;

@@ -45,14 +45,7 @@ pub(crate) async fn login(api: &Api, req: &ApiRequest, extensions: &Extensions) 
     };
     let account = match api.users().verified_before(username, password) {
         Some(account) => Some(account),
-        None => {
-            let users = std::sync::Arc::clone(api.users_handle());
-            let (name, secret) = (username.to_owned(), password.to_owned());
-            tokio::task::spawn_blocking(move || users.verify_password(&name, &secret))
-                .await
-                .ok()
-                .flatten()
-        }
+        None => crate::auth::check_password(api, username, password.to_owned()).await?,
     };
     let Some(account) = account else {
         record_failed_login(api, extensions, username, "login with wrong credentials");

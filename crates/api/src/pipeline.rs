@@ -34,9 +34,11 @@ use hyper::body::Body;
 use quince_auth::Users;
 use quince_db::Catalog;
 use quince_errors::{
-    ArangoError, FORBIDDEN, HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE, HTTP_REQUEST_URI_TOO_LONG,
-    INTERNAL, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, SHUTTING_DOWN,
+    ArangoError, FORBIDDEN, HTTP_BAD_PARAMETER, HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
+    HTTP_REQUEST_URI_TOO_LONG, INTERNAL, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED,
+    SHUTTING_DOWN,
 };
+use tokio::sync::Semaphore;
 
 use crate::async_exec::{self, Jobs};
 use crate::auth::{self, Authenticator};
@@ -116,6 +118,12 @@ impl Default for ApiConfig {
 #[derive(Clone, Copy, Debug)]
 pub struct Received(pub Instant);
 
+/// Request extension: the trust flag of the connection the request came on. The pipeline sets
+/// it once a request on the connection authenticated, so the listener knows which connections
+/// proved who they are (those it never closes to make room for others).
+#[derive(Clone, Debug)]
+pub struct ConnectionTrust(pub Arc<std::sync::atomic::AtomicBool>);
+
 /// Request extension: the two ends of the connection the request came on.
 #[derive(Clone, Copy, Debug)]
 pub struct Peer {
@@ -154,6 +162,8 @@ pub struct Api {
     static_files: Option<StaticFiles>,
     /// The bounds on the memory of replies.
     replies: ReplyLimits,
+    /// One permit per password check waiting or running (`limits::PASSWORD_CHECKS_MAX`).
+    password_checks: Semaphore,
     /// When the API was created, for uptime.
     started: Instant,
 }
@@ -187,6 +197,10 @@ struct Timing {
     received: Instant,
     /// How long it waited before its handler started (set when the handler starts).
     queued: Option<Duration>,
+    /// The request's framing cannot be trusted (its body could not be read, or it declared
+    /// both Content-Length and Transfer-Encoding): the reply closes the connection, since where
+    /// the next request starts is unknown.
+    close_connection: bool,
 }
 
 impl Api {
@@ -202,6 +216,11 @@ impl Api {
         assert!(
             config.queue_size_max > 0,
             "the request queue must hold at least one request"
+        );
+        assert!(
+            config.json_depth_max <= quince_model::json::JSON_DEPTH_LIMIT,
+            "the JSON depth bound is at most {}",
+            quince_model::json::JSON_DEPTH_LIMIT
         );
         let users = Arc::new(Users::open(&catalog, &config.root_password)?);
         // A crash between a drop and the removal of its grants leaves grants on something
@@ -236,6 +255,7 @@ impl Api {
             me: me.clone(),
             static_files,
             replies,
+            password_checks: Semaphore::new(limits::PASSWORD_CHECKS_MAX),
             started: Instant::now(),
         }))
     }
@@ -287,6 +307,11 @@ impl Api {
 
     pub(crate) fn jobs(&self) -> &Arc<Jobs> {
         &self.jobs
+    }
+
+    /// The slots of password checks waiting or running.
+    pub(crate) fn password_checks(&self) -> &Semaphore {
+        &self.password_checks
     }
 
     /// The bounds on the memory of replies.
@@ -365,6 +390,7 @@ impl Api {
         let mut timing = Timing {
             received,
             queued: None,
+            close_connection: false,
         };
         let outcome = {
             let processing = std::pin::pin!(self.process(req, &mut timing));
@@ -397,6 +423,16 @@ impl Api {
             return Err(ArangoError::new(SHUTTING_DOWN));
         }
         let (parts, body) = req.into_parts();
+        if parts.headers.contains_key(http::header::CONTENT_LENGTH)
+            && parts.headers.contains_key(http::header::TRANSFER_ENCODING)
+        {
+            // RFC 9112 6.1: such a message "ought to be handled as an error" (request smuggling).
+            timing.close_connection = true;
+            return Err(ArangoError::with_message(
+                HTTP_BAD_PARAMETER,
+                "a request may not carry both Content-Length and Transfer-Encoding",
+            ));
+        }
         let raw_target = parts.uri.path_and_query().map_or("/", |pq| pq.as_str());
         if raw_target.len() > limits::URL_LENGTH_MAX {
             return Err(ArangoError::new(HTTP_REQUEST_URI_TOO_LONG));
@@ -426,23 +462,38 @@ impl Api {
         let open = router::is_open_path(&segments)
             || (self.config.authentication_system_only
                 && !segments.first().is_some_and(|s| s.starts_with('_')));
-        let caller = match auth::authenticate(self, &parts.headers, &parts.extensions).await {
+        // Job management is the fast lane: it must work while the queue is full, or a full
+        // queue could not be inspected or cancelled.
+        let fast_lane = job::is_job_path(&segments);
+        let identity = auth::identify(self, &parts.headers);
+        // A password check costs tens of milliseconds of CPU: only a request that holds its
+        // unit of the queue bound gets one.
+        let mut admission = match identity.needs_password_check() && !fast_lane {
+            true => Some(self.admit()?),
+            false => None,
+        };
+        let caller = match auth::resolve(self, identity, &parts.extensions).await? {
             Some(caller) => caller,
             None if open => Caller::nobody(),
             None => return Err(unauthorized()),
         };
+        if caller.is_authenticated() {
+            if let Some(trust) = parts.extensions.get::<ConnectionTrust>() {
+                trust.0.store(true, Ordering::Release);
+            }
+        }
         let caller = caller.in_read_only_mode(self.mode.is_read_only());
         let database =
             permission::admit_database(&self.catalog, &caller, &database, &segments, open)?;
         check_queue_time(&parts.headers, timing.received.elapsed())?;
         let async_mode = async_exec::mode(&parts.headers);
-        // Job management is the fast lane: it must work while the queue is full, or a full
-        // queue could not be inspected or cancelled.
-        let admission = if job::is_job_path(&segments) {
-            None
-        } else {
-            Some(self.admit()?)
-        };
+        if admission.is_none() && !fast_lane {
+            admission = Some(self.admit()?);
+        }
+        // The route is known before the body is read: a path nobody serves costs no body.
+        if router::resolve(&segments).is_none() {
+            return Err(router::unknown_path(&path));
+        }
         if async_mode.is_none() && router::streams_body(&segments) {
             // An import reads its own body as it streams in, within its own bound.
             body::check_declared_length(&parts.headers, self.config.import_size_max)?;
@@ -466,9 +517,20 @@ impl Api {
             drop(admission);
             return reply;
         }
-        body::check_declared_length(&parts.headers, self.config.body_size_max)?;
-        let raw_body = body::read_bounded(body, self.config.body_size_max).await?;
-        let body = body::decode_content(&parts.headers, raw_body, self.config.body_size_max)?;
+        // A caller who did not authenticate (on an open path: a login, say) needs little body;
+        // a small bound keeps unauthenticated clients from holding memory or time with one.
+        let body_limit = match caller.is_authenticated() {
+            true => self.config.body_size_max,
+            false => self
+                .config
+                .body_size_max
+                .min(limits::UNAUTHENTICATED_BODY_MAX),
+        };
+        body::check_declared_length(&parts.headers, body_limit)?;
+        let raw_body = body::read_bounded(body, body_limit)
+            .await
+            .inspect_err(|_| timing.close_connection = true)?;
+        let body = body::decode_content(&parts.headers, raw_body, body_limit)?;
         let request = ApiRequest {
             method: parts.method,
             database,
@@ -535,7 +597,9 @@ impl Api {
             HeaderName::from_static("x-arango-queue-time-seconds"),
             HeaderValue::from_str(&queued_text).expect("a decimal number is a valid header"),
         );
-        if http10_keep_alive {
+        if timing.close_connection {
+            headers.insert(CONNECTION, HeaderValue::from_static("close"));
+        } else if http10_keep_alive {
             // `ab -k` (HTTP/1.0) keeps a connection only when the reply says keep-alive.
             headers.insert(CONNECTION, HeaderValue::from_static("keep-alive"));
         }

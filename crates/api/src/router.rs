@@ -116,6 +116,9 @@ impl Route {
                 | Route::Token
                 | Route::ServerMode
                 | Route::Echo
+                // Every job call acts only on the caller's own jobs (a read-only user fetches,
+                // cancels and deletes the jobs they queued).
+                | Route::Job
         )
     }
 }

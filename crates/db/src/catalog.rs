@@ -28,7 +28,9 @@ use quince_errors::{
     ARANGO_DATADIR_NOT_WRITABLE, ARANGO_DUPLICATE_NAME, ARANGO_USE_SYSTEM_DATABASE,
 };
 use quince_model::names::{validate_database_name, SYSTEM_DATABASE};
-use quince_storage::io::{CachedFileIo, FileIo};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+
+use quince_storage::io::{CachedFileIo, FileIo, DIR_MODE, FILE_MODE};
 
 use crate::database::Database;
 use crate::debris::{self, Classified};
@@ -127,7 +129,10 @@ impl Catalog {
         let shared = Arc::new(Shared::new(&config, io));
         let io = &*shared.io;
         let root = databases_dir(&config.data_dir);
-        io.create_dir_all(&root).map_err(|e| io_error(&root, e))?;
+        if !io.exists(&root) {
+            io.create_dir_all(&root).map_err(|e| io_error(&root, e))?;
+            crate::params::sync_parent(io, &root)?;
+        }
         if let Some(params) = read_json::<CatalogParams>(io, &catalog_file(&config.data_dir))? {
             shared.observe_id(params.id_last);
         }
@@ -265,13 +270,14 @@ fn lock_data_dir(data_dir: &Path) -> Result<File> {
             ),
         )
     };
-    std::fs::create_dir_all(data_dir).map_err(not_writable)?;
+    create_dir_durably(data_dir).map_err(not_writable)?;
     let path = data_dir.join("LOCK");
     let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
+        .mode(FILE_MODE)
         .open(&path)
         .map_err(not_writable)?;
     match file.try_lock() {
@@ -285,6 +291,26 @@ fn lock_data_dir(data_dir: &Path) -> Result<File> {
         )),
         Err(TryLockError::Error(e)) => Err(not_writable(e)),
     }
+}
+
+/// Creates `dir` and its missing ancestors, fsyncing the parent of each one created, so that a
+/// power cut cannot take a new data directory away with everything written into it.
+fn create_dir_durably(dir: &Path) -> std::io::Result<()> {
+    let missing: Vec<&Path> = dir.ancestors().take_while(|p| !p.exists()).collect();
+    for path in missing.into_iter().rev() {
+        match std::fs::DirBuilder::new().mode(DIR_MODE).create(path) {
+            Ok(()) => {}
+            // Created meanwhile by someone else: fine, it exists.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+        let parent = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        File::open(parent)?.sync_all()?;
+    }
+    Ok(())
 }
 
 /// Opens every database under `<data>/databases`, deleting only what `crate::debris` proves is

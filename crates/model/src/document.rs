@@ -168,12 +168,12 @@ pub fn render_document(stored: &[u8], id_prefix: &str) -> Vec<u8> {
 /// The rendered document as a JSON value (for `new` and `old` in write replies).
 pub fn render_value(stored: &[u8], id_prefix: &str) -> Value {
     let rendered = render_document(stored, id_prefix);
-    serde_json::from_slice(&rendered).expect("stored document is valid JSON")
+    crate::json::parse_stored(&rendered).expect("stored document is valid JSON")
 }
 
 /// The stored document as an object, without `_id` (for merging and comparisons).
 pub fn stored_object(stored: &[u8]) -> Map<String, Value> {
-    match serde_json::from_slice(stored) {
+    match crate::json::parse_stored(stored) {
         Ok(Value::Object(object)) => object,
         _ => panic!("stored document is not a JSON object"),
     }
@@ -190,6 +190,35 @@ mod tests {
             Value::Object(m) => m,
             _ => panic!("not an object"),
         }
+    }
+
+    #[test]
+    fn documents_as_deep_as_the_limit_render_and_merge() {
+        let depth = crate::json::JSON_DEPTH_LIMIT;
+        let mut text = String::new();
+        for _ in 0..depth - 1 {
+            text.push_str("{\"a\":");
+        }
+        text.push('1');
+        for _ in 0..depth - 1 {
+            text.push('}');
+        }
+        let body = obj(crate::json::parse(text.as_bytes(), depth).unwrap());
+        let stored = encode_document("k", RevisionId(5), None, &body);
+        // serde_json's own bound (128) would refuse these; the stored form must not.
+        assert!(serde_json::from_slice::<Value>(&stored).is_err());
+        let value = render_value(&stored, &id_prefix("c"));
+        assert_eq!(value["_id"], "c/k");
+        let object = stored_object(&stored);
+        let merged = crate::merge::merge_patch(
+            &object,
+            &object,
+            crate::merge::MergeOptions {
+                keep_null: true,
+                merge_objects: true,
+            },
+        );
+        assert_eq!(merged.len(), object.len());
     }
 
     #[test]

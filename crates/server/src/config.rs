@@ -189,6 +189,16 @@ pub struct ServeArgs {
     )]
     pub descriptors_minimum: u64,
 
+    /// How long an authenticated connection may stay idle, in seconds (unauthenticated ones:
+    /// at most 30 s).
+    #[arg(
+        long = "http.keep-alive-timeout",
+        value_name = "SECONDS",
+        default_value_t = 300,
+        value_parser = clap::value_parser!(u64).range(1..=86_400)
+    )]
+    pub keep_alive_timeout_s: u64,
+
     /// The largest request body, in bytes, before and after decompression.
     #[arg(
         long = "http.max-body-size",
@@ -218,12 +228,13 @@ pub struct ServeArgs {
     )]
     pub max_import_size: u64,
 
-    /// The deepest nesting of a JSON body.
+    /// The deepest nesting of a JSON body (at most 256: what every step that handles a
+    /// document can recurse through on a worker's stack).
     #[arg(
         long = "http.max-json-depth",
         value_name = "N",
         default_value_t = 64,
-        value_parser = clap::value_parser!(u64).range(1..=10_000)
+        value_parser = clap::value_parser!(u64).range(1..=256)
     )]
     pub max_json_depth: u64,
 

@@ -1,31 +1,37 @@
-//! The TCP listener: accepts connections within a bound and serves each with hyper.
+//! The TCP listener: accepts connections within the governor's bounds and serves each with
+//! hyper.
 //!
 //! What it is: [`serve_connections`], the accept loop. Each connection is served by hyper
 //! (HTTP/1.1 with keep-alive and pipelining, HTTP/1.0 keep-alive, h2c by prior knowledge) and
-//! every request is handed to [`quince_api::Api::serve`] with its arrival time and the
-//! connection's addresses as request extensions.
+//! every request is handed to [`quince_api::Api::serve`] with its arrival time, the
+//! connection's addresses and its trust flag as request extensions, and its body wrapped so the
+//! governor can see (and cut) a body that arrives too slowly.
 //!
-//! What it is not: request semantics (the API decides every status code; a head hyper
-//! cannot parse, or one beyond [`HEAD_SIZE_MAX`], ends the connection).
+//! What it is not: request semantics (the API decides every status code; a head hyper cannot
+//! parse is answered 400 by hyper and the connection closed; one beyond [`HEAD_SIZE_MAX`] ends
+//! the connection), or who may keep a connection (`crate::governor`).
 //!
-//! Invariants: at most `max_connections` connections are open (a semaphore permit lives as
-//! long as each connection task); once the stop signal is seen no new connection is
-//! accepted, and each open one is told to finish its in-flight request and close.
+//! Invariants: every connection holds one of the governor's permits for as long as its task
+//! lives, and is registered with it for as long; once the stop signal is seen no new
+//! connection is accepted, and each open one is told to finish its in-flight request and
+//! close; a connection the governor closes "now" runs no handler (a running one gets its body
+//! cut and closes after its reply).
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use hyper::body::Incoming;
 use hyper::Request;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use quince_api::{Api, Peer, Received};
-
-use crate::idle;
+use quince_api::{Api, ConnectionTrust, Peer, Received};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::{watch, OwnedSemaphorePermit};
+
+use crate::connection::{ActivityIo, BodyState, Close, Connection, TrackedBody};
+use crate::governor::Governor;
 
 /// The largest request head (request line and headers) hyper buffers. It is well above the
 /// API's own limits (16 KiB of URL, 64 KiB of headers), so that clients going somewhat over
@@ -36,33 +42,22 @@ pub const HEAD_SIZE_MAX: usize = 256 * 1024;
 /// The most header lines in one request (beyond it hyper closes the connection).
 pub const HEADER_COUNT_MAX: usize = 512;
 
-/// How long a connection may go without receiving a byte before it is closed (gracefully: an
-/// in-flight request still gets its reply): 300 s, ArangoDB's default
-/// `--http.keep-alive-timeout`. It bounds how long an idle client holds a connection permit.
-///
-/// It is enforced by one coarse watchdog per connection ([`idle::watch`]) rather than by
-/// hyper's per-request header timer: arming a timer for every request head cost about a tenth
-/// of the throughput of small requests (measured with wrk on `/_api/version`).
-const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
-
 /// The pause after a failed accept (out of file descriptors, say) before trying again, so a
 /// persistent error does not spin a core.
-const ACCEPT_RETRY_PAUSE: Duration = Duration::from_millis(50);
+const ACCEPT_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
-/// Accepts connections until `stop` turns true. Every connection holds a permit of
-/// `connections`; the caller waits for all permits to learn that every connection closed.
+/// Accepts connections until `stop` turns true. Every connection holds a permit of the
+/// governor; the caller waits for all permits to learn that every connection closed.
 pub async fn serve_connections(
     listener: TcpListener,
     api: Arc<Api>,
-    connections: Arc<Semaphore>,
+    governor: Arc<Governor>,
     mut stop: watch::Receiver<bool>,
 ) {
     let builder = Arc::new(http_builder());
     loop {
         let permit = tokio::select! {
-            permit = connections.clone().acquire_owned() => {
-                permit.expect("the connection semaphore is never closed")
-            }
+            permit = governor.place() => permit,
             _ = stopped(&mut stop) => break,
         };
         let (stream, client) = tokio::select! {
@@ -76,13 +71,15 @@ pub async fn serve_connections(
             },
             _ = stopped(&mut stop) => break,
         };
-        let api = api.clone();
-        let builder = builder.clone();
-        let stop = stop.clone();
-        tokio::spawn(async move {
-            serve_connection(stream, client, api, &builder, stop).await;
-            drop(permit);
-        });
+        let connection = governor.register(client.ip());
+        let served = Served {
+            api: api.clone(),
+            builder: builder.clone(),
+            governor: governor.clone(),
+            connection,
+            _permit: permit,
+        };
+        tokio::spawn(served.run(stream, client, stop.clone()));
     }
     tracing::info!(
         event = "listener.stopped",
@@ -90,55 +87,77 @@ pub async fn serve_connections(
     );
 }
 
-/// hyper's settings: keep-alive, pipelined replies flushed together, bounded heads.
+/// hyper's settings: keep-alive, bounded heads. Pipelined replies are not aggregated into one
+/// flush (`pipeline_flush`): with it, hyper never sends the 400 it writes for a request it
+/// cannot parse.
 fn http_builder() -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .keep_alive(true)
-        .pipeline_flush(true)
+        .pipeline_flush(false)
         .max_buf_size(HEAD_SIZE_MAX)
         .max_headers(HEADER_COUNT_MAX)
         .timer(TokioTimer::new());
     builder
 }
 
-async fn serve_connection(
-    stream: TcpStream,
-    client: SocketAddr,
+/// One accepted connection and what it holds until it ends.
+struct Served {
     api: Arc<Api>,
-    builder: &auto::Builder<TokioExecutor>,
-    mut stop: watch::Receiver<bool>,
-) {
-    // Replies are whole and small; Nagle's delay would only add latency to each of them.
-    let _ = stream.set_nodelay(true);
-    let server = stream.local_addr().unwrap_or(client);
-    let peer = Peer { client, server };
-    let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
-        let api = api.clone();
-        async move {
-            req.extensions_mut().insert(Received(Instant::now()));
-            req.extensions_mut().insert(peer);
-            Ok::<_, Infallible>(api.serve(req).await)
+    builder: Arc<auto::Builder<TokioExecutor>>,
+    governor: Arc<Governor>,
+    connection: Arc<Connection>,
+    /// Its place among the open connections.
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Served {
+    async fn run(self, stream: TcpStream, client: SocketAddr, mut stop: watch::Receiver<bool>) {
+        // Replies are whole and small; Nagle's delay would only add latency to each of them.
+        let _ = stream.set_nodelay(true);
+        let server = stream.local_addr().unwrap_or(client);
+        let peer = Peer { client, server };
+        let trust = ConnectionTrust(self.connection.trust_flag());
+        let (api, connection, clock) = (
+            self.api.clone(),
+            self.connection.clone(),
+            self.governor.clock(),
+        );
+        let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+            let (api, connection, trust) = (api.clone(), connection.clone(), trust.clone());
+            async move {
+                let body = Arc::new(BodyState::default());
+                let _running = connection.request_started(Arc::clone(&body));
+                req.extensions_mut().insert(Received(Instant::now()));
+                req.extensions_mut().insert(peer);
+                req.extensions_mut().insert(trust);
+                let req = req.map(|incoming| TrackedBody::new(incoming, body, clock));
+                Ok::<_, Infallible>(api.serve(req).await)
+            }
+        });
+        let io = ActivityIo::new(stream, self.connection.clone());
+        let http = self.builder.serve_connection(TokioIo::new(io), service);
+        let mut http = std::pin::pin!(http);
+        let outcome = tokio::select! {
+            outcome = http.as_mut() => outcome,
+            _ = stopped(&mut stop) => {
+                http.as_mut().graceful_shutdown();
+                http.await
+            }
+            how = self.connection.closed(Close::No) => match how {
+                // Nothing runs on it (the governor only closes such connections now).
+                Close::Now => Ok(()),
+                _ => {
+                    http.as_mut().graceful_shutdown();
+                    http.await
+                }
+            }
+        };
+        if let Err(error) = outcome {
+            tracing::debug!(event = "connection.error", %client, %error);
         }
-    });
-    let (stream, activity) = idle::ActivityIo::new(stream);
-    let connection = builder.serve_connection(TokioIo::new(stream), service);
-    let mut connection = std::pin::pin!(connection);
-    let outcome = tokio::select! {
-        outcome = connection.as_mut() => outcome,
-        _ = stopped(&mut stop) => {
-            connection.as_mut().graceful_shutdown();
-            connection.await
-        }
-        _ = idle::watch(&activity, IDLE_TIMEOUT) => {
-            tracing::debug!(event = "connection.idle_timeout", %client);
-            connection.as_mut().graceful_shutdown();
-            connection.await
-        }
-    };
-    if let Err(error) = outcome {
-        tracing::debug!(event = "connection.error", %client, %error);
+        self.governor.deregister(self.connection.id);
     }
 }
 

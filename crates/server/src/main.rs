@@ -8,8 +8,9 @@
 //! definitions ([`config`]).
 
 mod config;
+mod connection;
 mod descriptors;
-mod idle;
+mod governor;
 mod listener;
 mod serve;
 mod shutdown;

@@ -26,10 +26,14 @@ use quince_db::{Catalog, DbConfig};
 use quince_storage::io::OsFileIo;
 use rand::RngCore;
 use tokio::net::TcpListener;
-use tokio::sync::{watch, Semaphore};
+use tokio::sync::watch;
 
 use crate::config::{endpoint_address, read_jwt_secrets, ServeArgs};
+use crate::governor::{Governor, Limits};
 use crate::{descriptors, listener, shutdown};
+
+/// The stack of every runtime thread (workers and the blocking pool).
+const WORKER_STACK_BYTES: usize = 4 << 20;
 
 /// How long shutdown waits for open connections to finish their requests.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
@@ -81,8 +85,6 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         connections = budget.connections,
         reserve = descriptors::RESERVE,
     );
-    std::fs::create_dir_all(&args.data_dir)
-        .with_context(|| format!("cannot create data directory {}", args.data_dir.display()))?;
     let catalog = Catalog::open(DbConfig {
         default_journal_size: args.journal_size,
         default_wait_for_sync: args.wait_for_sync,
@@ -99,7 +101,12 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
     })?;
 
     let mut runtime = tokio::runtime::Builder::new_multi_thread();
-    runtime.enable_all().thread_name("quince-worker");
+    // Stacks sized for the deepest JSON the server handles (`JSON_DEPTH_LIMIT`) with room to
+    // spare, also in an unoptimised build.
+    runtime
+        .enable_all()
+        .thread_name("quince-worker")
+        .thread_stack_size(WORKER_STACK_BYTES);
     if let Some(threads) = args.threads {
         runtime.worker_threads(usize::try_from(threads).expect("bounded by the option parser"));
     }
@@ -160,12 +167,17 @@ async fn serve(
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;
     let max_connections = usize::try_from(max_connections).expect("bounded by the parser");
-    let connections = Arc::new(Semaphore::new(max_connections));
+    let governor = Governor::new(Limits::new(
+        max_connections,
+        Duration::from_secs(args.keep_alive_timeout_s),
+    ));
     let (stop_sender, stop) = watch::channel(false);
+    tokio::spawn(governor.clone().run_sweeper(stop.clone()));
+    let connections = governor.permits().clone();
     let accept_loop = tokio::spawn(listener::serve_connections(
         listener,
         api.clone(),
-        connections.clone(),
+        governor.clone(),
         stop,
     ));
 

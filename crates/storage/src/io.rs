@@ -58,5 +58,5 @@ mod os;
 mod sim;
 
 pub use cached::CachedFileIo;
-pub use os::OsFileIo;
+pub use os::{OsFileIo, DIR_MODE, FILE_MODE};
 pub use sim::{SimFileIo, SimStats};

@@ -3,14 +3,22 @@
 //! What it is: a thin adapter; every trait call is one or a few system calls.
 //! What it is not: buffered. Nothing is held in user space, so a killed process loses nothing
 //! that a `write_all_at` already handed to the kernel.
-//! Invariant: directory durability is explicit (`sync_dir` opens the directory and fsyncs it).
+//! Invariants: directory durability is explicit (`sync_dir` opens the directory and fsyncs it);
+//! files are created readable and writable by their owner only (0600), directories 0700: a data
+//! directory holds user accounts' password hashes.
 
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{DirBuilderExt, FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::{FileHandle, FileIo};
+
+/// The permissions of every file the engine creates: its owner's only.
+pub const FILE_MODE: u32 = 0o600;
+
+/// The permissions of every directory the engine creates: its owner's only.
+pub const DIR_MODE: u32 = 0o700;
 
 /// The operating system's file system.
 #[derive(Clone, Copy, Debug, Default)]
@@ -61,6 +69,7 @@ impl FileIo for OsFileIo {
             .read(true)
             .write(true)
             .create_new(true)
+            .mode(FILE_MODE)
             .open(path)?;
         Ok(Box::new(OsFile { file }))
     }
@@ -74,7 +83,10 @@ impl FileIo for OsFileIo {
     }
 
     fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        fs::create_dir_all(path)
+        fs::DirBuilder::new()
+            .recursive(true)
+            .mode(DIR_MODE)
+            .create(path)
     }
 
     fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
