@@ -6,7 +6,8 @@
 //!
 //! Invariants: a collection's directory holds its `parameter.json` and its storage `Store`;
 //! the parameters on disk are rewritten (atomically) whenever a property or the name changes
-//! and at shutdown (for the key generator's `lastValue`), and never after the collection was
+//! and, best effort, at shutdown (for the key generator's `lastValue`, which the next open
+//! also derives from the keys and the store's metadata), and never after the collection was
 //! marked dropped, so a drop cannot be undone by a late property write.
 
 use std::path::{Path, PathBuf};
@@ -358,11 +359,18 @@ impl Collection {
         Ok(())
     }
 
-    /// Closes the store after writing the parameters (with the key generator's `lastValue`).
+    /// Closes the store after refreshing the parameters (the key generator's `lastValue`).
+    ///
+    /// The refresh is a courtesy, not a duty: every property change was written when it was
+    /// made, and the next open derives `lastValue` from the keys and the store's metadata
+    /// record, so a refresh that fails (a full disk) is logged and the close goes on. The
+    /// store's own close decides the result: it fails when the store was poisoned.
     pub(crate) fn close(&self) -> Result<()> {
-        let persisted = self.persist();
+        if let Err(error) = self.persist() {
+            tracing::warn!(event = "collection.parameters_not_refreshed", id = self.id, error = %error);
+        }
         self.store.close()?;
-        persisted
+        Ok(())
     }
 
     /// True for system collections (name starting with `_`).

@@ -16,7 +16,9 @@
 
 use std::path::{Path, PathBuf};
 
-use quince_errors::{ArangoError, Result, ARANGO_ILLEGAL_PARAMETER_FILE, ARANGO_IO_ERROR};
+use quince_errors::{
+    ArangoError, Result, ARANGO_FILESYSTEM_FULL, ARANGO_ILLEGAL_PARAMETER_FILE, ARANGO_IO_ERROR,
+};
 use quince_storage::io::FileIo;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -98,8 +100,15 @@ pub(crate) struct CollectionParams {
     pub globally_unique_id: String,
 }
 
-/// Turns an I/O error on a metadata file into the client-visible error.
+/// Turns an I/O error on a metadata file into the client-visible error: a full disk is
+/// `ARANGO_FILESYSTEM_FULL` (1104), as it is for data files; anything else `ARANGO_IO_ERROR`.
 pub(crate) fn io_error(path: &Path, error: std::io::Error) -> ArangoError {
+    if error.kind() == std::io::ErrorKind::StorageFull {
+        return ArangoError::with_message(
+            ARANGO_FILESYSTEM_FULL,
+            format!("filesystem full while writing {}", path.display()),
+        );
+    }
     ArangoError::with_message(
         ARANGO_IO_ERROR,
         format!("I/O error on {}: {error}", path.display()),
@@ -134,10 +143,15 @@ pub(crate) fn write_atomic<T: Serialize>(io: &dyn FileIo, path: &Path, value: &T
         // A temporary file of an interrupted earlier write; its contents never counted.
         io.remove_file(&temp).map_err(fail)?;
     }
-    let file = io.create_new(&temp).map_err(fail)?;
-    file.write_all_at(&bytes, 0).map_err(fail)?;
-    file.sync_data().map_err(fail)?;
-    drop(file);
+    let written = io.create_new(&temp).and_then(|file| {
+        file.write_all_at(&bytes, 0)?;
+        file.sync_data()
+    });
+    if let Err(e) = written {
+        // The temporary file never counted; leaving it would only take space (a full disk).
+        let _ = io.remove_file(&temp);
+        return Err(fail(e));
+    }
     io.rename(&temp, path).map_err(|e| io_error(path, e))?;
     sync_parent(io, path)
 }

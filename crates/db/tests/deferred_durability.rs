@@ -128,6 +128,9 @@ fn a_failed_fsync_reaches_on_done_and_later_writes_are_refused() {
     let sim = SimFileIo::new();
     let catalog = open_sim(dir.path(), &sim);
     let c = collection(&catalog, "c");
+    // A first write starts the journal (with fsyncs of its own), so the fsync that fails is the
+    // one covering the synced write.
+    c.insert(json!({"_key": "first"}), &opts()).unwrap();
     sim.fail_sync_after(0);
     let (_, durability) = c.insert_deferred(json!({"_key": "a"}), &synced()).unwrap();
     let (result, _) = report(durability.unwrap(), &sim)

@@ -224,9 +224,9 @@ impl Store {
                     results[record.item] = Err(error.clone().into());
                 }
                 stage.clear();
-                return Err(self
-                    .check_writable()
-                    .expect_err("a failed append poisons the store"));
+                // A failed append poisoned the store; a journal that could not be started (a
+                // full disk) left it writable, and the same error refuses what comes next.
+                return Err(self.check_writable().err().unwrap_or(error));
             }
         };
         let len = stage.buf.len() as u64;

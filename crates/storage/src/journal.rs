@@ -151,40 +151,65 @@ impl Store {
         Ok((journal, offset))
     }
 
-    pub(crate) fn journal_of(&self, writer: &Writer) -> Result<Arc<DataFile>, StorageError> {
+    /// The active journal, started first if there is none (a new store, a store reopened
+    /// without one, or one whose previous journal was just sealed). Fails when the store is
+    /// poisoned, or when the journal cannot be started (see [`Store::start_journal`]).
+    pub(crate) fn journal_of(&self, writer: &mut Writer) -> Result<Arc<DataFile>, StorageError> {
         self.poison.check()?;
-        Ok(writer
-            .journal
-            .clone()
-            .expect("an unpoisoned store has a journal"))
+        if let Some(journal) = &writer.journal {
+            return Ok(journal.clone());
+        }
+        let (journal, capacity) = self.start_journal()?;
+        *self.active.write() = journal.clone();
+        writer.capacity = capacity;
+        writer.journal = Some(journal.clone());
+        writer.records = 0;
+        Ok(journal)
     }
 
-    /// Seals the active journal and starts the next one.
+    /// Seals the active journal; the next write starts its successor.
     pub(crate) fn rotate_locked(&self, writer: &mut Writer) -> Result<(), StorageError> {
         let journal = self.journal_of(writer)?;
-        let result = self.seal(&journal, writer.records).and_then(|()| {
-            // Everything written so far sat in the journal just fsynced.
-            self.group_commit
-                .covered(self.seq_written.load(Ordering::Acquire));
-            let fid = self.fid_next.fetch_add(1, Ordering::Relaxed);
-            let next = self.create_journal(fid, self.journal_size.load(Ordering::Relaxed))?;
-            self.write_manifest()?;
-            Ok(next)
-        });
-        match result {
-            Ok(next) => {
-                self.hints_pending.lock().push(journal);
-                *self.active.write() = next.clone();
-                writer.capacity = self.journal_size.load(Ordering::Relaxed);
-                writer.journal = Some(next);
-                writer.records = 0;
-                self.counters.seals.fetch_add(1, Ordering::Relaxed);
-                Ok(())
+        if let Err(e) = self.seal(&journal, writer.records) {
+            writer.journal = None;
+            return Err(self.poison.poison(e));
+        }
+        // Everything written so far sat in the journal just fsynced.
+        self.group_commit
+            .covered(self.seq_written.load(Ordering::Acquire));
+        self.hints_pending.lock().push(journal);
+        writer.journal = None;
+        writer.records = 0;
+        self.counters.seals.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Creates the next journal and names it in the manifest, under the writer lock.
+    ///
+    /// A full disk is not a failure of what is stored: the half-made journal (it holds no
+    /// record) is removed, `Full` is returned and the store stays writable, so a write after
+    /// space was freed starts it again; a server whose journals were all sealed can open on a
+    /// full disk, serve reads and drop collections. Any other failure poisons the store.
+    fn start_journal(&self) -> Result<(Arc<DataFile>, u64), StorageError> {
+        let fid = self.fid_next.fetch_add(1, Ordering::Relaxed);
+        let capacity = self.journal_size.load(Ordering::Relaxed);
+        let started = self
+            .create_journal(fid, capacity)
+            .and_then(|journal| self.write_manifest().map(|()| (journal, capacity)));
+        match started {
+            Ok(started) => Ok(started),
+            Err(e @ StorageError::Full { .. }) if self.poison.reason().is_none() => {
+                self.files.write().remove(&fid);
+                let path = FileName::Journal(fid).path_in(&self.dir);
+                match self.io.remove_file(&path) {
+                    Ok(()) => Ok(()),
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                    Err(err) => Err(self.poison.poison(StorageError::io(&path, err))),
+                }?;
+                tracing::warn!(event = "journal.start_failed", fid, error = %e);
+                Err(e)
             }
-            Err(e) => {
-                writer.journal = None;
-                Err(self.poison.poison(e))
-            }
+            Err(e) => Err(self.poison.poison(e)),
         }
     }
 
@@ -232,7 +257,7 @@ impl Store {
         }
     }
 
-    /// Creates, heads and makes durable a new journal.
+    /// Creates, heads and makes durable a new journal. A failed fsync poisons the store.
     pub(crate) fn create_journal(
         &self,
         fid: u64,
@@ -246,10 +271,12 @@ impl Store {
             maximal_size: capacity,
         });
         handle.write_all_at(&header, 0).map_err(io_err)?;
-        handle.sync_data().map_err(io_err)?;
+        handle
+            .sync_data()
+            .map_err(|e| self.poison.poison(io_err(e)))?;
         self.io
             .sync_dir(&self.dir)
-            .map_err(|e| StorageError::io(&self.dir, e))?;
+            .map_err(|e| self.poison.poison(StorageError::io(&self.dir, e)))?;
         let file = Arc::new(DataFile::new(fid, handle, false, header.len() as u64));
         self.files.write().insert(fid, file.clone());
         Ok(file)
@@ -301,9 +328,13 @@ impl Store {
         }
         let handle = self.io.create_new(&path).map_err(io_err)?;
         handle.write_all_at(bytes, 0).map_err(io_err)?;
-        handle.sync_data().map_err(io_err)?;
+        // A hint is only a cache, but a failed fsync leaves the file system's state unknown
+        // (the directory's included): the store stops writing, as after any failed fsync.
+        handle
+            .sync_data()
+            .map_err(|e| self.poison.poison(io_err(e)))?;
         self.io
             .sync_dir(&self.dir)
-            .map_err(|e| StorageError::io(&self.dir, e))
+            .map_err(|e| self.poison.poison(StorageError::io(&self.dir, e)))
     }
 }

@@ -322,7 +322,7 @@ impl Store {
         }
 
         // The journal: lenient, its torn tail is cut.
-        let mut fid_next = listing.fid_max + 1;
+        let fid_next = listing.fid_max + 1;
         let journal = match listing.journals.first() {
             Some(fid) => {
                 let is_listed = listed.as_ref().is_some_and(|l| l.contains(fid));
@@ -392,22 +392,20 @@ impl Store {
                 files.insert(fid, Arc::new(DataFile::new(fid, handle, true, len)));
             }
         }
+        // Without a journal (a new store, or every journal sealed), the first write starts one:
+        // opening writes no data file, so a store opens on a full disk.
         let (journal, capacity, records) = match journal {
             Some(j) => {
                 let file = Arc::new(DataFile::new(j.fid, j.handle, false, j.len));
                 store.files.write().insert(j.fid, file.clone());
-                (file, j.capacity, j.records)
+                *store.active.write() = file.clone();
+                (Some(file), j.capacity, j.records)
             }
-            None => {
-                let fid = fid_next;
-                fid_next += 1;
-                (store.create_journal(fid, journal_size)?, journal_size, 0)
-            }
+            None => (None, journal_size, 0),
         };
         store.fid_next.store(fid_next, Ordering::Relaxed);
-        *store.active.write() = journal.clone();
         *store.writer.lock() = Writer {
-            journal: Some(journal),
+            journal,
             capacity,
             records,
             seq_next: seq_max + 1,
@@ -419,7 +417,12 @@ impl Store {
         }
         let fids: Vec<u64> = store.files.read().keys().copied().collect();
         if listed.as_ref() != Some(&fids) {
-            crate::manifest::write(io.as_ref(), dir, &fids)?;
+            // Only a refresh: a manifest that lists files recovery removed (they were superseded)
+            // or lacks a journal created after it is still right by its rule, so a failure (a
+            // full disk) is logged and the next change of the file set writes it.
+            if let Err(error) = crate::manifest::write(io.as_ref(), dir, &fids) {
+                tracing::warn!(event = "manifest.write_failed", dir = %dir.display(), error = %error);
+            }
         }
         for fid in hints_missing {
             let file = store.files.read()[&fid].clone();
@@ -433,7 +436,7 @@ impl Store {
             event = "store.opened",
             dir = %dir.display(),
             keys = store.index.len(),
-            datafiles = store.files.read().len() - 1,
+            datafiles = store.files.read().values().filter(|f| f.is_sealed()).count(),
             elapsed_ms = started.elapsed().as_millis() as u64,
         );
         Ok(store)

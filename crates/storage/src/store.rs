@@ -172,7 +172,8 @@ pub(crate) struct Counters {
 
 /// The state only the writer (holder of `Store::writer`) touches.
 pub(crate) struct Writer {
-    /// The active journal; `None` only after a failed rotation poisoned the store.
+    /// The active journal; `None` until the next write starts one (a new store, one opened
+    /// without a journal, one whose journal was just sealed or could not be started).
     pub(crate) journal: Option<Arc<DataFile>>,
     /// The size the active journal was created for.
     pub(crate) capacity: u64,

@@ -102,6 +102,8 @@ fn racing_compaction((io, store): (quince_storage::io::SimFileIo, quince_storage
     let store = Arc::new(store);
     let threads = 4u64;
     let per_thread = 400u64;
+    // The first version writer 0 writes too, so the reader has something to read from the start.
+    put(&store, b"t0-k0", 1, &1u64.to_le_bytes(), false).unwrap();
     let writers: Vec<_> = (0..threads)
         .map(|t| {
             let store = store.clone();

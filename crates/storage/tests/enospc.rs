@@ -1,5 +1,7 @@
 //! A full disk: the write fails with `Full`, the store turns read-only, a half-written record
-//! never becomes visible, and a reopen with space again recovers everything before it.
+//! never becomes visible, and a reopen with space again recovers everything before it. A store
+//! whose journals are all sealed opens on a full disk: the journal its next write needs cannot
+//! be started (`Full`, nothing poisoned), and is once there is room.
 
 mod common;
 
@@ -41,4 +43,38 @@ fn torn_write_is_never_built_upon() {
     let store = reopen(&io, 1 << 20).unwrap();
     assert_eq!(value(&store, b"a"), Some(b"one".to_vec()));
     assert_eq!((value(&store, b"b"), value(&store, b"c")), (None, None));
+}
+
+#[test]
+fn a_store_without_a_journal_opens_on_a_full_disk_and_writes_once_there_is_room() {
+    let (io, store) = sim_store(1 << 20);
+    put(&store, b"sealed", 1, b"kept", true).unwrap();
+    // Room for the seal's footer (a 40-byte record) and nothing more: the seal succeeds, and
+    // every record is in a sealed datafile. (The engine used to start the next journal right
+    // away, which failed here and poisoned the store; reopening then failed on the same full
+    // disk, so the server could not start.)
+    io.set_space_left(Some(40));
+    store.rotate().unwrap();
+    assert!(store.poisoned().is_none());
+    drop(store);
+    io.set_space_left(Some(0));
+
+    // Opening writes no data file, so it succeeds on a full disk; reads work.
+    let store = reopen(&io, 1 << 20).unwrap();
+    assert_eq!(value(&store, b"sealed"), Some(b"kept".to_vec()));
+    // The write cannot start a journal: `Full`, and nothing is left behind or poisoned.
+    let full = put(&store, b"new", 2, b"v", true);
+    assert!(matches!(full, Err(StorageError::Full { .. })), "{full:?}");
+    assert!(store.poisoned().is_none());
+    assert!(common::files_named(&io, &common::dir(), "journal-").is_empty());
+    let again = put(&store, b"new", 3, b"v", false);
+    assert!(matches!(again, Err(StorageError::Full { .. })), "{again:?}");
+
+    // Space freed (a collection dropped elsewhere): the same store writes again.
+    io.set_space_left(None);
+    put(&store, b"new", 4, b"v", true).unwrap();
+    drop(store);
+    let store = reopen(&io.crash(1, false), 1 << 20).unwrap();
+    assert_eq!(value(&store, b"sealed"), Some(b"kept".to_vec()));
+    assert_eq!(value(&store, b"new"), Some(b"v".to_vec()));
 }

@@ -9,7 +9,8 @@
 //!
 //! Faults (a failing fsync, a disk that fills up) poison the store; a write that failed may or
 //! may not have reached the journal, so it joins the unsynced changes, and the next crash
-//! checks what survived.
+//! checks what survived. A write refused without poisoning (a journal that could not be
+//! started on a full disk) wrote nothing: the store must still equal the oracle.
 //!
 //! Batches (`Store::mutate_batch_deferred`) join the same oracle: each item that wrote is one
 //! change, in item order, so a crash must keep a prefix of a batch too; the items of a failed
@@ -250,6 +251,8 @@ fn run(ops: Vec<Op>, capacity: Option<usize>) -> Result<(), TestCaseError> {
                 }
             }
             Err(StorageError::Poisoned { .. }) => {}
+            // Refused without poisoning: nothing was written.
+            Err(_) if s.poisoned().is_none() => {}
             Err(_) => {
                 oracle.pending.push(change);
                 oracle.doubtful += 1;
@@ -295,9 +298,12 @@ fn run(ops: Vec<Op>, capacity: Option<usize>) -> Result<(), TestCaseError> {
                     _ => false,
                 };
                 let mut failed = false;
+                let refused_cleanly = s.poisoned().is_none();
                 for (result, change) in results.into_iter().zip(intended) {
                     match (result, change) {
                         (_, None) | (Err(StorageError::Poisoned { .. }), _) => {}
+                        // Refused without poisoning: nothing was written.
+                        (Err(_), Some(_)) if refused_cleanly => failed = true,
                         (Ok(()), Some(change)) => oracle.pending.push(change),
                         // An item of a failed append may have reached the journal.
                         (Err(_), Some(change)) => {

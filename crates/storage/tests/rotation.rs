@@ -28,7 +28,8 @@ fn fill(store: &quince_storage::Store, n: u64) {
 fn small_journals_seal_into_datafiles_and_figures_follow() {
     let (io, store) = sim_store(JOURNAL);
     let empty = store.figures();
-    assert_eq!((empty.datafiles_count, empty.journals_count), (0, 1));
+    // A journal is started by the first write that needs one.
+    assert_eq!((empty.datafiles_count, empty.journals_count), (0, 0));
     assert_eq!(empty.journal_size, JOURNAL);
     fill(&store, 200);
     let f = store.figures();
@@ -44,10 +45,25 @@ fn small_journals_seal_into_datafiles_and_figures_follow() {
     assert!(f.datafiles_file_size <= f.datafiles_count * JOURNAL);
 
     store.rotate().unwrap();
-    assert_eq!(store.figures().datafiles_count, f.datafiles_count + 1);
-    // An empty journal is not sealed.
+    let sealed = store.figures();
+    assert_eq!(
+        (sealed.datafiles_count, sealed.journals_count),
+        (f.datafiles_count + 1, 0)
+    );
+    // Without a journal there is nothing to seal.
     store.rotate().unwrap();
     assert_eq!(store.figures().datafiles_count, f.datafiles_count + 1);
+    // Reopened without a journal, the store starts one with its next write.
+    drop(store);
+    let store = common::reopen(&io, JOURNAL).unwrap();
+    assert_eq!(store.figures().journals_count, 0);
+    put(&store, b"after", 1000, b"v", false).unwrap();
+    let reopened = store.figures();
+    assert_eq!(
+        (reopened.datafiles_count, reopened.journals_count),
+        (f.datafiles_count + 1, 1)
+    );
+    assert_eq!(files_named(&io, &dir(), "journal-").len(), 1);
 }
 
 #[test]

@@ -113,6 +113,12 @@ async fn a_failed_fsync_answers_the_storage_error_not_201() {
         .await
         .assert_error(503, 1004);
     let (sim, fx) = sim_fixture(Duration::ZERO);
+    // A first write starts the journal (with fsyncs of its own), so the fsync that fails is the
+    // one covering the batch.
+    fx.call(Method::POST, "document", &["c"])
+        .json(json!({"_key": "first"}))
+        .document()
+        .await;
     sim.fail_sync_after(0);
     let reply = fx
         .call(Method::POST, "document", &["c"])
