@@ -25,7 +25,7 @@ use quince_api::{Api, ApiConfig};
 use quince_db::{Catalog, DbConfig};
 use quince_storage::io::OsFileIo;
 use rand::RngCore;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 
 use crate::config::{endpoint_address, read_jwt_secrets, ServeArgs};
@@ -128,6 +128,22 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The listen queue's length. std's and mio's default of 128 is shorter than one burst of a
+/// client opening 256 connections at once: the kernel drops the excess SYNs and those clients
+/// stall a second before retrying. The kernel caps it at `net.core.somaxconn`.
+const LISTEN_BACKLOG: u32 = 1024;
+
+/// A listener on `address` with [`LISTEN_BACKLOG`] (and `SO_REUSEADDR`, as `bind` sets it).
+fn listen(address: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = match address {
+        std::net::SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        std::net::SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(address)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 async fn serve(
     args: &ServeArgs,
     max_connections: u64,
@@ -136,9 +152,8 @@ async fn serve(
     root_password: String,
     mut jwt_secrets: Vec<Vec<u8>>,
 ) -> anyhow::Result<()> {
-    let listener = TcpListener::bind(socket_address)
-        .await
-        .with_context(|| format!("cannot listen on {socket_address}"))?;
+    let listener =
+        listen(socket_address).with_context(|| format!("cannot listen on {socket_address}"))?;
     let local = listener
         .local_addr()
         .context("cannot read the bound address")?;
