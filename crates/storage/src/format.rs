@@ -29,6 +29,9 @@ pub const PREFIX_SIZE: usize = HEADER_SIZE + 16;
 pub const ALIGN: u64 = 8;
 /// The largest record the engine writes (the marker bound): 1 GiB.
 pub const RECORD_SIZE_MAX: u64 = 1 << 30;
+/// The largest write sequence number the engine hands out or accepts from a file (2^62: more
+/// than a century at a billion writes a second), so that `seq + 1` never overflows.
+pub const SEQ_MAX: u64 = 1 << 62;
 /// The longest key the engine accepts.
 pub const KEY_SIZE_MAX: usize = 64 * 1024;
 /// The magic at the start of every journal and datafile's header record.

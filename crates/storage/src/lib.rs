@@ -27,6 +27,8 @@
 //! All file I/O goes through [`io::FileIo`], so tests can inject torn writes, lost unsynced
 //! data and fsync failures ([`io::SimFileIo`]).
 
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod index;
 pub mod io;
 

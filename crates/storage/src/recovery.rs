@@ -322,6 +322,17 @@ impl Store {
         }
 
         // The journal: lenient, its torn tail is cut.
+        if listing.fid_max >= u64::from(u32::MAX) {
+            // The index keeps fids in 32 bits; the engine never names a file past that.
+            return Err(StorageError::corrupted(
+                dir,
+                0,
+                format!(
+                    "a file is numbered {}, beyond the engine's range",
+                    listing.fid_max
+                ),
+            ));
+        }
         let fid_next = listing.fid_max + 1;
         let journal = match listing.journals.first() {
             Some(fid) => {
@@ -350,6 +361,15 @@ impl Store {
             tick,
             meta,
         } = resolver;
+        if seq_max > format::SEQ_MAX {
+            // Not a number this engine hands out (it would take centuries of writes): the
+            // record's checksum is right, but the record was not written by this store.
+            return Err(StorageError::corrupted(
+                dir,
+                0,
+                format!("a record carries sequence number {seq_max}, beyond the engine's range"),
+            ));
+        }
         index.retain(&mut |_, l| l.size != 0 && l.seq > truncate_seq);
 
         let journal_size = options.journal_size;
@@ -506,11 +526,18 @@ fn load_hint(
         }
     };
     resolver.index.reserve(hint.entries.len());
-    for e in &hint.entries {
-        if e.offset + u64::from(e.size) > datafile_len {
-            tracing::warn!(event = "hint.invalid", path = %path.display(), reason = "offset");
-            return Ok(false);
-        }
+    // A hint's checksum only says it is the hint that was written; its entries must also fit
+    // the datafile and the record format before the index trusts them.
+    let fits = |e: &HintEntry<'_>| {
+        e.offset
+            .checked_add(u64::from(e.size))
+            .is_some_and(|end| end <= datafile_len)
+            && u64::from(e.size) >= (format::PREFIX_SIZE + e.key.len()) as u64
+            && e.seq <= format::SEQ_MAX
+    };
+    if !hint.entries.iter().all(fits) {
+        tracing::warn!(event = "hint.invalid", path = %path.display(), reason = "entry");
+        return Ok(false);
     }
     for e in &hint.entries {
         resolver.apply(fid, e);

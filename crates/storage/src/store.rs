@@ -312,6 +312,7 @@ impl Store {
         if record.kind != RecordType::Document
             || record.key != key
             || record.seq != location.seq
+            || record.rev != location.rev
             || record.size != location.size
         {
             return Err(StorageError::corrupted(
