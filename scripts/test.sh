@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
 # The project's test command: every test suite, in order, with one summary at the end.
 #
-#   1. cargo test --workspace        unit, property and integration tests of the crates
-#   2. cargo build -p quince-server  the debug binary the python suites start (target/debug/quince)
-#   3. pytest tests/python           python-arango driver suites and curl-level HTTP suites
-#   4. tests/crash/crash_test.py     kill -9 crash test with a writer process
+#   1. cargo fmt --check, cargo clippy -D warnings   the code's own hygiene
+#   2. cargo test --workspace        unit, property and integration tests of the crates
+#   3. cargo build                   the debug binaries the process-level suites start
+#   4. pytest tests/python           python-arango driver suites and curl-level HTTP suites
+#   5. tests/crash/kill_loop.py      kill -9 at random moments under every kind of writer
+#   6. tests/crash/corruption_test.py  one flipped byte per seed: refuse, or lose nothing
+#   7. tests/powercut/powercut_test.py  power cuts on a FUSE file system that drops unsynced writes
+#   8. tests/faults/*                a failing fsync (LD_PRELOAD shim) and a full disk (tmpfs, ext4)
+#   9. scripts/fuzz.sh               every cargo-fuzz target for a bounded time
+#  10. cargo deny                    licences, bans and sources of every dependency (advisories
+#                                    when the advisory database can be fetched)
 #
-# Works on a fresh Debian machine that has the Rust toolchain and python3: it installs curl and
-# python3-venv with apt-get only when they are missing, and creates .venv (pinned packages from
-# tests/requirements.txt) only when it is missing or the requirements changed.
+# Works on a fresh Debian machine that has the Rust toolchain and python3: it installs curl,
+# gcc and python3-venv with apt-get only when they are missing, and creates .venv (pinned
+# packages from tests/requirements.txt) only when it is missing or the requirements changed.
+# Stages that need root or /dev/fuse say so and pass when they cannot run.
 # Every stage runs even when an earlier one failed (except those that need the binary), so one
 # run shows every failure; the exit status is non-zero when any stage failed.
 set -euo pipefail
@@ -87,6 +95,7 @@ log "prerequisites"
 command -v cargo >/dev/null 2>&1 || { echo "cargo not found: install the Rust toolchain" >&2; exit 1; }
 command -v python3 >/dev/null 2>&1 || apt_install python3
 command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates
+command -v gcc >/dev/null 2>&1 || apt_install gcc libc6-dev
 
 requirements_hash="$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)"
 stamp="$VENV/.quince-requirements"
@@ -105,19 +114,51 @@ fi
 "$VENV/bin/python" -m pip list --disable-pip-version-check 2>/dev/null | grep -Ei '^(python-arango|pytest|requests) '
 
 # --- the stages -------------------------------------------------------------------------------
+lint() {
+  cargo fmt --all -- --check && cargo clippy --workspace --all-targets --quiet -- -D warnings
+}
+run_stage "cargo fmt, cargo clippy" 1800 lint
+
 run_stage "cargo test --workspace" 3000 cargo test --workspace --quiet
 
-run_stage "cargo build -p quince-server" 1800 cargo build --quiet -p quince-server
+run_stage "cargo build" 1800 cargo build --quiet -p quince-server -p quince-powercut
 built=0
 [[ "${STAGE_RESULTS[-1]}" == passed && -x "$QUINCE_BIN" ]] && built=1
 
-if [[ $built -eq 1 ]]; then
-  run_stage "pytest tests/python" 900 "$VENV/bin/python" -m pytest tests/python -q
-  run_stage "crash test (kill -9)" 300 "$VENV/bin/python" tests/crash/crash_test.py
-else
-  skip_stage "pytest tests/python" "no server binary"
-  skip_stage "crash test (kill -9)" "no server binary"
-fi
+PROCESS_STAGES=(
+  "pytest tests/python|900|$VENV/bin/python -m pytest tests/python -q"
+  "kill -9 loop|420|$VENV/bin/python tests/crash/kill_loop.py"
+  "corruption test|300|$VENV/bin/python tests/crash/corruption_test.py"
+  "power-cut test (FUSE)|300|$VENV/bin/python tests/powercut/powercut_test.py"
+  "fsync failure test|180|$VENV/bin/python tests/faults/fsync_failure_test.py"
+  "disk full test|180|$VENV/bin/python tests/faults/disk_full_test.py"
+)
+for stage in "${PROCESS_STAGES[@]}"; do
+  IFS='|' read -r name limit command <<<"$stage"
+  if [[ $built -eq 1 ]]; then
+    # shellcheck disable=SC2086 # the command is a word list on purpose
+    run_stage "$name" "$limit" $command
+  else
+    skip_stage "$name" "no server binary"
+  fi
+done
+
+run_stage "cargo-fuzz targets" 900 bash scripts/fuzz.sh
+
+# cargo-deny from crates.io, built once into ~/.cargo/bin. The advisory database is a git
+# repository on GitHub: it is checked when it can be fetched, and said so when it cannot.
+deny() {
+  if ! command -v cargo-deny >/dev/null 2>&1; then
+    cargo install --locked --quiet cargo-deny@0.20.2 || return 1
+  fi
+  cargo deny --log-level error check licenses bans sources || return 1
+  if cargo deny --log-level error fetch db >/dev/null 2>&1; then
+    cargo deny --log-level error check advisories
+  else
+    echo "cargo deny: the advisory database cannot be fetched here; advisories not checked"
+  fi
+}
+run_stage "cargo deny" 1200 deny
 
 summary
 [[ $FAILED -eq 0 ]]

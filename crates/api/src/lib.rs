@@ -23,6 +23,8 @@
 //! every reply has a Content-Length (bodies are whole).
 
 pub mod error;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod limits;
 pub mod permission;
 pub mod reply_budget;
