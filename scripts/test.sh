@@ -117,7 +117,8 @@ fi
 lint() {
   cargo fmt --all -- --check && cargo clippy --workspace --all-targets --quiet -- -D warnings
 }
-run_stage "cargo fmt, cargo clippy" 1800 lint
+export -f lint
+run_stage "cargo fmt, cargo clippy" 1800 bash -c lint
 
 run_stage "cargo test --workspace" 3000 cargo test --workspace --quiet
 
@@ -158,7 +159,8 @@ deny() {
     echo "cargo deny: the advisory database cannot be fetched here; advisories not checked"
   fi
 }
-run_stage "cargo deny" 1200 deny
+export -f deny
+run_stage "cargo deny" 1200 bash -c deny
 
 summary
 [[ $FAILED -eq 0 ]]

@@ -99,6 +99,13 @@ pub struct FileCounts {
 }
 
 impl DataFile {
+    /// The placeholder `Store::active` holds while there is no journal (before the first write
+    /// starts one, and after a seal): it keeps no sealed file, which compaction may delete,
+    /// open. Syncing it does nothing, which is right: a seal raised `synced` to every record.
+    pub(crate) fn no_journal() -> std::sync::Arc<DataFile> {
+        std::sync::Arc::new(DataFile::new(0, Box::new(NoFile), false, 0))
+    }
+
     /// A file with zeroed counters.
     pub fn new(fid: u64, handle: Box<dyn FileHandle>, sealed: bool, len: u64) -> DataFile {
         assert!(
@@ -183,6 +190,27 @@ impl DataFile {
             marker_bytes: self.marker_bytes.load(Ordering::Relaxed),
             len: self.len.load(Ordering::Acquire),
         }
+    }
+}
+
+/// The handle of [`DataFile::no_journal`]: nothing to read or write, nothing to sync.
+struct NoFile;
+
+impl FileHandle for NoFile {
+    fn read_exact_at(&self, _: &mut [u8], _: u64) -> std::io::Result<()> {
+        Err(std::io::Error::other("no journal yet"))
+    }
+    fn write_all_at(&self, _: &[u8], _: u64) -> std::io::Result<()> {
+        Err(std::io::Error::other("no journal yet"))
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        Ok(0)
+    }
+    fn set_len(&self, _: u64) -> std::io::Result<()> {
+        Err(std::io::Error::other("no journal yet"))
     }
 }
 

@@ -178,6 +178,7 @@ impl Store {
         self.group_commit
             .covered(self.seq_written.load(Ordering::Acquire));
         self.hints_pending.lock().push(journal);
+        *self.active.write() = DataFile::no_journal();
         writer.journal = None;
         writer.records = 0;
         self.counters.seals.fetch_add(1, Ordering::Relaxed);
@@ -186,31 +187,41 @@ impl Store {
 
     /// Creates the next journal and names it in the manifest, under the writer lock.
     ///
-    /// A full disk is not a failure of what is stored: the half-made journal (it holds no
-    /// record) is removed, `Full` is returned and the store stays writable, so a write after
-    /// space was freed starts it again; a server whose journals were all sealed can open on a
-    /// full disk, serve reads and drop collections. Any other failure poisons the store.
+    /// A full disk while creating the journal is not a failure of what is stored: the
+    /// half-made file (no record, never listed: `create_journal` adds it to the store's files
+    /// only once its header is durable) is removed, its fid given back, `Full` returned and
+    /// the store stays writable, so a write after space was freed starts it again; a server
+    /// whose journals were all sealed can open on a full disk, serve reads and drop
+    /// collections. Once the journal is durable, a failure to name it in the manifest poisons
+    /// the store (a manifest on disk may already name it, so it must stay), as does any other
+    /// failure.
     fn start_journal(&self) -> Result<(Arc<DataFile>, u64), StorageError> {
         let fid = self.fid_next.fetch_add(1, Ordering::Relaxed);
         let capacity = self.journal_size.load(Ordering::Relaxed);
-        let started = self
-            .create_journal(fid, capacity)
-            .and_then(|journal| self.write_manifest().map(|()| (journal, capacity)));
-        match started {
-            Ok(started) => Ok(started),
+        let journal = match self.create_journal(fid, capacity) {
+            Ok(journal) => journal,
             Err(e @ StorageError::Full { .. }) if self.poison.reason().is_none() => {
-                self.files.write().remove(&fid);
                 let path = FileName::Journal(fid).path_in(&self.dir);
                 match self.io.remove_file(&path) {
                     Ok(()) => Ok(()),
                     Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
                     Err(err) => Err(self.poison.poison(StorageError::io(&path, err))),
                 }?;
+                // Unless a compaction took the next one meanwhile, the fid is used again, so
+                // retries on a full disk do not use up the 32-bit fid space.
+                let _ = self.fid_next.compare_exchange(
+                    fid + 1,
+                    fid,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                );
                 tracing::warn!(event = "journal.start_failed", fid, error = %e);
-                Err(e)
+                return Err(e);
             }
-            Err(e) => Err(self.poison.poison(e)),
-        }
+            Err(e) => return Err(self.poison.poison(e)),
+        };
+        self.write_manifest().map_err(|e| self.poison.poison(e))?;
+        Ok((journal, capacity))
     }
 
     /// Footer, fsync, rename to a datafile, directory fsync (the hint comes later).

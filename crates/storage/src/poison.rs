@@ -24,9 +24,11 @@ impl Poison {
     pub fn poison(&self, error: StorageError) -> StorageError {
         let mut reason = self.reason.lock();
         if reason.is_none() {
-            tracing::error!(event = "storage.poisoned", error = %error, "store is now read-only");
+            // Latched before anything else: a syncer round that checks the latch after its own
+            // fsync must see it.
             *reason = Some(error.to_string());
             self.set.store(true, Ordering::Release);
+            tracing::error!(event = "storage.poisoned", error = %error, "store is now read-only");
         }
         error
     }

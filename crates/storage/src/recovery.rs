@@ -259,6 +259,17 @@ impl Store {
         if listing.journals.len() > 1 {
             return Err(StorageError::corrupted(dir, 0, "more than one journal"));
         }
+        if listing.fid_max >= u64::from(u32::MAX) {
+            // The index keeps fids in 32 bits; the engine never names a file past that.
+            return Err(StorageError::corrupted(
+                dir,
+                0,
+                format!(
+                    "a file is numbered {}, beyond the engine's range",
+                    listing.fid_max
+                ),
+            ));
+        }
         let remove = |name: FileName| {
             let path = name.path_in(dir);
             io.remove_file(&path)
@@ -284,24 +295,30 @@ impl Store {
                     "fid does not match the name",
                 ));
             }
-            superseded.extend(read_supersedes(handle.as_ref(), len, &path)?);
+            let replaces = read_supersedes(handle.as_ref(), len, &path)?;
+            if let Some(newer) = replaces.iter().find(|replaced| **replaced >= *fid) {
+                // A compaction output always has a higher fid than every file it replaces.
+                return Err(StorageError::corrupted(
+                    &path,
+                    0,
+                    format!("it claims to replace file {newer}, which is not older"),
+                ));
+            }
+            superseded.extend(replaces);
             datafiles.insert(*fid, (handle, len));
         }
         if let Some(listed) = &listed {
             check_listed_files(io.as_ref(), dir, listed, &listing, &superseded)?;
         }
+        // The files a committed compaction replaced are set aside now and deleted only once
+        // every remaining datafile has loaded: if a compaction output turns out damaged, the
+        // store refuses to open with the originals still on disk.
+        let mut replaced = Vec::new();
         for fid in &superseded {
             if datafiles.remove(fid).is_some() {
-                tracing::info!(event = "compaction.cleanup_finished", fid, dir = %dir.display());
-                remove(FileName::Datafile(*fid))?;
+                replaced.push(*fid);
             }
         }
-        for fid in &listing.hints {
-            if !datafiles.contains_key(fid) {
-                remove(FileName::Hint(*fid))?;
-            }
-        }
-        io.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
 
         let mut resolver = Resolver {
             index: PrimaryIndex::new(),
@@ -320,19 +337,18 @@ impl Store {
                 hints_missing.push(*fid);
             }
         }
+        for fid in replaced {
+            tracing::info!(event = "compaction.cleanup_finished", fid, dir = %dir.display());
+            remove(FileName::Datafile(fid))?;
+        }
+        for fid in &listing.hints {
+            if !datafiles.contains_key(fid) {
+                remove(FileName::Hint(*fid))?;
+            }
+        }
+        io.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
 
         // The journal: lenient, its torn tail is cut.
-        if listing.fid_max >= u64::from(u32::MAX) {
-            // The index keeps fids in 32 bits; the engine never names a file past that.
-            return Err(StorageError::corrupted(
-                dir,
-                0,
-                format!(
-                    "a file is numbered {}, beyond the engine's range",
-                    listing.fid_max
-                ),
-            ));
-        }
         let fid_next = listing.fid_max + 1;
         let journal = match listing.journals.first() {
             Some(fid) => {
@@ -388,7 +404,7 @@ impl Store {
                 records: 0,
                 seq_next: 0,
             }),
-            active: RwLock::new(Arc::new(DataFile::new(0, Box::new(NoFile), false, 0))),
+            active: RwLock::new(DataFile::no_journal()),
             group_commit: Arc::new(GroupCommit::new(seq_max, dir.to_path_buf(), poison.clone())),
             poison,
             hints_pending: Mutex::new(Vec::new()),
@@ -510,6 +526,12 @@ fn load_hint(
     let path = FileName::Hint(fid).path_in(dir);
     let handle = io.open(&path).map_err(|e| StorageError::io(&path, e))?;
     let len = handle.len().map_err(|e| StorageError::io(&path, e))?;
+    // A hint is far smaller than its datafile (an entry per record, without the value); a
+    // larger one is not read into memory.
+    if len > datafile_len.saturating_mul(2).saturating_add(64) {
+        tracing::warn!(event = "hint.invalid", path = %path.display(), reason = "size");
+        return Ok(false);
+    }
     let mut bytes = vec![0u8; len as usize];
     handle
         .read_exact_at(&mut bytes, 0)
@@ -529,13 +551,22 @@ fn load_hint(
     // A hint's checksum only says it is the hint that was written; its entries must also fit
     // the datafile and the record format before the index trusts them.
     let fits = |e: &HintEntry<'_>| {
-        e.offset
-            .checked_add(u64::from(e.size))
-            .is_some_and(|end| end <= datafile_len)
+        e.offset.is_multiple_of(format::ALIGN)
+            && e.offset >= format::FILE_HEADER_RECORD_SIZE
+            && e.offset
+                .checked_add(format::padded(u64::from(e.size)))
+                .is_some_and(|end| end <= datafile_len)
             && u64::from(e.size) >= (format::PREFIX_SIZE + e.key.len()) as u64
             && e.seq <= format::SEQ_MAX
     };
-    if !hint.entries.iter().all(fits) {
+    // Entries are in datafile order, one record each: they may not overlap.
+    let ordered = hint.entries.windows(2).all(|pair| {
+        pair[0]
+            .offset
+            .checked_add(format::padded(u64::from(pair[0].size)))
+            .is_some_and(|end| end <= pair[1].offset)
+    });
+    if !hint.entries.iter().all(fits) || !ordered {
         tracing::warn!(event = "hint.invalid", path = %path.display(), reason = "entry");
         return Ok(false);
     }
@@ -703,25 +734,4 @@ fn open_journal(
         capacity: header.maximal_size,
         records,
     }))
-}
-
-/// A placeholder handle for the moment between building a `Store` and installing its journal.
-struct NoFile;
-
-impl FileHandle for NoFile {
-    fn read_exact_at(&self, _: &mut [u8], _: u64) -> std::io::Result<()> {
-        Err(std::io::Error::other("no journal yet"))
-    }
-    fn write_all_at(&self, _: &[u8], _: u64) -> std::io::Result<()> {
-        Err(std::io::Error::other("no journal yet"))
-    }
-    fn sync_data(&self) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn len(&self) -> std::io::Result<u64> {
-        Ok(0)
-    }
-    fn set_len(&self, _: u64) -> std::io::Result<()> {
-        Err(std::io::Error::other("no journal yet"))
-    }
 }

@@ -590,7 +590,8 @@ impl Store {
         self.poison.check()?;
         self.sync()?;
         self.write_pending_hints_locked();
-        Ok(())
+        // A hint whose fsync failed just now poisons the store too.
+        self.poison.check()
     }
 
     /// Closes the store without touching its files (no sync, no hint): for a store whose

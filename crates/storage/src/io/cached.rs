@@ -17,7 +17,10 @@
 //!   closing a descriptor never hides a lost write (after a failed writeback, a descriptor
 //!   opened later might not be told);
 //! - `sync_data` skips the fsync only when every write that *returned* before it was covered
-//!   by an earlier fsync; a write still on its way counts as not covered;
+//!   by an earlier fsync; a write still on its way counts as not covered; a handle from `open`
+//!   fsyncs on its first `sync_data` (earlier processes' writes may not be durable);
+//! - the fsyncs of one handle run one at a time, each recording its outcome before the next
+//!   starts, and a failure is final: every later `sync_data` of the handle fails;
 //! - `open` and `create_new` fail exactly as the inner calls do (they open at once).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -60,8 +63,16 @@ struct SyncState {
     written: AtomicU64,
     /// The value of `written` the last successful fsync covered.
     synced: AtomicU64,
-    /// An fsync made while closing the descriptor failed: the handle's data is in doubt.
+    /// An fsync of the handle failed (while closing its descriptor, or asked for): the
+    /// handle's data is in doubt, and every later `sync_data` fails.
     failed: Mutex<Option<(io::ErrorKind, String)>>,
+    /// Held around "fsync, then record what it said", so that of two fsyncs of one file (a
+    /// seal's and a syncer round's, or an eviction's) the second sees the first's failure:
+    /// the kernel reports a writeback error to one fsync only.
+    fsync: Mutex<()>,
+    /// The handle came from `open`: what earlier processes wrote may not be durable yet, so
+    /// the first `sync_data` fsyncs even though this handle wrote nothing.
+    unverified: std::sync::atomic::AtomicBool,
 }
 
 impl SyncState {
@@ -74,6 +85,25 @@ impl SyncState {
             .lock()
             .as_ref()
             .map(|(kind, text)| io::Error::new(*kind, text.clone()))
+    }
+
+    /// Fsyncs `descriptor` (the caller holds `fsync`) and records the outcome: the writes
+    /// counted before it as covered, or the failure for good.
+    fn fsync_locked(&self, descriptor: &Descriptor) -> io::Result<()> {
+        let written = self.written.load(Ordering::Acquire);
+        match descriptor.sync_data() {
+            Ok(()) => {
+                self.synced.fetch_max(written, Ordering::AcqRel);
+                self.unverified.store(false, Ordering::Release);
+                Ok(())
+            }
+            Err(e) => {
+                self.failed
+                    .lock()
+                    .get_or_insert_with(|| (e.kind(), e.to_string()));
+                Err(e)
+            }
+        }
     }
 }
 
@@ -119,8 +149,16 @@ impl CachedFileIo {
     }
 
     /// Registers a new handle holding `descriptor`.
-    fn register(&self, path: &Path, descriptor: Box<dyn FileHandle>) -> Box<dyn FileHandle> {
-        let sync = Arc::new(SyncState::default());
+    fn register(
+        &self,
+        path: &Path,
+        descriptor: Box<dyn FileHandle>,
+        unverified: bool,
+    ) -> Box<dyn FileHandle> {
+        let sync = Arc::new(SyncState {
+            unverified: std::sync::atomic::AtomicBool::new(unverified),
+            ..SyncState::default()
+        });
         let id = {
             let mut state = self.shared.state.lock();
             state.next_id += 1;
@@ -285,20 +323,12 @@ impl Shared {
 
 /// Closes `descriptor`, fsyncing it first when it holds writes no fsync covered.
 fn close(descriptor: &Descriptor, sync: &SyncState) {
+    let _fsync = sync.fsync.lock();
     if !sync.dirty() {
         return;
     }
-    let written = sync.written.load(Ordering::Acquire);
-    match descriptor.sync_data() {
-        Ok(()) => {
-            sync.synced.fetch_max(written, Ordering::AcqRel);
-        }
-        Err(e) => {
-            tracing::error!(event = "file_cache.sync_on_close_failed", error = %e);
-            sync.failed
-                .lock()
-                .get_or_insert_with(|| (e.kind(), e.to_string()));
-        }
+    if let Err(e) = sync.fsync_locked(descriptor) {
+        tracing::error!(event = "file_cache.sync_on_close_failed", error = %e);
     }
 }
 
@@ -328,18 +358,19 @@ impl FileHandle for CachedHandle {
         if let Some(error) = self.sync.failure() {
             return Err(error);
         }
-        if !self.sync.dirty() {
+        // The descriptor first, then the lock: getting it may close another handle's
+        // descriptor, which takes that handle's lock.
+        let descriptor = self.shared.descriptor(self.id)?;
+        let _fsync = self.sync.fsync.lock();
+        // An fsync that failed while this one waited for the lock still counts.
+        if let Some(error) = self.sync.failure() {
+            return Err(error);
+        }
+        if !self.sync.dirty() && !self.sync.unverified.load(Ordering::Acquire) {
             // Everything written was covered (maybe by the fsync that closed the descriptor).
             return Ok(());
         }
-        let written = self.sync.written.load(Ordering::Acquire);
-        self.shared.descriptor(self.id)?.sync_data()?;
-        self.sync.synced.fetch_max(written, Ordering::AcqRel);
-        // A close that failed meanwhile still counts.
-        match self.sync.failure() {
-            Some(error) => Err(error),
-            None => Ok(()),
-        }
+        self.sync.fsync_locked(&descriptor)
     }
 
     fn len(&self) -> io::Result<u64> {
@@ -373,12 +404,12 @@ impl Drop for CachedHandle {
 impl FileIo for CachedFileIo {
     fn open(&self, path: &Path) -> io::Result<Box<dyn FileHandle>> {
         let descriptor = self.shared.inner.open(path)?;
-        Ok(self.register(path, descriptor))
+        Ok(self.register(path, descriptor, true))
     }
 
     fn create_new(&self, path: &Path) -> io::Result<Box<dyn FileHandle>> {
         let descriptor = self.shared.inner.create_new(path)?;
-        Ok(self.register(path, descriptor))
+        Ok(self.register(path, descriptor, false))
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
@@ -632,6 +663,46 @@ mod tests {
         gated.sim.sync_dir(Path::new("/d")).unwrap();
         let crashed = gated.sim.crash(0, false);
         assert_eq!(crashed.read_file(Path::new("/d/j")).unwrap(), b"acked");
+    }
+
+    /// The review's finding: a handle from `open` counted nothing as written, so recovery's
+    /// fsync of a journal an earlier process wrote without syncing did nothing.
+    #[test]
+    fn an_opened_file_is_fsynced_by_its_first_sync() {
+        let gated = GatedIo::default();
+        gated.sim.create_dir_all(Path::new("/d")).unwrap();
+        let earlier = gated.sim.create_new(Path::new("/d/j")).unwrap();
+        earlier
+            .write_all_at(b"unsynced by the process that died", 0)
+            .unwrap();
+        gated.sim.sync_dir(Path::new("/d")).unwrap();
+        let io = CachedFileIo::new(Arc::new(gated.clone()), 4);
+        let handle = io.open(Path::new("/d/j")).unwrap();
+        handle.sync_data().unwrap();
+        assert_eq!(gated.gate.syncs.load(Ordering::SeqCst), 1);
+        handle.sync_data().unwrap();
+        assert_eq!(
+            gated.gate.syncs.load(Ordering::SeqCst),
+            1,
+            "nothing new to sync"
+        );
+        let crashed = gated.sim.crash(0, false);
+        assert_eq!(
+            crashed.read_file(Path::new("/d/j")).unwrap(),
+            b"unsynced by the process that died"
+        );
+    }
+
+    /// A failed fsync is final for the handle: a later fsync of the same file may succeed
+    /// although the failed one's data is gone.
+    #[test]
+    fn a_failed_sync_is_reported_by_every_later_sync() {
+        let (sim, io) = cache(4);
+        let a = io.create_new(Path::new("/d/a")).unwrap();
+        a.write_all_at(b"x", 0).unwrap();
+        sim.fail_sync_after(0);
+        assert!(a.sync_data().is_err());
+        assert!(a.sync_data().is_err(), "a later sync must not pretend");
     }
 
     #[test]
