@@ -16,7 +16,8 @@
 # Works on a fresh Debian machine that has the Rust toolchain and python3: it installs curl,
 # gcc and python3-venv with apt-get only when they are missing, and creates .venv (pinned
 # packages from tests/requirements.txt) only when it is missing or the requirements changed.
-# Stages that need root or /dev/fuse say so and pass when they cannot run.
+# The power-cut stage needs root and /dev/fuse (it fails without them); the full-disk stage
+# needs root (it says it skipped without it).
 # Every stage runs even when an earlier one failed (except those that need the binary), so one
 # run shows every failure; the exit status is non-zero when any stage failed.
 set -euo pipefail
