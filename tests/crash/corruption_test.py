@@ -56,7 +56,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
-from quince_server import ROOT_PASSWORD, QuinceServer, ServerError, basic_auth_header, quince_bin  # noqa: E402
+from quince_server import (  # noqa: E402
+    ROOT_PASSWORD,
+    JsonClient,
+    QuinceServer,
+    ServerError,
+    basic_auth_header,
+    quince_bin,
+)
 
 JOURNAL_SIZE = 1024 * 1024
 START_TIMEOUT_S = 20.0
@@ -70,24 +77,9 @@ PROPERTY_KEYS = ("id", "name", "type", "isSystem", "waitForSync", "journalSize",
 CLEAR_ERROR = re.compile(r"\b110[01]\b|corrupt", re.IGNORECASE)
 
 
-class Client:
-    def __init__(self, srv: QuinceServer, user: tuple[str, str] = ("root", ROOT_PASSWORD)) -> None:
-        self.conn = http.client.HTTPConnection(*srv.host_port, timeout=REQUEST_TIMEOUT_S)
-        self.auth = basic_auth_header(*user)
-
-    def call(self, method: str, path: str, body=None) -> tuple[int, object]:
-        data = None if body is None else json.dumps(body)
-        self.conn.request(method, path, body=data, headers={"Authorization": self.auth,
-                                                             "Content-Type": "application/json"})
-        resp = self.conn.getresponse()
-        payload = resp.read()
-        try:
-            return resp.status, (json.loads(payload) if payload else None)
-        except ValueError:
-            return resp.status, payload.decode("utf-8", "replace")[:300]
-
-    def close(self) -> None:
-        self.conn.close()
+def connect(srv: QuinceServer, user: tuple[str, str] = ("root", ROOT_PASSWORD)) -> JsonClient:
+    """A keep-alive connection as `user`."""
+    return JsonClient(srv.host_port, basic_auth_header(*user), REQUEST_TIMEOUT_S)
 
 
 def user_part(doc: dict) -> dict:
@@ -112,7 +104,7 @@ class Expected:
 
 
 class Builder:
-    def __init__(self, client: Client, rng: random.Random, expected: Expected) -> None:
+    def __init__(self, client: JsonClient, rng: random.Random, expected: Expected) -> None:
         self.c = client
         self.rng = rng
         self.e = expected
@@ -175,7 +167,7 @@ def build_images(work: Path) -> tuple[dict[str, Path], Expected]:
                        log_path=work / "build.log")
     expected = Expected()
     srv.start(START_TIMEOUT_S)
-    client = Client(srv)
+    client = connect(srv)
     b = Builder(client, rng, expected)
     try:
         # cor_a: enough to seal datafiles, then churn and a compaction (a supersedes record).
@@ -250,7 +242,7 @@ def build_images(work: Path) -> tuple[dict[str, Path], Expected]:
 def check_open(srv: QuinceServer, e: Expected) -> list[str]:
     """Rule (b): everything acknowledged reads back exactly (or 1100); counts, names, users."""
     problems: list[str] = []
-    client = Client(srv)
+    client = connect(srv)
     try:
         status, reply = client.call("GET", "/_api/collection?excludeSystem=true")
         if status != 200:
@@ -283,7 +275,7 @@ def check_open(srv: QuinceServer, e: Expected) -> list[str]:
             problems.append(f"users {users}, acknowledged {e.users} ({status})")
     finally:
         client.close()
-    alice = Client(srv, ALICE)
+    alice = connect(srv, ALICE)
     try:
         status, reply = alice.call("GET", "/_api/version")
         if status != 200:
@@ -293,7 +285,7 @@ def check_open(srv: QuinceServer, e: Expected) -> list[str]:
     return problems
 
 
-def check_documents(client: Client, name: str, e: Expected) -> list[str]:
+def check_documents(client: JsonClient, name: str, e: Expected) -> list[str]:
     problems: list[str] = []
     acked = e.docs[name]
     keys = sorted(acked) + sorted(e.removed[name])

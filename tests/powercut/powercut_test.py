@@ -76,6 +76,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
 from quince_server import (  # noqa: E402
+    JsonClient,
     REPO_ROOT,
     ROOT_PASSWORD,
     QuinceServer,
@@ -282,28 +283,12 @@ class Oracle:
 # -- HTTP -----------------------------------------------------------------------------------
 
 
-class Client:
-    """One keep-alive connection."""
-
-    def __init__(self, srv: QuinceServer) -> None:
-        self.conn = http.client.HTTPConnection(*srv.host_port, timeout=HTTP_TIMEOUT_S)
-
-    def call(self, method: str, path: str, body=None) -> tuple[int, object]:
-        data = None if body is None else json.dumps(body)
-        self.conn.request(method, path, body=data,
-                          headers={"Authorization": AUTH, "Content-Type": "application/json"})
-        resp = self.conn.getresponse()
-        payload = resp.read()
-        try:
-            return resp.status, (json.loads(payload) if payload else None)
-        except ValueError:
-            return resp.status, payload.decode("utf-8", "replace")[:300]
-
-    def close(self) -> None:
-        self.conn.close()
+def connect(srv: QuinceServer) -> JsonClient:
+    """One keep-alive connection as root."""
+    return JsonClient(srv.host_port, AUTH, HTTP_TIMEOUT_S)
 
 
-def logged_call(log: Log, client: Client, intent: dict, method: str, path: str, body,
+def logged_call(log: Log, client: JsonClient, intent: dict, method: str, path: str, body,
                 ok_status: int) -> dict | None:
     """Logs the intent, sends, logs the ack (with `_rev` for documents) or the error.
     Returns the reply on success, None when the server is gone or refused."""
@@ -329,7 +314,7 @@ def writer_thread(srv: QuinceServer, oracle: Oracle, log: Log, index: int, seed:
     prefix = f"t{index}-"
     live = {c: oracle.live_keys(c, prefix) for c in STABLE_COLLECTIONS}
     removed = {c: oracle.removed_keys(c, prefix) for c in STABLE_COLLECTIONS}
-    client = Client(srv)
+    client = connect(srv)
     seq = 0
     try:
         while not stop.is_set():
@@ -376,7 +361,7 @@ def ddl_thread(srv: QuinceServer, oracle: Oracle, log: Log, seed: int, tag: str,
     """Creates collections (and writes into them), drops them, and asks for compactions;
     sets `sent["ddl"]` / `sent["compact"]` as each request goes out (for targeted kills)."""
     rng = random.Random(seed)
-    client = Client(srv)
+    client = connect(srv)
     dynamic = sorted(name for name, state in oracle.collections.items()
                      if state == "present" and name not in STABLE_COLLECTIONS)
     number = 0
@@ -435,7 +420,7 @@ def doc_allowed(doc: dict | None, state: tuple | None) -> bool:
 def verify(srv: QuinceServer, oracle: Oracle, pending: dict, pending_ddl: dict) -> list[str]:
     """Checks the server against the oracle; brings the oracle to what survived."""
     problems: list[str] = []
-    client = Client(srv)
+    client = connect(srv)
     try:
         status, body = client.call("GET", "/_api/collection?excludeSystem=true")
         if status != 200:
@@ -463,7 +448,7 @@ def verify(srv: QuinceServer, oracle: Oracle, pending: dict, pending_ddl: dict) 
     return problems
 
 
-def verify_collection(client: Client, oracle: Oracle, pending: dict, coll: str) -> list[str]:
+def verify_collection(client: JsonClient, oracle: Oracle, pending: dict, coll: str) -> list[str]:
     problems: list[str] = []
     keys = sorted({key for (c, key) in list(oracle.docs) + list(pending) if c == coll})
     found: dict[str, dict] = {}
@@ -494,7 +479,7 @@ def verify_collection(client: Client, oracle: Oracle, pending: dict, coll: str) 
 
 
 def datafile_count(srv: QuinceServer) -> int:
-    client = Client(srv)
+    client = connect(srv)
     total = 0
     try:
         for coll in STABLE_COLLECTIONS:
@@ -605,7 +590,7 @@ def run_mount(run: Run, mount_no: int) -> None:
         else:
             srv.start()
         oracle = Oracle()
-        client = Client(srv)
+        client = connect(srv)
         for name in STABLE_COLLECTIONS:
             body = {"name": name, "journalSize": JOURNAL_SIZE}
             status, body = client.call("POST", "/_api/collection", body)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import http.client
 import json
 import os
 import queue
@@ -218,6 +219,31 @@ def basic_auth_header(user: str = "root", password: str = ROOT_PASSWORD) -> str:
 
 
 # -- raw HTTP/1.x ---------------------------------------------------------------------------
+
+
+class JsonClient:
+    """One keep-alive connection to a server that sends JSON bodies with `authorization`.
+
+    `call` returns the status and the parsed body (None when empty; the start of the text when
+    it is not JSON); connection errors are raised (`OSError`, `http.client.HTTPException`)."""
+
+    def __init__(self, host_port: tuple[str, int], authorization: str, timeout_s: float) -> None:
+        self.conn = http.client.HTTPConnection(*host_port, timeout=timeout_s)
+        self.authorization = authorization
+
+    def call(self, method: str, path: str, body=None) -> tuple[int, object]:
+        data = None if body is None else json.dumps(body)
+        self.conn.request(method, path, body=data, headers={"Authorization": self.authorization,
+                                                             "Content-Type": "application/json"})
+        resp = self.conn.getresponse()
+        payload = resp.read()
+        try:
+            return resp.status, (json.loads(payload) if payload else None)
+        except ValueError:
+            return resp.status, payload.decode("utf-8", "replace")[:300]
+
+    def close(self) -> None:
+        self.conn.close()
 
 
 class RawResponse:
