@@ -500,15 +500,7 @@ def main() -> int:
                 subprocess.TimeoutExpired) as err:
             report.check(f"{kind}: ran to the end", False, f"{type(err).__name__}: {err}")
         print(f"{kind}: {time.monotonic() - fs_started:.1f} s", flush=True)
-    took = time.monotonic() - started
-    print(f"disk full test: {report.passed} checks passed, {len(report.failed)} failed ({took:.1f} s, seed {seed})")
-    if report.failed:
-        for failure in report.failed:
-            print(f"  FAILED {failure}")
-        print(f"server logs kept in {work}")
-        return 1
-    shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return report.finish("disk full test", time.monotonic() - started, seed, work, "server logs")
 
 
 if __name__ == "__main__":

@@ -120,6 +120,18 @@ class Report:
     def note(self, text: str) -> None:
         print(f"  observed: {text}", flush=True)
 
+    def finish(self, test: str, took: float, seed: int, work: Path, kept: str) -> int:
+        """Prints the summary; keeps `work` (holding `kept`) when a check failed, else removes
+        it. Returns the exit status."""
+        print(f"{test}: {self.passed} checks passed, {len(self.failed)} failed ({took:.1f} s, seed {seed})")
+        if self.failed:
+            for failure in self.failed:
+                print(f"  FAILED {failure}")
+            print(f"{kept} kept in {work}")
+            return 1
+        shutil.rmtree(work, ignore_errors=True)
+        return 0
+
 
 # -- the server under the shim -----------------------------------------------------------------
 
@@ -1027,16 +1039,8 @@ def main() -> int:
             scenario(report, work, library, random.Random(rng.randrange(2**31)))
         except (AssertionError, ServerError, requests.RequestException, OSError, KeyError, TypeError) as err:
             report.check(f"{scenario.__name__} ran to the end", False, f"{type(err).__name__}: {err}")
-    took = time.monotonic() - started
-    print(f"fsync failure test: {report.passed} checks passed, {len(report.failed)} failed ({took:.1f} s, "
-          f"seed {seed})")
-    if report.failed:
-        for failure in report.failed:
-            print(f"  FAILED {failure}")
-        print(f"data, server logs and shim logs kept in {work}")
-        return 1
-    shutil.rmtree(work, ignore_errors=True)
-    return 0
+    return report.finish("fsync failure test", time.monotonic() - started, seed, work,
+                         "data, server logs and shim logs")
 
 
 if __name__ == "__main__":
