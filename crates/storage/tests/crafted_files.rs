@@ -132,3 +132,73 @@ fn a_file_numbered_beyond_the_engines_range_is_refused() {
     let err = reopen(&io, JOURNAL).err().expect("the store must not open");
     assert!(matches!(err, StorageError::Corrupted { .. }), "{err}");
 }
+
+/// Recovery used to delete the files a committed compaction replaced before it had loaded the
+/// replacement; with the replacement damaged, the only good copies were gone.
+#[test]
+fn the_files_a_damaged_compaction_output_replaced_are_kept() {
+    let (io, store) = sim_store(JOURNAL);
+    for i in 0..40u64 {
+        put(
+            &store,
+            format!("key{i:03}").as_bytes(),
+            i + 1,
+            &[b'v'; 60],
+            true,
+        )
+        .unwrap();
+    }
+    for i in 0..30u64 {
+        common::remove(&store, format!("key{i:03}").as_bytes(), 100 + i, true).unwrap();
+    }
+    store.rotate().unwrap();
+    let originals: Vec<(std::path::PathBuf, Vec<u8>)> = files_named(&io, &dir(), "datafile-")
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "db"))
+        .map(|p| (p.clone(), io.read_file(&p).unwrap()))
+        .collect();
+    store.compact().unwrap();
+    drop(store);
+    // The cleanup "did not happen": the replaced files are back beside the output.
+    let mut restored = 0;
+    for (path, bytes) in &originals {
+        if !io.exists(path) {
+            io.create_new(path).unwrap().write_all_at(bytes, 0).unwrap();
+            restored += 1;
+        }
+    }
+    io.sync_dir(&dir()).unwrap();
+    assert!(restored > 0, "the compaction replaced no file");
+    // Damage the output (a file none of the originals are): a record past its header, and its
+    // hint goes so that it is scanned.
+    let output = files_named(&io, &dir(), "datafile-")
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "db"))
+        .find(|p| originals.iter().all(|(o, _)| o != p))
+        .expect("the compaction output");
+    let mut bytes = io.read_file(&output).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0xff;
+    overwrite(&io, &output, &bytes);
+    io.remove_file(&output.with_extension("hint")).ok();
+    let err = reopen(&io, JOURNAL).err().expect("the store must not open");
+    assert!(matches!(err, StorageError::Corrupted { .. }), "{err}");
+    for (path, _) in &originals {
+        assert!(io.exists(path), "{} was deleted", path.display());
+    }
+}
+
+#[test]
+fn a_hint_larger_than_twice_its_datafile_is_not_read() {
+    let io = sealed_store();
+    let hint = files_named(&io, &dir(), "datafile-")
+        .into_iter()
+        .find(|p| p.extension().is_some_and(|e| e == "hint"))
+        .expect("a hint file");
+    let datafile_len = io.read_file(&hint.with_extension("db")).unwrap().len();
+    let mut bytes = io.read_file(&hint).unwrap();
+    bytes.resize(datafile_len * 2 + 4096, 0);
+    reseal_hint(&mut bytes);
+    overwrite(&io, &hint, &bytes);
+    assert_whole(&io);
+}
