@@ -1,7 +1,7 @@
 //! `/_api/database`: list, current, user, create and drop (`reference/arangodb-http-api.md`
 //! §7.1).
 //!
-//! What it is: the handlers of the database endpoints, over [`quince_db::Catalog`].
+//! What it is: the handlers of the database endpoints, over the operations interface ([`quince_db::Engine`]).
 //!
 //! What it is not: name validation or storage. The catalog decides whether a name is legal
 //! (1229) or taken (1207) and owns the files.
@@ -58,13 +58,13 @@ fn require_system(req: &ApiRequest) -> Result<()> {
 /// `GET /_api/database`: every database (from `_system` only).
 fn list(api: &Api, req: &ApiRequest) -> ApiResult {
     require_system(req)?;
-    Ok(envelope(200, json!(api.catalog().database_names())))
+    Ok(envelope(200, json!(api.engine().database_names())))
 }
 
 /// `GET /_api/database/user`: the databases the caller may use (a level other than `none`).
 fn list_accessible(api: &Api, req: &ApiRequest) -> ApiResult {
     let names: Vec<String> = api
-        .catalog()
+        .engine()
         .database_names()
         .into_iter()
         .filter(|name| req.user.level_on(name).can_read())
@@ -104,10 +104,10 @@ async fn create(api: &Api, req: &ApiRequest) -> ApiResult {
     }
     validate_users(fields.get("users"))?;
     let users = listed_users(fields.get("users"))?;
-    let catalog = api.catalog().clone();
+    let engine = std::sync::Arc::clone(api.engine());
     let name = name.to_string();
     let created = name.clone();
-    tokio::task::spawn_blocking(move || catalog.create_database(&created))
+    tokio::task::spawn_blocking(move || engine.create_database(&created))
         .await
         .map_err(|e| {
             ArangoError::with_message(INTERNAL, format!("database creation failed: {e}"))
@@ -122,11 +122,11 @@ async fn drop(api: &Api, req: &ApiRequest, name: &str) -> ApiResult {
     require_system(req)?;
     req.require_admin()?;
     req.user.check_writable()?;
-    let catalog = api.catalog().clone();
+    let engine = std::sync::Arc::clone(api.engine());
     let users = std::sync::Arc::clone(api.users_handle());
     let name = name.to_string();
     tokio::task::spawn_blocking(move || {
-        catalog.drop_database(&name)?;
+        engine.drop_database(&name)?;
         users.forget_database(&name)
     })
     .await

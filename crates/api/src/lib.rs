@@ -35,6 +35,7 @@ mod admin;
 mod async_exec;
 mod auth;
 mod batch;
+mod blocking;
 mod body;
 mod collection;
 mod database;

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use http::Method;
 use quince_auth::{Account, Level, ROOT_USER};
-use quince_db::{Catalog, Database, USERS_COLLECTION};
+use quince_db::{DatabaseOps, Engine, USERS_COLLECTION};
 use quince_errors::{ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_READ_ONLY, FORBIDDEN};
 
 use crate::pipeline::unauthorized;
@@ -237,18 +237,18 @@ impl ApiRequest {
 /// paths every authenticated user may use (`/_api/user/*`, `/_api/token/*`: one's own
 /// account).
 pub(crate) fn admit_database(
-    catalog: &Catalog,
+    engine: &dyn Engine,
     caller: &Caller,
     name: &str,
     segments: &[String],
     open: bool,
-) -> Result<Arc<Database>> {
-    let Some(database) = catalog.database(name) else {
+) -> Result<Arc<dyn DatabaseOps>> {
+    let Some(database) = engine.database(name) else {
         if caller.level_on(name) != Level::None {
             return Err(ArangoError::new(ARANGO_DATABASE_NOT_FOUND));
         }
         if open {
-            return catalog
+            return engine
                 .database(SYSTEM_DATABASE)
                 .ok_or_else(|| ArangoError::new(ARANGO_DATABASE_NOT_FOUND));
         }

@@ -32,7 +32,7 @@ use http::{Extensions, HeaderName, Method, Request, Response, Uri, Version};
 use http_body_util::Full;
 use hyper::body::Body;
 use quince_auth::Users;
-use quince_db::Catalog;
+use quince_db::Engine;
 use quince_errors::{
     ArangoError, FORBIDDEN, HTTP_BAD_PARAMETER, HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE,
     HTTP_REQUEST_URI_TOO_LONG, INTERNAL, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED,
@@ -135,8 +135,8 @@ pub struct Peer {
 
 /// The API: shared by every connection of the server.
 pub struct Api {
-    /// Every database.
-    catalog: Arc<Catalog>,
+    /// Every database, through the operations interface.
+    engine: Arc<dyn Engine>,
     /// The settings.
     config: ApiConfig,
     /// Checks credentials, issues tokens.
@@ -204,15 +204,15 @@ struct Timing {
 }
 
 impl Api {
-    /// An API over this catalog; panics when the user accounts cannot be opened (tests; the
+    /// An API over this engine; panics when the user accounts cannot be opened (tests; the
     /// server uses [`Api::open`]).
-    pub fn new(catalog: Arc<Catalog>, config: ApiConfig) -> Arc<Api> {
-        Api::open(catalog, config).expect("the user accounts open")
+    pub fn new(engine: Arc<dyn Engine>, config: ApiConfig) -> Arc<Api> {
+        Api::open(engine, config).expect("the user accounts open")
     }
 
-    /// An API over this catalog: opens the user accounts in `_system/_users`, creating root
+    /// An API over this engine: opens the user accounts in `_system/_users`, creating root
     /// with `config.root_password` on first start.
-    pub fn open(catalog: Arc<Catalog>, config: ApiConfig) -> Result<Arc<Api>, ArangoError> {
+    pub fn open(engine: Arc<dyn Engine>, config: ApiConfig) -> Result<Arc<Api>, ArangoError> {
         assert!(
             config.queue_size_max > 0,
             "the request queue must hold at least one request"
@@ -222,11 +222,11 @@ impl Api {
             "the JSON depth bound is at most {}",
             quince_model::json::JSON_DEPTH_LIMIT
         );
-        let users = Arc::new(Users::open(&catalog, &config.root_password)?);
+        let users = Arc::new(Users::open(&*engine, &config.root_password)?);
         // A crash between a drop and the removal of its grants leaves grants on something
         // that no longer exists; a new database or collection of that name must not inherit
         // them. (Grants can only be made on what exists, so nothing else is removed.)
-        users.prune_grants(|db, collection| grant_target_exists(&catalog, db, collection))?;
+        users.prune_grants(|db, collection| grant_target_exists(&*engine, db, collection))?;
         let mut secrets = vec![config.jwt_secret.clone()];
         if secrets[0].is_empty() {
             let mut random = vec![0u8; 32];
@@ -242,7 +242,7 @@ impl Api {
         let jobs = Arc::new(Jobs::new(config.jobs_per_user_max));
         let replies = ReplyLimits::new(config.reply_size_max);
         Ok(Arc::new_cyclic(|me| Api {
-            catalog,
+            engine,
             config,
             auth,
             users,
@@ -270,9 +270,9 @@ impl Api {
         self.stopping.load(Ordering::Acquire)
     }
 
-    /// The catalog.
-    pub fn catalog(&self) -> &Arc<Catalog> {
-        &self.catalog
+    /// Every database, through the operations interface.
+    pub fn engine(&self) -> &Arc<dyn Engine> {
+        &self.engine
     }
 
     /// The settings.
@@ -484,7 +484,7 @@ impl Api {
         }
         let caller = caller.in_read_only_mode(self.mode.is_read_only());
         let database =
-            permission::admit_database(&self.catalog, &caller, &database, &segments, open)?;
+            permission::admit_database(&*self.engine, &caller, &database, &segments, open)?;
         check_queue_time(&parts.headers, timing.received.elapsed())?;
         let async_mode = async_exec::mode(&parts.headers);
         if admission.is_none() && !fast_lane {
@@ -613,11 +613,11 @@ impl Api {
 }
 
 /// True when a grant on `db` (and `collection`) names something that exists (or `*`).
-fn grant_target_exists(catalog: &Catalog, db: &str, collection: Option<&str>) -> bool {
+fn grant_target_exists(engine: &dyn Engine, db: &str, collection: Option<&str>) -> bool {
     if db == quince_auth::ANY {
         return true;
     }
-    let Some(database) = catalog.database(db) else {
+    let Some(database) = engine.database(db) else {
         return false;
     };
     collection.is_none_or(|c| c == quince_auth::ANY || database.collection(c).is_ok())

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method};
-use quince_db::Database;
+use quince_db::DatabaseOps;
 use quince_errors::{ArangoError, Result};
 use serde_json::Value;
 
@@ -16,7 +16,7 @@ pub struct ApiRequest {
     /// The HTTP method.
     pub method: Method,
     /// The database the request runs in (`/_db/{name}/`, or `_system`).
-    pub database: Arc<Database>,
+    pub database: Arc<dyn DatabaseOps>,
     /// The decoded path without the `/_db/{name}` prefix, for messages (`/_api/document/c/k`).
     pub path: String,
     /// The percent-decoded path segments after the family's prefix: for

@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex, RwLock};
-use quince_db::{Catalog, UserDocuments, USER_DOCUMENTS_MAX};
+use quince_db::{Engine, UserDocuments, USER_DOCUMENTS_MAX};
 use quince_errors::{
     ArangoError, Result, ARANGO_DUPLICATE_NAME, FORBIDDEN, HTTP_BAD_PARAMETER, USER_DUPLICATE,
     USER_INVALID_NAME, USER_INVALID_PASSWORD, USER_NOT_FOUND,
@@ -105,9 +105,9 @@ impl Users {
     /// Loads every account from `_system/_users` (creating the collection on first start)
     /// and creates `root` with `root_password` when it does not exist. A stored root keeps
     /// its password whatever `root_password` says now, as in ArangoDB.
-    pub fn open(catalog: &Catalog, root_password: &str) -> Result<Users> {
+    pub fn open(engine: &dyn Engine, root_password: &str) -> Result<Users> {
         check_password(root_password)?;
-        let store = UserDocuments::open(catalog)?;
+        let store = UserDocuments::open(engine)?;
         let mut accounts = HashMap::new();
         for document in store.load()? {
             match Account::from_document(&document) {

@@ -35,14 +35,14 @@ fn root_is_created_once_and_keeps_its_first_password() {
     let dir = tempfile::tempdir().unwrap();
     {
         let catalog = open_catalog(dir.path());
-        let users = Users::open(&catalog, "first").unwrap();
+        let users = Users::open(&*catalog, "first").unwrap();
         let root = users.verify_password(ROOT_USER, "first").expect("root");
         assert_eq!(root.database_level("anything"), Level::ReadWrite);
         assert_eq!(root.collection_level("db", "c"), Level::ReadWrite);
         catalog.shutdown().unwrap();
     }
     let catalog = open_catalog(dir.path());
-    let users = Users::open(&catalog, "second").unwrap();
+    let users = Users::open(&*catalog, "second").unwrap();
     assert!(users.verify_password(ROOT_USER, "first").is_some());
     assert!(users.verify_password(ROOT_USER, "second").is_none());
     assert!(users.remove(ROOT_USER).unwrap_err().is(FORBIDDEN));
@@ -55,7 +55,7 @@ fn accounts_grants_and_tokens_survive_a_restart() {
     let token;
     {
         let catalog = open_catalog(dir.path());
-        let users = Users::open(&catalog, "pw").unwrap();
+        let users = Users::open(&*catalog, "pw").unwrap();
         let mut alice = new_user("alice", "a-pw");
         alice.extra.insert("team".into(), json!("blue"));
         users.create(alice).unwrap();
@@ -74,7 +74,7 @@ fn accounts_grants_and_tokens_survive_a_restart() {
         catalog.shutdown().unwrap();
     }
     let catalog = open_catalog(dir.path());
-    let users = Users::open(&catalog, "pw").unwrap();
+    let users = Users::open(&*catalog, "pw").unwrap();
     let names: Vec<String> = users.accounts().iter().map(|a| a.name.clone()).collect();
     assert_eq!(names, ["alice", "root"]);
     let alice = users.verify_password("alice", "a-pw").unwrap();
@@ -95,7 +95,7 @@ fn accounts_grants_and_tokens_survive_a_restart() {
 fn names_passwords_and_duplicates_are_checked() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = open_catalog(dir.path());
-    let users = Users::open(&catalog, "pw").unwrap();
+    let users = Users::open(&*catalog, "pw").unwrap();
     for bad in ["", "a:b", "tab\there", &"x".repeat(USER_NAME_BYTES_MAX + 1)] {
         assert!(users
             .create(new_user(bad, "p"))
@@ -132,7 +132,7 @@ fn names_passwords_and_duplicates_are_checked() {
 fn every_credential_or_permission_change_draws_a_new_generation() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = open_catalog(dir.path());
-    let users = Users::open(&catalog, "pw").unwrap();
+    let users = Users::open(&*catalog, "pw").unwrap();
     let g0 = users.create(new_user("dave", "one")).unwrap().generation;
     assert!(users.verify_token_user("dave", Some(g0)).is_some());
     let g1 = users
@@ -165,7 +165,7 @@ fn every_credential_or_permission_change_draws_a_new_generation() {
 fn verified_passwords_are_remembered_until_the_account_changes() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = open_catalog(dir.path());
-    let users = Users::open(&catalog, "pw").unwrap();
+    let users = Users::open(&*catalog, "pw").unwrap();
     users.create(new_user("erin", "old")).unwrap();
     assert!(users.verified_before("erin", "old").is_none());
     assert!(users.verify_password("erin", "wrong").is_none());
@@ -200,7 +200,7 @@ fn verified_passwords_are_remembered_until_the_account_changes() {
 fn extra_is_merged_by_patch_and_replaced_by_put() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = open_catalog(dir.path());
-    let users = Users::open(&catalog, "pw").unwrap();
+    let users = Users::open(&*catalog, "pw").unwrap();
     let mut frank = new_user("frank", "p");
     frank.extra.insert("a".into(), json!(1));
     users.create(frank).unwrap();
@@ -230,7 +230,7 @@ fn extra_is_merged_by_patch_and_replaced_by_put() {
 fn access_tokens_are_checked_for_owner_expiry_and_revocation() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = open_catalog(dir.path());
-    let users = Users::open(&catalog, "pw").unwrap();
+    let users = Users::open(&*catalog, "pw").unwrap();
     users.create(new_user("gina", "p")).unwrap();
     let now = unix_now_secs();
     let (record, token) = users.create_token("gina", "deploy", now + 600).unwrap();
@@ -264,7 +264,7 @@ fn access_tokens_are_checked_for_owner_expiry_and_revocation() {
 fn dropped_databases_take_their_grants_with_them() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = open_catalog(dir.path());
-    let users = Users::open(&catalog, "pw").unwrap();
+    let users = Users::open(&*catalog, "pw").unwrap();
     users.create(new_user("hank", "p")).unwrap();
     users
         .set_grant("hank", "db", None, Some(Level::ReadWrite))
@@ -288,7 +288,7 @@ fn dropped_databases_take_their_grants_with_them() {
 fn a_dropped_collection_takes_its_grants_with_it() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = open_catalog(dir.path());
-    let users = Users::open(&catalog, "pw").unwrap();
+    let users = Users::open(&*catalog, "pw").unwrap();
     users.create(new_user("ivy", "p")).unwrap();
     users
         .set_grant("ivy", "db", None, Some(Level::ReadOnly))

@@ -34,6 +34,7 @@ use quince_storage::io::{CachedFileIo, FileIo, DIR_MODE, FILE_MODE};
 
 use crate::database::Database;
 use crate::debris::{self, Classified};
+use crate::hooks::HookFactory;
 use crate::maintenance::Maintenance;
 use crate::params::{
     catalog_file, databases_dir, id_from_dir_name, io_error, read_json, CatalogParams,
@@ -61,6 +62,10 @@ pub struct DbConfig {
     /// datafiles, hints being written, parameter files); beyond it the least recently used are
     /// closed and reopened when needed.
     pub open_files_max: usize,
+    /// Gives each collection its hooks of derived state when it is created or opened (none:
+    /// no derived state). On open, every live document is handed to the hooks before the
+    /// collection serves a request.
+    pub hooks: Option<Arc<dyn HookFactory>>,
 }
 
 /// The default of [`DbConfig::open_files_max`]; the server derives its own from the process's
@@ -79,6 +84,7 @@ impl DbConfig {
             io,
             ignore_datafile_errors: false,
             open_files_max: OPEN_FILES_MAX_DEFAULT,
+            hooks: None,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! [`Collection`]: one collection's properties, its lifecycle (create, open, rename, drop) and
-//! its collection-level operations (count, figures, revision, checksum, truncate, compact).
+//! its collection-level operations (count, figures, revision, checksum, compact; truncate is
+//! the write path's).
 //!
 //! What it is not: the document operations; they live in `documents.rs` as a second `impl`
 //! block, and their rules (keys, revisions, merges) come from `quince-model`.
@@ -27,6 +28,7 @@ use serde_json::Value;
 use crate::checksum::Checksum;
 use crate::database::CreateCollection;
 use crate::debris::dropped_path;
+use crate::hooks::DocumentHook;
 use crate::params::{
     collection_dir, io_error, sync_parent, write_atomic, CollectionParams, PARAMETER_FILE,
 };
@@ -126,6 +128,9 @@ pub struct Collection {
     params_lock: Mutex<()>,
     /// Set (under `params_lock`) once the drop mark is durable.
     dropped: AtomicBool,
+    /// The hooks of derived state; the lock is the hook lock every write call holds
+    /// (`write_path.rs`).
+    pub(crate) hooks: Mutex<Vec<Arc<dyn DocumentHook>>>,
 }
 
 /// The properties that can change after creation.
@@ -247,6 +252,7 @@ impl Collection {
             keygen_persisted: AtomicU64::new(0),
             params_lock: Mutex::new(()),
             dropped: AtomicBool::new(false),
+            hooks: Mutex::new(Vec::new()),
         }
     }
 
@@ -497,16 +503,6 @@ impl Collection {
             });
         }
         Ok((sum.value().to_string(), self.revision()))
-    }
-
-    /// Removes every document.
-    pub fn truncate(&self, wait_for_sync: bool) -> Result<()> {
-        self.persist_key_generator()?;
-        let rev = self.shared.hlc.next();
-        self.store
-            .truncate(rev.0, wait_for_sync || self.wait_for_sync())?;
-        self.note_revision(rev);
-        Ok(())
     }
 
     /// Compacts the datafiles now.

@@ -125,6 +125,7 @@ impl Database {
             match debris::classify::<CollectionParams>(io, &database.dir, &entry, "collection-")? {
                 Some(Classified::Live { dir, params }) => {
                     let collection = Collection::open(shared, dir, params)?;
+                    collection.attach_hooks(&database.name)?;
                     collections.insert(collection.name(), Arc::new(collection));
                 }
                 Some(Classified::Debris { dir, why }) => {
@@ -263,6 +264,7 @@ impl Database {
                     let dir = crate::params::collection_dir(&self.dir, id);
                     let _ = remove_dir(&*self.shared.io, &dir);
                 })?;
+        collection.attach_hooks(&self.name)?;
         let collection = Arc::new(collection);
         self.collections
             .write()

@@ -1,18 +1,16 @@
-//! The document operations of a [`Collection`]: read, insert, replace, update and remove, with
-//! every option of [`WriteOptions`].
+//! The document decisions of a [`Collection`]: read, and what insert, replace, update and
+//! remove write, with every option of [`WriteOptions`]; plus the one-document convenience forms
+//! over the write path.
 //!
 //! What it is: the decisions ArangoDB makes per document (key generation and validation,
 //! `overwriteMode`, `_rev` and `If-Match` preconditions, edge ends, merges, `versionAttribute`,
-//! `returnNew`/`returnOld`), taken inside the store's `mutate` closure so that the read of the
-//! current version and the write of the next one are one step.
+//! `returnNew`/`returnOld`), called by the write path (`write_path.rs`) inside the store's
+//! mutate closure so that the read of the current version and the write of the next one are
+//! one step.
 //!
-//! What it is not: multi-document handling (the api loops over these) or HTTP statuses beyond
-//! the ones ArangoDB attaches to these errors (412 for a failed revision precondition).
-//!
-//! Each write comes in two forms: the blocking one (`insert`, ...) returns once the write is
-//! durable when the effective `waitForSync` asks for it; the deferred one (`insert_deferred`,
-//! ...) returns as soon as the write is in the journal, with a [`Durability`] handle to learn
-//! when it is durable without blocking a thread.
+//! What it is not: the write path. Every write, whatever its form, goes through
+//! [`Collection::write`]; `insert`, `replace_deferred` and friends here only build a one-item
+//! request for it (for tests and internal callers such as the `_users` store).
 //!
 //! Invariants: every write gets a fresh revision from the catalog's clock, taken while the
 //! store holds writers off, so revisions of one collection grow in write order; a failed
@@ -34,18 +32,19 @@ use serde_json::{Map, Value};
 
 use crate::collection::{Collection, CollectionType, StoredDocument};
 use crate::durability::Durability;
+use crate::ops::{WriteKind, WriteRequest, WriteResults};
 use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
 
 /// How a write over an existing version builds the new one.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Overwrite {
+pub(crate) enum Overwrite {
     /// The body is the new document.
     Replace,
     /// The body is merged into the stored document.
     Update,
 }
 
-fn not_found() -> ArangoError {
+pub(crate) fn not_found() -> ArangoError {
     ArangoError::new(ARANGO_DOCUMENT_NOT_FOUND)
 }
 
@@ -70,9 +69,21 @@ fn settle((outcome, durability): Deferred) -> Result<WriteOutcome> {
     Ok(outcome)
 }
 
+/// The one item of a one-item request, with the request's durability.
+fn only(results: WriteResults) -> Result<Deferred> {
+    let WriteResults {
+        mut items,
+        durability,
+        ..
+    } = results;
+    assert_eq!(items.len(), 1, "a one-item request has one result");
+    let outcome = items.pop().expect("one item")?;
+    Ok((outcome, durability))
+}
+
 /// The durability to report for a write: only when it must be synced.
 pub(crate) fn durability_of(sync: bool, ticket: Option<WriteTicket>) -> Option<Durability> {
-    ticket.filter(|_| sync).map(Durability::new)
+    ticket.filter(|_| sync).map(Durability::from_ticket)
 }
 
 impl Collection {
@@ -82,11 +93,11 @@ impl Collection {
     }
 
     /// The JSON prefix of this collection's `_id`s.
-    fn current_id_prefix(&self) -> String {
+    pub(crate) fn current_id_prefix(&self) -> String {
         self.meta.read().id_prefix.clone()
     }
 
-    fn outcome(&self, key: &str, rev: RevisionId, synced: bool) -> WriteOutcome {
+    pub(crate) fn outcome(&self, key: &str, rev: RevisionId, synced: bool) -> WriteOutcome {
         WriteOutcome {
             id: format!("{}/{key}", self.meta.read().name),
             key: key.to_owned(),
@@ -109,7 +120,7 @@ impl Collection {
 
     /// Checks `If-Match` (always) and the selector's or body's `_rev` (when given: the caller
     /// passes it only when `ignoreRevs` is false). An empty `_rev` is no precondition.
-    fn check_preconditions(
+    pub(crate) fn check_preconditions(
         &self,
         key: &str,
         current: RevisionId,
@@ -139,6 +150,19 @@ impl Collection {
         })
     }
 
+    /// Visits every live document, rendered as [`Collection::read`] renders it, until `visit`
+    /// returns false.
+    pub fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()> {
+        let prefix = self.current_id_prefix();
+        self.store.scan(&mut |_key, rev, stored| {
+            visit(StoredDocument {
+                rev: RevisionId(rev).encode(),
+                json: render_document(stored, &prefix),
+            })
+        })?;
+        Ok(())
+    }
+
     /// The current `_rev` of a document without reading it (for HEAD and If-None-Match).
     pub fn read_rev(&self, key: &str) -> Result<String> {
         if !is_valid_key(key) {
@@ -157,17 +181,26 @@ impl Collection {
 
     /// [`Collection::insert`] without waiting for the fsync (see [`Durability`]).
     pub fn insert_deferred(&self, document: Value, options: &WriteOptions) -> Result<Deferred> {
-        let Value::Object(body) = document else {
-            return Err(not_an_object());
-        };
-        let key = self.insert_key(&body)?;
-        let edge = self.insert_edge(&body)?;
-        let sync = self.effective_sync(options);
-        let (outcome, ticket) = self.store.mutate_deferred(key.as_bytes(), |existing| {
-            self.decide_insert(&key, &body, edge, existing, options, sync)
-        })?;
-        self.note_write(&outcome);
-        Ok((outcome, durability_of(sync, ticket)))
+        only(self.write(WriteRequest::new(
+            WriteKind::Insert,
+            vec![document],
+            options.clone(),
+        )))
+    }
+
+    /// Inserts each of `documents` as [`Collection::insert_deferred`] would, in one write
+    /// request: each document's outcome in input order, and the durability of them all.
+    pub fn insert_many_deferred(
+        &self,
+        documents: Vec<Value>,
+        options: &WriteOptions,
+    ) -> (Vec<Result<WriteOutcome>>, Option<Durability>) {
+        let results = self.write(WriteRequest::new(
+            WriteKind::Insert,
+            documents,
+            options.clone(),
+        ));
+        (results.items, results.durability)
     }
 
     /// The key of a document to insert: its `_key` (checked against the key generator's rules)
@@ -275,26 +308,21 @@ impl Collection {
         let Value::Object(body) = document else {
             return Err(not_an_object());
         };
-        if !is_valid_key(key) {
-            return Err(not_found());
-        }
-        let body_rev = match body.get("_rev") {
-            Some(Value::String(rev)) if !options.ignore_revs => Some(rev.as_str()),
-            _ => None,
+        let kind = match how {
+            Overwrite::Replace => WriteKind::Replace,
+            Overwrite::Update => WriteKind::Update,
         };
-        let sync = self.effective_sync(options);
-        let (outcome, ticket) = self.store.mutate_deferred(key.as_bytes(), |existing| {
-            let existing = existing.ok_or_else(not_found)?;
-            self.write_over(key, existing, &body, how, body_rev, options, sync)
-        })?;
-        self.note_write(&outcome);
-        Ok((outcome, durability_of(sync, ticket)))
+        // The body's `_rev` is a precondition unless revisions are ignored, as in the
+        // single-document form whose key comes from the URL.
+        let mut request = WriteRequest::new(kind, vec![Value::Object(body)], options.clone());
+        request.key = Some(key.to_owned());
+        only(self.write(request))
     }
 
     /// Writes a new version over `existing`: checks preconditions, builds the new document,
     /// applies `versionAttribute`, checks edge ends, and fills in `_oldRev`, `new` and `old`.
     #[allow(clippy::too_many_arguments)]
-    fn write_over(
+    pub(crate) fn write_over(
         &self,
         key: &str,
         existing: Existing<'_>,
@@ -388,32 +416,36 @@ impl Collection {
         expected_rev: Option<&str>,
         options: &WriteOptions,
     ) -> Result<Deferred> {
-        if !is_valid_key(key) {
-            return Err(not_found());
+        let mut selector = Map::new();
+        if let Some(rev) = expected_rev {
+            selector.insert("_rev".into(), Value::String(rev.to_owned()));
         }
-        let expected_rev = expected_rev.filter(|_| !options.ignore_revs);
-        let sync = self.effective_sync(options);
-        self.persist_key_generator()?;
-        let mut removal_rev = RevisionId(0);
-        let (outcome, ticket) = self.store.mutate_deferred(key.as_bytes(), |existing| {
-            let existing = existing.ok_or_else(not_found)?;
-            let current = RevisionId(existing.rev);
-            self.check_preconditions(key, current, expected_rev, options)?;
-            let mut outcome = self.outcome(key, current, sync);
-            if options.return_old {
-                outcome.old = Some(render_value(&existing.value()?, &self.current_id_prefix()));
-            }
-            removal_rev = self.shared.hlc.next();
-            Ok::<_, ArangoError>((Mutation::Remove { rev: removal_rev.0 }, outcome))
-        })?;
-        self.note_revision(removal_rev);
-        Ok((outcome, durability_of(sync, ticket)))
+        let mut request = WriteRequest::new(
+            WriteKind::Remove,
+            vec![Value::Object(selector)],
+            options.clone(),
+        );
+        request.key = Some(key.to_owned());
+        only(self.write(request))
     }
 
-    /// Moves the collection's revision after a write that may have written one.
-    pub(crate) fn note_write(&self, outcome: &WriteOutcome) {
-        if let Some(rev) = RevisionId::decode(&outcome.rev) {
-            self.note_revision(rev);
+    /// The removal of `existing` (runs inside the store's mutate closure): checks the
+    /// preconditions, fills in `old`, takes the tombstone's revision.
+    pub(crate) fn decide_remove(
+        &self,
+        key: &str,
+        existing: Existing<'_>,
+        expected_rev: Option<&str>,
+        options: &WriteOptions,
+        sync: bool,
+    ) -> Result<(Mutation, WriteOutcome)> {
+        let current = RevisionId(existing.rev);
+        self.check_preconditions(key, current, expected_rev, options)?;
+        let mut outcome = self.outcome(key, current, sync);
+        if options.return_old {
+            outcome.old = Some(render_value(&existing.value()?, &self.current_id_prefix()));
         }
+        let rev = self.shared.hlc.next();
+        Ok((Mutation::Remove { rev: rev.0 }, outcome))
     }
 }

@@ -1,15 +1,17 @@
-//! Quince's database layer: the catalog of databases and collections, and document operations.
+//! Quince's database layer: the operations interface and the local engine behind it.
 //!
-//! What it is: [`Catalog`] (every database, persisted in the data directory), [`Database`]
-//! (its collections), and [`Collection`] (properties, counts, figures, and the document
-//! operations insert, read, replace, update and remove with ArangoDB's options). Document
-//! semantics (keys, `_rev`, key generators, merge rules, preconditions, edge attributes) are
-//! decided here with the rules of `quince-model`; bytes are kept by `quince-storage`.
+//! What it is: [`ops`], the operations interface the api depends on ([`Engine`],
+//! [`DatabaseOps`], [`CollectionOps`]: options in, one result per item out, an engine-neutral
+//! [`Durability`] future), and its implementations: the local engine ([`Catalog`] (every
+//! database, persisted in the data directory), [`Database`] (its collections), [`Collection`]
+//! (properties, counts, figures, and the one write path with its hooks, [`DocumentHook`])) and
+//! [`fake`], an in-memory engine for api tests. Document semantics (keys, `_rev`, key
+//! generators, merge rules, preconditions, edge attributes) are decided here with the rules of
+//! `quince-model`; bytes are kept by `quince-storage`.
 //!
 //! What it is not: HTTP. It never sees a header or a status line; it returns
 //! [`quince_errors::ArangoError`]s and the api layer renders them. Multi-document requests are
-//! loops over the single-document operations in the api layer (inserts: one batched call,
-//! [`Collection::insert_many_deferred`]): each item is independent.
+//! not atomic: each item is independent.
 //!
 //! Invariants: a collection's documents live in one storage `Store` under
 //! `<data>/databases/database-<id>/collection-<id>/`; a document's stored bytes are the JSON
@@ -24,13 +26,17 @@ mod collection;
 mod database;
 mod debris;
 mod documents;
-mod documents_many;
 mod durability;
+pub mod fake;
+mod hooks;
+mod local;
 mod maintenance;
+pub mod ops;
 mod options;
 mod params;
 mod shared;
 mod users;
+mod write_path;
 
 pub use catalog::{Catalog, CatalogStats, DbConfig, OPEN_FILES_MAX_DEFAULT};
 pub use collection::{
@@ -38,7 +44,11 @@ pub use collection::{
 };
 pub use database::{CreateCollection, Database, PropertiesUpdate};
 pub use documents::Deferred;
-pub use durability::Durability;
+pub use durability::{Completer, Durability};
+pub use hooks::{Change, DocumentHook, HookFactory, Version};
+pub use ops::{
+    CollectionOps, DatabaseOps, Engine, ReadRequest, WriteKind, WriteRequest, WriteResults,
+};
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
 pub use shared::JOURNAL_SIZE_MIN;
 pub use users::{UserDocuments, USERS_COLLECTION, USER_DOCUMENTS_MAX};

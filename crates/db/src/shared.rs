@@ -21,6 +21,7 @@ use quince_storage::io::FileIo;
 use quince_storage::{CompactionPolicy, StoreOptions};
 
 use crate::catalog::DbConfig;
+use crate::hooks::HookFactory;
 use crate::params::{catalog_file, write_atomic, CatalogParams};
 
 /// A datafile is compacted when half of it is dead...
@@ -48,6 +49,8 @@ pub(crate) struct Shared {
     pub salvage: bool,
     /// The clock of every `_rev`.
     pub hlc: Hlc,
+    /// Makes each collection's hooks of derived state.
+    pub hooks: Option<Arc<dyn HookFactory>>,
     /// The highest id handed out (durable in `catalog.json`).
     id_last: Mutex<u64>,
     /// Set by shutdown; catalog changes are refused afterwards.
@@ -65,6 +68,7 @@ impl Shared {
             sync_interval: config.sync_interval,
             salvage: config.ignore_datafile_errors,
             hlc: Hlc::new(),
+            hooks: config.hooks.clone(),
             id_last: Mutex::new(0),
             closed: AtomicBool::new(false),
         }

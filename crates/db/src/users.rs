@@ -16,9 +16,9 @@ use std::sync::Arc;
 use quince_errors::{ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, INTERNAL};
 use serde_json::Value;
 
-use crate::catalog::Catalog;
-use crate::collection::{Collection, CollectionType};
+use crate::collection::CollectionType;
 use crate::database::CreateCollection;
+use crate::ops::{CollectionOps, Engine, WriteKind, WriteRequest};
 use crate::options::{OverwriteMode, WriteOptions};
 
 /// The name of the accounts collection (in `_system`).
@@ -33,13 +33,13 @@ pub const USER_DOCUMENTS_MAX: usize = 100_000;
 
 /// The `_users` collection, as a keyed store of JSON objects.
 pub struct UserDocuments {
-    collection: Arc<Collection>,
+    collection: Arc<dyn CollectionOps>,
 }
 
 impl UserDocuments {
     /// Opens `_system/_users`, creating it (synced) when it does not exist yet.
-    pub fn open(catalog: &Catalog) -> Result<UserDocuments> {
-        let system = catalog
+    pub fn open(engine: &dyn Engine) -> Result<UserDocuments> {
+        let system = engine
             .database(SYSTEM_DATABASE)
             .ok_or_else(|| ArangoError::new(ARANGO_DATABASE_NOT_FOUND))?;
         let collection = match system.collection(USERS_COLLECTION) {
@@ -61,10 +61,9 @@ impl UserDocuments {
 
     /// Every stored document, as JSON objects (with `_key`, `_rev` and `_id`).
     pub fn load(&self) -> Result<Vec<Value>> {
-        let prefix = self.collection.meta.read().id_prefix.clone();
         let mut documents = Vec::new();
         let mut failure = None;
-        self.collection.store.scan(&mut |_key, _rev, stored| {
+        self.collection.scan(&mut |document| {
             if documents.len() >= USER_DOCUMENTS_MAX {
                 failure = Some(ArangoError::with_message(
                     INTERNAL,
@@ -72,8 +71,7 @@ impl UserDocuments {
                 ));
                 return false;
             }
-            let text = quince_model::document::render_document(stored, &prefix);
-            match serde_json::from_slice::<Value>(&text) {
+            match serde_json::from_slice::<Value>(&document.json) {
                 Ok(document) => documents.push(document),
                 Err(e) => {
                     failure = Some(ArangoError::with_message(
@@ -104,7 +102,8 @@ impl UserDocuments {
             overwrite_mode: OverwriteMode::Replace,
             ..WriteOptions::default()
         };
-        self.collection.insert(Value::Object(object), &options)?;
+        let request = WriteRequest::new(WriteKind::Insert, vec![Value::Object(object)], options);
+        self.collection.write(request).settle_one()?;
         Ok(())
     }
 
@@ -114,7 +113,8 @@ impl UserDocuments {
             wait_for_sync: true,
             ..WriteOptions::default()
         };
-        match self.collection.remove(key, None, &options) {
+        let request = WriteRequest::one(WriteKind::Remove, key, Default::default(), options);
+        match self.collection.write(request).settle_one() {
             Ok(_) => Ok(()),
             Err(e) if e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => Ok(()),
             Err(e) => Err(e),
@@ -129,7 +129,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::catalog::DbConfig;
+    use crate::catalog::{Catalog, DbConfig};
 
     fn open_catalog(dir: &std::path::Path) -> Arc<Catalog> {
         Catalog::open(DbConfig {
@@ -148,7 +148,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let catalog = open_catalog(dir.path());
-            let users = UserDocuments::open(&catalog).unwrap();
+            let users = UserDocuments::open(&*catalog).unwrap();
             assert!(users.load().unwrap().is_empty());
             users.put("ua", json!({"user": "a", "n": 1})).unwrap();
             users.put("ub", json!({"user": "b"})).unwrap();
@@ -158,7 +158,7 @@ mod tests {
             catalog.shutdown().unwrap();
         }
         let catalog = open_catalog(dir.path());
-        let users = UserDocuments::open(&catalog).unwrap();
+        let users = UserDocuments::open(&*catalog).unwrap();
         let loaded = users.load().unwrap();
         assert_eq!(loaded.len(), 1);
         assert_eq!(loaded[0]["user"], "a");

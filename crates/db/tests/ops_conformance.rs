@@ -1,18 +1,341 @@
-//! Conformance of the single-document operations with ArangoDB's rules (§2 of the API
-//! reference): keys, `_rev` preconditions, overwrite modes, merge options, edges,
-//! `versionAttribute` and the errors each one answers, on a real temporary directory.
+//! Conformance of every implementation of the operations interface with ArangoDB's rules (§2
+//! of the API reference): keys, `_rev` preconditions, overwrite modes, merge options, edges,
+//! `versionAttribute`, multi-document requests (per-item results in order, selectors, bulk
+//! reads) and the errors each one answers.
+//!
+//! Every scenario takes a [`Subject`] and runs once per implementation: the local engine on a
+//! real temporary directory, and the in-memory fake. A new implementation is added with one
+//! function that makes its `Subject` and its name in the `conformance!` line at the bottom.
 
 mod common;
 
-use common::{collection, create, open_os, opts, read};
-use quince_db::{CollectionType, OverwriteMode, WriteOptions};
-use serde_json::{json, Value};
+use std::sync::Arc;
 
-#[test]
-fn insert_then_read_renders_key_id_rev_first() {
+use quince_db::fake::FakeEngine;
+use quince_db::{
+    Catalog, CollectionOps, CollectionType, CreateCollection, DatabaseOps, Engine, OverwriteMode,
+    ReadRequest, WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
+};
+use quince_errors::Result;
+use serde_json::{json, Map, Value};
+
+use common::{create, open_os, opts};
+
+/// One implementation under test, and what keeps it alive.
+struct Subject {
+    engine: Arc<dyn Engine>,
+    catalog: Option<Arc<Catalog>>,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Drop for Subject {
+    fn drop(&mut self) {
+        if let Some(catalog) = &self.catalog {
+            catalog.shutdown().unwrap();
+        }
+    }
+}
+
+/// The local engine on a fresh temporary directory.
+fn local() -> Subject {
     let dir = tempfile::tempdir().unwrap();
     let catalog = open_os(dir.path());
-    let users = collection(&catalog, "users");
+    Subject {
+        engine: Arc::clone(&catalog) as Arc<dyn Engine>,
+        catalog: Some(catalog),
+        _dir: Some(dir),
+    }
+}
+
+/// The in-memory fake.
+fn fake() -> Subject {
+    Subject {
+        engine: FakeEngine::new(),
+        catalog: None,
+        _dir: None,
+    }
+}
+
+impl Subject {
+    /// `_system`.
+    fn system(&self) -> Db {
+        Db(self.engine.database("_system").unwrap())
+    }
+
+    /// A new document collection in `_system`.
+    fn collection(&self, name: &str) -> Doc {
+        self.system().create_collection(create(name)).unwrap()
+    }
+}
+
+/// A database through the interface.
+struct Db(Arc<dyn DatabaseOps>);
+
+impl Db {
+    fn create_collection(&self, request: CreateCollection) -> Result<Doc> {
+        self.0.create_collection(request).map(Doc)
+    }
+}
+
+/// A collection through the interface, with one-document helpers built on write requests.
+struct Doc(Arc<dyn CollectionOps>);
+
+impl Doc {
+    fn write(&self, request: WriteRequest) -> WriteResults {
+        self.0.write(request)
+    }
+
+    fn insert(&self, document: Value, options: &WriteOptions) -> Result<WriteOutcome> {
+        let request = WriteRequest::new(WriteKind::Insert, vec![document], options.clone());
+        self.write(request).settle_one()
+    }
+
+    fn one(
+        &self,
+        kind: WriteKind,
+        key: &str,
+        body: Value,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome> {
+        let mut request = WriteRequest::new(kind, vec![body], options.clone());
+        request.key = Some(key.to_owned());
+        self.write(request).settle_one()
+    }
+
+    fn replace(&self, key: &str, body: Value, options: &WriteOptions) -> Result<WriteOutcome> {
+        self.one(WriteKind::Replace, key, body, options)
+    }
+
+    fn update(&self, key: &str, body: Value, options: &WriteOptions) -> Result<WriteOutcome> {
+        self.one(WriteKind::Update, key, body, options)
+    }
+
+    fn remove(&self, key: &str, rev: Option<&str>, options: &WriteOptions) -> Result<WriteOutcome> {
+        let mut selector = Map::new();
+        if let Some(rev) = rev {
+            selector.insert("_rev".into(), Value::String(rev.to_owned()));
+        }
+        self.one(WriteKind::Remove, key, Value::Object(selector), options)
+    }
+}
+
+impl std::ops::Deref for Doc {
+    type Target = dyn CollectionOps;
+
+    fn deref(&self) -> &Self::Target {
+        &*self.0
+    }
+}
+
+/// The document `key` as JSON.
+fn read(collection: &Doc, key: &str) -> Value {
+    serde_json::from_slice(&collection.read(key).expect("document exists").json).unwrap()
+}
+
+/// Each item's errorNum, or `None` for a success.
+fn error_nums(results: &[Result<WriteOutcome>]) -> Vec<Option<u32>> {
+    results
+        .iter()
+        .map(|r| r.as_ref().err().map(|e| e.num()))
+        .collect()
+}
+
+fn multi_insert_answers_one_result_per_item_in_order(subject: &Subject) {
+    let c = subject.collection("c");
+    let results = c.write(WriteRequest::new(
+        WriteKind::Insert,
+        vec![
+            json!({"_key": "a"}),
+            json!(5),
+            json!({"_key": "a"}),
+            json!({"_key": "bad key"}),
+            json!({}),
+        ],
+        opts(),
+    ));
+    assert!(!results.synced);
+    assert!(results.durability.is_none());
+    let items = results.settle().unwrap();
+    assert_eq!(
+        error_nums(&items),
+        vec![None, Some(1227), Some(1210), Some(1221), None]
+    );
+    assert_eq!(items[0].as_ref().unwrap().key, "a");
+    assert_eq!(c.count(), 2);
+}
+
+fn multi_modify_and_remove_parse_keys_and_selectors_per_item(subject: &Subject) {
+    let c = subject.collection("c");
+    let a = c.insert(json!({"_key": "a", "v": 1}), &opts()).unwrap();
+    c.insert(json!({"_key": "b", "v": 1}), &opts()).unwrap();
+    c.insert(json!({"_key": "d", "v": 1}), &opts()).unwrap();
+    let strict = WriteOptions {
+        ignore_revs: false,
+        ..opts()
+    };
+    let results = c.write(WriteRequest::new(
+        WriteKind::Update,
+        vec![
+            json!({"_key": "a", "_rev": a.rev, "v": 2}),
+            json!({"v": 3}),
+            json!({"_key": 7}),
+            json!({"_key": "b", "_rev": "_stale____", "v": 4}),
+            json!("b"),
+            json!({"_key": "zz"}),
+        ],
+        strict.clone(),
+    ));
+    let items = results.settle().unwrap();
+    assert_eq!(
+        error_nums(&items),
+        vec![
+            None,
+            Some(1205),
+            Some(1221),
+            Some(1200),
+            Some(1227),
+            Some(1202)
+        ]
+    );
+    assert_eq!(items[3].as_ref().unwrap_err().status, 412);
+    assert_eq!(read(&c, "a")["v"], json!(2));
+    assert_eq!(read(&c, "b")["v"], json!(1));
+
+    let b_rev = c.read_rev("b").unwrap();
+    let results = c.write(WriteRequest::new(
+        WriteKind::Remove,
+        vec![
+            json!("a"),
+            json!("c/b"),
+            json!("other/d"),
+            json!({"_id": "c/d", "_rev": "_stale____"}),
+            json!(""),
+            json!(3),
+            json!("a"),
+        ],
+        strict,
+    ));
+    let items = results.settle().unwrap();
+    assert_eq!(
+        error_nums(&items),
+        vec![
+            None,
+            None,
+            Some(1202),
+            Some(1200),
+            Some(1205),
+            Some(1205),
+            Some(1202)
+        ]
+    );
+    assert_eq!(items[1].as_ref().unwrap().rev, b_rev);
+    assert_eq!(c.count(), 1);
+}
+
+fn bulk_reads_answer_each_selector_in_order(subject: &Subject) {
+    let c = subject.collection("c");
+    let a = c.insert(json!({"_key": "a", "v": 1}), &opts()).unwrap();
+    let request = ReadRequest {
+        selectors: vec![
+            json!("a"),
+            json!("missing"),
+            json!({"_key": "a", "_rev": "_x"}),
+            json!(1),
+        ],
+        ignore_revs: false,
+    };
+    let mut seen = Vec::new();
+    c.0.read_many(&request, &mut |item| {
+        seen.push(item.map(|d| d.rev).map_err(|e| e.num()));
+        true
+    })
+    .unwrap();
+    assert_eq!(
+        seen,
+        vec![Ok(a.rev.clone()), Err(1202), Err(1200), Err(1205)]
+    );
+    // The visitor can stop early.
+    let mut visits = 0;
+    c.0.read_many(&request, &mut |_| {
+        visits += 1;
+        false
+    })
+    .unwrap();
+    assert_eq!(visits, 1);
+}
+
+fn synced_requests_carry_one_durability_that_resolves(subject: &Subject) {
+    let c = subject.collection("c");
+    let sync = WriteOptions {
+        wait_for_sync: true,
+        ..opts()
+    };
+    let results = c.write(WriteRequest::new(
+        WriteKind::Insert,
+        vec![json!({"_key": "a"}), json!({"_key": "b"})],
+        sync.clone(),
+    ));
+    assert!(results.synced);
+    let durability = results.durability.expect("a synced write has a durability");
+    durability.wait().unwrap();
+    // Nothing written: no durability, but still the synced status.
+    let results = c.write(WriteRequest::new(
+        WriteKind::Insert,
+        vec![json!({"_key": "a"})],
+        sync,
+    ));
+    assert!(results.synced && results.durability.is_none());
+    assert_eq!(error_nums(&results.items), vec![Some(1210)]);
+}
+
+fn catalog_operations_answer_arangodb_errors(subject: &Subject) {
+    let db = subject.system();
+    db.create_collection(create("x")).unwrap();
+    assert_eq!(db.create_collection(create("x")).err().unwrap().num(), 1207);
+    assert_eq!(
+        db.create_collection(create("a/b")).err().unwrap().num(),
+        1208
+    );
+    assert_eq!(db.0.collection("nope").err().unwrap().num(), 1203);
+    let renamed = db.0.rename_collection("x", "y").unwrap();
+    assert_eq!(renamed.name(), "y");
+    assert_eq!(db.0.collection("x").err().unwrap().num(), 1203);
+    let id = renamed.id();
+    assert_eq!(db.0.collection(&id.to_string()).unwrap().name(), "y");
+    assert_eq!(db.0.drop_collection("y", false).unwrap(), id);
+    let names: Vec<String> = db.0.collections().iter().map(|c| c.name()).collect();
+    assert!(!names.contains(&"y".to_owned()));
+    let engine = &subject.engine;
+    engine.create_database("other").unwrap();
+    assert_eq!(engine.create_database("other").err().unwrap().num(), 1207);
+    assert!(engine.database_names().contains(&"other".to_owned()));
+    engine.drop_database("other").unwrap();
+    assert_eq!(engine.drop_database("other").unwrap_err().num(), 1228);
+    assert_eq!(engine.drop_database("_system").unwrap_err().num(), 1230);
+}
+
+fn truncate_and_scan_see_every_document(subject: &Subject) {
+    let c = subject.collection("c");
+    for i in 0..10 {
+        c.insert(json!({"_key": format!("k{i}")}), &opts()).unwrap();
+    }
+    let mut seen = 0;
+    c.0.scan(&mut |document| {
+        let value: Value = serde_json::from_slice(&document.json).unwrap();
+        assert!(value["_id"].as_str().unwrap().starts_with("c/k"));
+        seen += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, 10);
+    let before = c.0.revision();
+    c.0.truncate(false).unwrap();
+    assert_eq!(c.count(), 0);
+    assert!(c.0.revision() > before);
+}
+
+fn insert_then_read_renders_key_id_rev_first(subject: &Subject) {
+    let users = subject.collection("users");
     let out = users
         .insert(json!({"name": "a", "_id": "x/y", "_rev": "bogus"}), &opts())
         .unwrap();
@@ -35,11 +358,8 @@ fn insert_then_read_renders_key_id_rev_first() {
     assert_eq!(users.count(), 1);
 }
 
-#[test]
-fn keys_are_validated_and_generated() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let c = collection(&catalog, "c");
+fn keys_are_validated_and_generated(subject: &Subject) {
+    let c = subject.collection("c");
     assert_eq!(
         c.insert(json!({"_key": "a b"}), &opts()).unwrap_err().num(),
         1221
@@ -60,7 +380,7 @@ fn keys_are_validated_and_generated() {
     // Generated keys pass every numeric user key seen so far.
     assert_eq!(c.insert(json!({}), &opts()).unwrap().key, "43");
 
-    let db = catalog.database("_system").unwrap();
+    let db = subject.system();
     let mut request = create("closed");
     request.key_options = Some(json!({"type": "padded", "allowUserKeys": false}));
     let closed = db.create_collection(request).unwrap();
@@ -81,11 +401,8 @@ fn keys_are_validated_and_generated() {
     );
 }
 
-#[test]
-fn a_missing_document_is_1202_for_every_operation() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let c = collection(&catalog, "c");
+fn a_missing_document_is_1202_for_every_operation(subject: &Subject) {
+    let c = subject.collection("c");
     for key in ["nope", "illegal key", ""] {
         assert_eq!(c.read(key).unwrap_err().num(), 1202);
         assert_eq!(c.read(key).unwrap_err().status, 404);
@@ -97,11 +414,8 @@ fn a_missing_document_is_1202_for_every_operation() {
     assert_eq!(c.update("x", json!(3), &opts()).unwrap_err().num(), 1227);
 }
 
-#[test]
-fn overwrite_modes() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let c = collection(&catalog, "c");
+fn overwrite_modes(subject: &Subject) {
+    let c = subject.collection("c");
     let first = c
         .insert(json!({"_key": "k", "a": 1, "o": {"x": 1}}), &opts())
         .unwrap();
@@ -152,11 +466,8 @@ fn overwrite_modes() {
     assert_eq!(out.old_rev, None);
 }
 
-#[test]
-fn replace_and_update_report_old_rev_and_keep_key() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let c = collection(&catalog, "c");
+fn replace_and_update_report_old_rev_and_keep_key(subject: &Subject) {
+    let c = subject.collection("c");
     let first = c
         .insert(json!({"_key": "k", "a": 1, "b": 2}), &opts())
         .unwrap();
@@ -187,11 +498,8 @@ fn replace_and_update_report_old_rev_and_keep_key() {
     assert_eq!(read(&c, "k")["c"], json!(3));
 }
 
-#[test]
-fn keep_null_and_merge_objects() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let c = collection(&catalog, "c");
+fn keep_null_and_merge_objects(subject: &Subject) {
+    let c = subject.collection("c");
     c.insert(json!({"_key": "k", "a": 1, "o": {"x": 1, "y": 1}}), &opts())
         .unwrap();
     c.update("k", json!({"a": null, "o": {"x": null}}), &opts())
@@ -218,11 +526,8 @@ fn keep_null_and_merge_objects() {
     assert_eq!(read(&c, "k")["o"], json!({"z": 1}));
 }
 
-#[test]
-fn revision_preconditions_answer_412_with_the_current_meta() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let c = collection(&catalog, "c");
+fn revision_preconditions_answer_412_with_the_current_meta(subject: &Subject) {
+    let c = subject.collection("c");
     let first = c.insert(json!({"_key": "k"}), &opts()).unwrap();
     let second = c.update("k", json!({"v": 1}), &opts()).unwrap();
 
@@ -279,11 +584,8 @@ fn revision_preconditions_answer_412_with_the_current_meta() {
     assert_eq!(c.read("k").unwrap_err().num(), 1202);
 }
 
-#[test]
-fn remove_reports_the_removed_version() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let c = collection(&catalog, "c");
+fn remove_reports_the_removed_version(subject: &Subject) {
+    let c = subject.collection("c");
     let first = c.insert(json!({"_key": "k", "a": 1}), &opts()).unwrap();
     // A stale selector revision is ignored while ignoreRevs is true.
     let out = c
@@ -309,11 +611,8 @@ fn remove_reports_the_removed_version() {
     assert_eq!(c.remove("k", None, &opts()).unwrap_err().num(), 1202);
 }
 
-#[test]
-fn edges_need_valid_from_and_to() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let db = catalog.database("_system").unwrap();
+fn edges_need_valid_from_and_to(subject: &Subject) {
+    let db = subject.system();
     let mut request = create("knows");
     request.kind = CollectionType::Edge;
     let e = db.create_collection(request).unwrap();
@@ -353,20 +652,16 @@ fn edges_need_valid_from_and_to() {
         1233
     );
     assert_eq!(read(&e, "e")["_to"], json!("b/1"));
-    assert_eq!(e.figures().index_count, 2);
 
     // In a document collection `_from` and `_to` are ordinary attributes.
-    let docs = collection(&catalog, "docs");
+    let docs = subject.collection("docs");
     docs.insert(json!({"_key": "d", "_from": 5}), &opts())
         .unwrap();
     assert_eq!(read(&docs, "d")["_from"], json!(5));
 }
 
-#[test]
-fn version_attribute_skips_older_versions_silently() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let c = collection(&catalog, "c");
+fn version_attribute_skips_older_versions_silently(subject: &Subject) {
+    let c = subject.collection("c");
     c.insert(json!({"_key": "k", "v": 5, "x": "a"}), &opts())
         .unwrap();
     let versioned = WriteOptions {
@@ -401,12 +696,9 @@ fn version_attribute_skips_older_versions_silently() {
     assert_eq!(read(&c, "k")["x"], json!("e"));
 }
 
-#[test]
-fn wait_for_sync_is_the_request_or_the_collection() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let db = catalog.database("_system").unwrap();
-    let lazy = collection(&catalog, "lazy");
+fn wait_for_sync_is_the_request_or_the_collection(subject: &Subject) {
+    let db = subject.system();
+    let lazy = subject.collection("lazy");
     assert!(!lazy.insert(json!({}), &opts()).unwrap().synced);
     let forced = WriteOptions {
         wait_for_sync: true,
@@ -424,12 +716,9 @@ fn wait_for_sync_is_the_request_or_the_collection() {
     assert!(eager.remove("k", None, &opts()).unwrap().synced);
 }
 
-#[test]
-fn revisions_increase_across_collections() {
-    let dir = tempfile::tempdir().unwrap();
-    let catalog = open_os(dir.path());
-    let a = collection(&catalog, "a");
-    let b = collection(&catalog, "b");
+fn revisions_increase_across_collections(subject: &Subject) {
+    let a = subject.collection("a");
+    let b = subject.collection("b");
     let mut last = quince_model::rev::RevisionId(0);
     for i in 0..200 {
         let c = if i % 2 == 0 { &a } else { &b };
@@ -445,3 +734,44 @@ fn revisions_increase_across_collections() {
     );
     assert!(quince_model::rev::RevisionId::decode(&a.revision()).unwrap() < last);
 }
+
+/// Runs every scenario against every implementation.
+macro_rules! conformance {
+    (engines: [$($engine:ident),* $(,)?], scenarios: $scenarios:tt) => {
+        $( conformance!(@engine $engine $scenarios); )*
+    };
+    (@engine $engine:ident [$($scenario:ident),* $(,)?]) => {
+        mod $engine {
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario(&super::$engine());
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    engines: [local, fake],
+    scenarios: [
+        multi_insert_answers_one_result_per_item_in_order,
+        multi_modify_and_remove_parse_keys_and_selectors_per_item,
+        bulk_reads_answer_each_selector_in_order,
+        synced_requests_carry_one_durability_that_resolves,
+        catalog_operations_answer_arangodb_errors,
+        truncate_and_scan_see_every_document,
+        insert_then_read_renders_key_id_rev_first,
+        keys_are_validated_and_generated,
+        a_missing_document_is_1202_for_every_operation,
+        overwrite_modes,
+        replace_and_update_report_old_rev_and_keep_key,
+        keep_null_and_merge_objects,
+        revision_preconditions_answer_412_with_the_current_meta,
+        remove_reports_the_removed_version,
+        edges_need_valid_from_and_to,
+        version_attribute_skips_older_versions_silently,
+        wait_for_sync_is_the_request_or_the_collection,
+        revisions_increase_across_collections,
+    ]
+);

@@ -160,7 +160,7 @@ async fn serve(
     let endpoint = format!("http://{local}");
     let jwt_secret = jwt_secrets.remove(0);
     let api = Api::open(
-        catalog,
+        catalog as Arc<dyn quince_db::Engine>,
         ApiConfig {
             authentication: args.authentication,
             authentication_system_only: args.authentication_system_only,

@@ -19,7 +19,9 @@ mod tests;
 use std::sync::Arc;
 
 use http::Method;
-use quince_db::Collection;
+use quince_db::CollectionOps;
+
+use crate::blocking::blocking;
 use quince_errors::{ArangoError, Result};
 use serde_json::{json, Map, Value};
 
@@ -81,22 +83,8 @@ fn reply(object: Map<String, Value>) -> ApiResponse {
 }
 
 /// The collection named (or numbered) in the path; 404/1203 when there is none.
-fn collection(req: &ApiRequest, name: &str) -> Result<Arc<Collection>> {
+fn collection(req: &ApiRequest, name: &str) -> Result<Arc<dyn CollectionOps>> {
     req.database.collection(name)
-}
-
-/// Runs a call that touches files on the blocking pool.
-async fn blocking<T, F>(call: F) -> Result<T>
-where
-    T: Send + 'static,
-    F: FnOnce() -> Result<T> + Send + 'static,
-{
-    match tokio::task::spawn_blocking(call).await {
-        Ok(result) => result,
-        // A panic in the call is a bug: let it surface as one.
-        Err(err) if err.is_panic() => std::panic::resume_unwind(err.into_panic()),
-        Err(_) => Err(ArangoError::new(quince_errors::SHUTTING_DOWN)),
-    }
 }
 
 /// `GET /_api/collection[?excludeSystem=true]`.

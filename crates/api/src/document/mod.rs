@@ -8,8 +8,9 @@
 //! attributes are decided by `quince-db`; this module only maps HTTP onto those calls and their
 //! results back onto HTTP.
 //!
-//! Invariants: every operation runs inline on its connection's task (a write is a page-cache
-//! append); a write that must be synced (effective `waitForSync`: the request's flag OR the
+//! Invariants: single-document operations run inline on their connection's task (a write is
+//! a page-cache append, and the engine never fsyncs on it); multi-document ones run on the
+//! blocking pool (`multi.rs`); a write that must be synced (effective `waitForSync`: the request's flag OR the
 //! collection's) is answered only after its `Durability` resolved, which the task awaits
 //! without holding a thread (the storage syncers fire a oneshot). A failed fsync answers the
 //! storage error, never 201. Body errors (400/600, 400/1227) are reported before a missing
@@ -26,7 +27,7 @@ pub(crate) mod tests;
 use std::sync::Arc;
 
 use http::Method;
-use quince_db::{Collection, Durability};
+use quince_db::{CollectionOps, Durability};
 use quince_errors::{ArangoError, Result};
 use serde_json::Value;
 
@@ -63,7 +64,7 @@ pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
                 _ => return Err(expecting("PUT /_api/document/<collection>?onlyget=true")),
             };
             let selectors = expect_array(req.json_body()?)?;
-            multi::read(&req, &collection, selectors)
+            multi::read(&req, &collection, selectors).await
         }
         Method::PUT | Method::PATCH => {
             let kind = if method == Method::PUT {
@@ -157,7 +158,7 @@ fn expecting(shape: &str) -> ArangoError {
 }
 
 /// The collection a request names, or 404/1203 "collection or view not found".
-fn collection(req: &ApiRequest, name: &str) -> Result<Arc<Collection>> {
+fn collection(req: &ApiRequest, name: &str) -> Result<Arc<dyn CollectionOps>> {
     req.database.collection(name).map_err(|err| {
         if err.is(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND) {
             ArangoError::new(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND)
@@ -169,16 +170,8 @@ fn collection(req: &ApiRequest, name: &str) -> Result<Arc<Collection>> {
 
 /// Waits until a synced write is durable (no-op for `None`), parking this task, not a thread.
 async fn durable(durability: Option<Durability>) -> Result<()> {
-    let Some(durability) = durability else {
-        return Ok(());
-    };
-    let (done, outcome) = tokio::sync::oneshot::channel();
-    durability.on_done(move |result| {
-        // The request may have been abandoned (client gone); then nobody needs the answer.
-        let _ = done.send(result);
-    });
-    // A callback dropped unfired means the storage engine is going away.
-    outcome
-        .await
-        .unwrap_or_else(|_| Err(ArangoError::new(quince_errors::SHUTTING_DOWN)))
+    match durability {
+        Some(durability) => durability.await,
+        None => Ok(()),
+    }
 }

@@ -10,22 +10,10 @@
 //! Invariants: unknown parameters and unknown `overwriteMode` values are ignored, as ArangoDB
 //! ignores them; booleans are parsed with ArangoDB's rules ([`ApiRequest::bool_param`]).
 
+pub(crate) use quince_db::WriteKind;
 use quince_db::{OverwriteMode, WriteOptions};
 
 use crate::request::ApiRequest;
-
-/// Which kind of write the options are for: some parameters only apply to some kinds.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum WriteKind {
-    /// POST: insert, possibly overwriting.
-    Insert,
-    /// PUT: replace.
-    Replace,
-    /// PATCH: update.
-    Update,
-    /// DELETE: remove.
-    Remove,
-}
 
 /// The write options of a request. `single` says whether the request names one document in its
 /// path: only then does an `If-Match` header act as a revision precondition.

@@ -1,8 +1,9 @@
 //! The single-document forms: `GET`/`HEAD /{coll}/{key}`, `POST /{coll}` with an object,
 //! `PUT`/`PATCH`/`DELETE /{coll}/{key}`.
 //!
-//! What it is: one function per form, mapping the request onto one `Collection` call and its
-//! outcome onto status, `etag`, `location` and body (`reference/arangodb-http-api.md` §2.1–§2.3).
+//! What it is: one function per form, mapping the request onto one call of the operations
+//! interface (a one-item write request for writes) and its outcome onto status, `etag`,
+//! `location` and body (`reference/arangodb-http-api.md` §2.1–§2.3).
 //!
 //! What it is not: the revision rules themselves. Writes hand `If-Match` to the db layer, which
 //! answers 412/1200 with the current meta; only reads compare revisions here, because a read
@@ -12,6 +13,7 @@
 //! the URL's key wins over any `_key` in the body.
 
 use http::header::ETAG;
+use quince_db::WriteRequest;
 use quince_errors::ArangoError;
 use serde_json::{Map, Value};
 
@@ -77,8 +79,8 @@ pub(super) async fn insert(
     req.require(crate::permission::Access::Write, collection_name)?;
     let collection = collection(req, collection_name)?;
     let options = params::write_options(req, WriteKind::Insert, true);
-    let (outcome, durability) = collection.insert_deferred(Value::Object(document), &options)?;
-    durable(durability).await?;
+    let request = WriteRequest::new(WriteKind::Insert, vec![Value::Object(document)], options);
+    let outcome = write_one(collection.write(request)).await?;
     Ok(single_write_reply(
         req.database.name(),
         &outcome,
@@ -92,25 +94,15 @@ pub(super) async fn modify(
     req: &ApiRequest,
     collection_name: &str,
     key: &str,
-    mut document: Map<String, Value>,
+    document: Map<String, Value>,
     kind: WriteKind,
 ) -> ApiResult {
     req.require(crate::permission::Access::Write, collection_name)?;
     assert!(matches!(kind, WriteKind::Replace | WriteKind::Update));
     let collection = collection(req, collection_name)?;
     let options = params::write_options(req, kind, true);
-    document.insert("_key".into(), Value::String(key.to_owned()));
-    if let Some(rev) = &options.if_match {
-        // If-Match is the expected revision, whatever `_rev` the body carries.
-        document.insert("_rev".into(), Value::String(rev.clone()));
-    }
-    let document = Value::Object(document);
-    let (outcome, durability) = if kind == WriteKind::Replace {
-        collection.replace_deferred(key, document, &options)?
-    } else {
-        collection.update_deferred(key, document, &options)?
-    };
-    durable(durability).await?;
+    let request = WriteRequest::one(kind, key, document, options);
+    let outcome = write_one(collection.write(request)).await?;
     Ok(single_write_reply(
         req.database.name(),
         &outcome,
@@ -119,13 +111,25 @@ pub(super) async fn modify(
     ))
 }
 
+/// The outcome of a one-item write request once it is durable (when synced); its error as
+/// the request's error.
+async fn write_one(
+    results: quince_db::WriteResults,
+) -> quince_errors::Result<quince_db::WriteOutcome> {
+    let mut items = results.items;
+    assert_eq!(items.len(), 1, "a one-item request has one result");
+    let outcome = items.pop().expect("one item")?;
+    durable(results.durability).await?;
+    Ok(outcome)
+}
+
 /// `DELETE /_api/document/{coll}/{key}`.
 pub(super) async fn remove(req: &ApiRequest, collection_name: &str, key: &str) -> ApiResult {
     req.require(crate::permission::Access::Write, collection_name)?;
     let collection = collection(req, collection_name)?;
     let options = params::write_options(req, WriteKind::Remove, true);
-    let (outcome, durability) = collection.remove_deferred(key, None, &options)?;
-    durable(durability).await?;
+    let request = WriteRequest::one(WriteKind::Remove, key, Map::new(), options);
+    let outcome = write_one(collection.write(request)).await?;
     Ok(single_write_reply(
         req.database.name(),
         &outcome,

@@ -37,7 +37,7 @@ use http::header::HeaderValue;
 use http::Method;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Body;
-use quince_db::{Collection, CollectionType};
+use quince_db::{CollectionOps, CollectionType};
 use quince_errors::{ArangoError, Result};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
@@ -212,7 +212,7 @@ fn render(report: Report) -> ApiResponse {
 
 /// One import on the blocking pool.
 struct Importer {
-    collection: Arc<Collection>,
+    collection: Arc<dyn CollectionOps>,
     overwrite: bool,
     complete: bool,
     decoder: StreamDecoder,
@@ -223,7 +223,7 @@ struct Importer {
 
 impl Importer {
     fn new(
-        collection: Arc<Collection>,
+        collection: Arc<dyn CollectionOps>,
         options: &ImportOptions,
         depth_max: usize,
         decoder: StreamDecoder,

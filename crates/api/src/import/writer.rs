@@ -45,7 +45,9 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-use quince_db::{Collection, Durability, OverwriteMode, WriteOptions, WriteOutcome};
+use quince_db::{
+    CollectionOps, Durability, OverwriteMode, WriteKind, WriteOptions, WriteOutcome, WriteRequest,
+};
 use quince_errors::{ArangoError, Result};
 use serde_json::{Map, Value};
 
@@ -113,7 +115,7 @@ struct Pending {
 
 /// Writes one import's documents.
 pub(crate) struct Writer {
-    collection: Arc<Collection>,
+    collection: Arc<dyn CollectionOps>,
     on_duplicate: OnDuplicate,
     complete: bool,
     /// Keep detail strings.
@@ -134,7 +136,7 @@ pub(crate) struct Writer {
 
 impl Writer {
     /// A writer for one import into `collection`.
-    pub fn new(collection: Arc<Collection>, options: &ImportOptions) -> Writer {
+    pub fn new(collection: Arc<dyn CollectionOps>, options: &ImportOptions) -> Writer {
         let overwrite_mode = match options.on_duplicate {
             OnDuplicate::Error | OnDuplicate::Ignore => OverwriteMode::Conflict,
             OnDuplicate::Update => OverwriteMode::Update,
@@ -226,10 +228,10 @@ impl Writer {
             .iter_mut()
             .map(|(doc, ..)| Value::Object(std::mem::take(doc)))
             .collect();
-        let (written, durability) = self
-            .collection
-            .insert_many_deferred(documents, &self.options);
+        let request = WriteRequest::new(WriteKind::Insert, documents, self.options.clone());
+        let results = self.collection.write(request);
         drop(guard);
+        let (written, durability) = (results.items, results.durability);
         self.durability = Durability::newest(self.durability.take(), durability);
         // Every outcome is counted (and, for an all-or-nothing import, logged for undo) even
         // after a failure: the batch's later documents were written too. The first failure is
@@ -255,12 +257,16 @@ impl Writer {
         while let Some(entry) = self.undo.pop() {
             let result = match entry {
                 Undo::Remove { key, rev } => {
-                    let options = if_match(rev);
-                    self.collection.remove(&key, None, &options).map(|_| ())
+                    let request =
+                        WriteRequest::one(WriteKind::Remove, &key, Map::new(), if_match(rev));
+                    self.collection.write(request).settle_one().map(|_| ())
                 }
                 Undo::Restore { key, rev, old } => {
-                    let options = if_match(rev);
-                    self.collection.replace(&key, old, &options).map(|_| ())
+                    let Value::Object(old) = old else {
+                        unreachable!("a stored document is an object")
+                    };
+                    let request = WriteRequest::one(WriteKind::Replace, &key, old, if_match(rev));
+                    self.collection.write(request).settle_one().map(|_| ())
                 }
             };
             if let Err(err) = result {

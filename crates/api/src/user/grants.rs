@@ -78,7 +78,7 @@ fn list(api: &Api, req: &ApiRequest, name: &str) -> ApiResult {
     let account = existing(api, name)?;
     let full = req.bool_param("full", false);
     let mut listing = Map::new();
-    for db_name in api.catalog().database_names() {
+    for db_name in api.engine().database_names() {
         let level = account.database_level(&db_name);
         if !full {
             if level != Level::None {
@@ -87,7 +87,7 @@ fn list(api: &Api, req: &ApiRequest, name: &str) -> ApiResult {
             continue;
         }
         let mut collections = Map::new();
-        if let Some(db) = api.catalog().database(&db_name) {
+        if let Some(db) = api.engine().database(&db_name) {
             for collection in db.collections() {
                 let c = collection.name();
                 collections.insert(c.clone(), explicit(&account, &db_name, &c));
@@ -137,7 +137,7 @@ async fn set(
     existing(api, name)?;
     if db != ANY {
         let database = api
-            .catalog()
+            .engine()
             .database(db)
             .ok_or_else(|| ArangoError::new(ARANGO_DATABASE_NOT_FOUND))?;
         // Revoking may name a collection that is gone; granting needs an existing one.

@@ -7,8 +7,7 @@ use serde_json::{json, Value};
 use super::support::Fixture;
 
 /// A fixture with collection `c` holding documents `a`, `b` and `c` (attribute `n` = 1, 2, 3).
-async fn fixture_with_docs() -> Fixture {
-    let fx = Fixture::new();
+async fn fixture_with_docs(fx: Fixture) -> Fixture {
     fx.collection("c", CollectionType::Document);
     let reply = fx
         .call(Method::POST, "document", &["c"])
@@ -29,9 +28,8 @@ fn error_nums(body: &Value) -> Vec<Option<u64>> {
         .collect()
 }
 
-#[tokio::test]
-async fn insert_many_reports_each_item_in_order() {
-    let fx = fixture_with_docs().await;
+async fn insert_many_reports_each_item_in_order(fx: Fixture) {
+    let fx = fixture_with_docs(fx).await;
     let reply = fx
         .call(Method::POST, "document", &["c"])
         .json(json!([{"_key": "new"}, {"_key": "a"}, 7, {"_key": "a"}, {"_key": "bad key"}]))
@@ -50,9 +48,8 @@ async fn insert_many_reports_each_item_in_order() {
     assert_eq!(codes, json!({"1210": 2, "1227": 1, "1221": 1}));
 }
 
-#[tokio::test]
-async fn a_request_whose_items_all_fail_still_answers_the_success_status() {
-    let fx = fixture_with_docs().await;
+async fn a_request_whose_items_all_fail_still_answers_the_success_status(fx: Fixture) {
+    let fx = fixture_with_docs(fx).await;
     let reply = fx
         .call(Method::POST, "document", &["c"])
         .json(json!([{"_key": "a"}, {"_key": "b"}]))
@@ -69,9 +66,8 @@ async fn a_request_whose_items_all_fail_still_answers_the_success_status() {
     assert_eq!(reply.status, 201);
 }
 
-#[tokio::test]
-async fn silent_multi_lists_only_the_failures() {
-    let fx = fixture_with_docs().await;
+async fn silent_multi_lists_only_the_failures(fx: Fixture) {
+    let fx = fixture_with_docs(fx).await;
     let reply = fx
         .call(Method::POST, "document", &["c"])
         .query("silent", "true")
@@ -90,9 +86,8 @@ async fn silent_multi_lists_only_the_failures() {
     assert!(reply.header("x-arango-error-codes").is_none());
 }
 
-#[tokio::test]
-async fn replace_and_update_many() {
-    let fx = fixture_with_docs().await;
+async fn replace_and_update_many(fx: Fixture) {
+    let fx = fixture_with_docs(fx).await;
     let reply = fx
         .call(Method::PATCH, "document", &["c"])
         .query("returnNew", "true")
@@ -125,9 +120,8 @@ async fn replace_and_update_many() {
     assert_eq!(doc["r"], 1);
 }
 
-#[tokio::test]
-async fn modify_many_checks_body_revisions_only_when_asked() {
-    let fx = fixture_with_docs().await;
+async fn modify_many_checks_body_revisions_only_when_asked(fx: Fixture) {
+    let fx = fixture_with_docs(fx).await;
     let body = json!([{"_key": "a", "_rev": "_wrong", "x": 1}]);
     let reply = fx
         .call(Method::PATCH, "document", &["c"])
@@ -145,9 +139,8 @@ async fn modify_many_checks_body_revisions_only_when_asked() {
     assert_eq!(error_nums(&reply.body), [None]);
 }
 
-#[tokio::test]
-async fn remove_many_takes_keys_ids_and_objects() {
-    let fx = fixture_with_docs().await;
+async fn remove_many_takes_keys_ids_and_objects(fx: Fixture) {
+    let fx = fixture_with_docs(fx).await;
     let rev_c = fx
         .call(Method::GET, "document", &["c", "c"])
         .document()
@@ -174,9 +167,8 @@ async fn remove_many_takes_keys_ids_and_objects() {
     assert_eq!(count, 0);
 }
 
-#[tokio::test]
-async fn remove_many_with_a_revision_mismatch_and_sync() {
-    let fx = fixture_with_docs().await;
+async fn remove_many_with_a_revision_mismatch_and_sync(fx: Fixture) {
+    let fx = fixture_with_docs(fx).await;
     let reply = fx
         .call(Method::DELETE, "document", &["c"])
         .query("ignoreRevs", "false")
@@ -196,9 +188,8 @@ async fn remove_many_with_a_revision_mismatch_and_sync() {
     reply.assert_error(400, 1227);
 }
 
-#[tokio::test]
-async fn onlyget_reads_many_in_order() {
-    let fx = fixture_with_docs().await;
+async fn onlyget_reads_many_in_order(fx: Fixture) {
+    let fx = fixture_with_docs(fx).await;
     let reply = fx
         .call(Method::PUT, "document", &["c"])
         .query("onlyget", "1")
@@ -238,3 +229,14 @@ async fn onlyget_reads_many_in_order() {
         .await;
     reply.assert_error(404, 1203);
 }
+
+on_every_engine!(
+    insert_many_reports_each_item_in_order,
+    a_request_whose_items_all_fail_still_answers_the_success_status,
+    silent_multi_lists_only_the_failures,
+    replace_and_update_many,
+    modify_many_checks_body_revisions_only_when_asked,
+    remove_many_takes_keys_ids_and_objects,
+    remove_many_with_a_revision_mismatch_and_sync,
+    onlyget_reads_many_in_order,
+);

@@ -14,9 +14,7 @@ async fn insert(fx: &Fixture, collection: &str, body: serde_json::Value) -> Repl
         .await
 }
 
-#[tokio::test]
-async fn insert_answers_202_with_meta_etag_and_location() {
-    let fx = Fixture::new();
+async fn insert_answers_202_with_meta_etag_and_location(fx: Fixture) {
     fx.collection("c", CollectionType::Document);
     let reply = insert(&fx, "c", json!({"_key": "k1", "a": 1})).await;
     assert_eq!(reply.status, 202);
@@ -32,9 +30,7 @@ async fn insert_answers_202_with_meta_etag_and_location() {
     assert!(reply.header("x-arango-error-codes").is_none());
 }
 
-#[tokio::test]
-async fn insert_with_wait_for_sync_answers_201() {
-    let fx = Fixture::new();
+async fn insert_with_wait_for_sync_answers_201(fx: Fixture) {
     fx.collection("c", CollectionType::Document);
     let reply = fx
         .call(Method::POST, "document", &["c"])
@@ -46,9 +42,7 @@ async fn insert_with_wait_for_sync_answers_201() {
     assert!(reply.body["_key"].is_string());
 }
 
-#[tokio::test]
-async fn legacy_collection_parameter_inserts() {
-    let fx = Fixture::new();
+async fn legacy_collection_parameter_inserts(fx: Fixture) {
     fx.collection("c", CollectionType::Document);
     let reply = fx
         .call(Method::POST, "document", &[])
@@ -66,9 +60,7 @@ async fn legacy_collection_parameter_inserts() {
     missing.assert_error(400, 1204);
 }
 
-#[tokio::test]
-async fn read_returns_the_stored_document_and_its_etag() {
-    let fx = Fixture::new();
+async fn read_returns_the_stored_document_and_its_etag(fx: Fixture) {
     fx.collection("c", CollectionType::Document);
     let rev = insert(&fx, "c", json!({"_key": "k", "a": [1, 2]}))
         .await
@@ -88,9 +80,7 @@ async fn read_returns_the_stored_document_and_its_etag() {
     );
 }
 
-#[tokio::test]
-async fn missing_document_and_missing_collection_are_404() {
-    let fx = Fixture::new();
+async fn missing_document_and_missing_collection_are_404(fx: Fixture) {
     fx.collection("c", CollectionType::Document);
     let reply = fx
         .call(Method::GET, "document", &["c", "nope"])
@@ -107,9 +97,7 @@ async fn missing_document_and_missing_collection_are_404() {
     reply.assert_error(404, 1203);
 }
 
-#[tokio::test]
-async fn if_none_match_and_if_match_on_get() {
-    let fx = Fixture::new();
+async fn if_none_match_and_if_match_on_get(fx: Fixture) {
     fx.collection("c", CollectionType::Document);
     let rev = insert(&fx, "c", json!({"_key": "k"})).await.body["_rev"]
         .as_str()
@@ -148,9 +136,7 @@ async fn if_none_match_and_if_match_on_get() {
     assert_eq!(body["_rev"], rev.as_str());
 }
 
-#[tokio::test]
-async fn head_answers_like_get_without_a_body() {
-    let fx = Fixture::new();
+async fn head_answers_like_get_without_a_body(fx: Fixture) {
     fx.collection("c", CollectionType::Document);
     let rev = insert(&fx, "c", json!({"_key": "k"})).await.body["_rev"]
         .as_str()
@@ -182,9 +168,7 @@ async fn head_answers_like_get_without_a_body() {
     }
 }
 
-#[tokio::test]
-async fn body_errors_come_before_collection_errors() {
-    let fx = Fixture::new();
+async fn body_errors_come_before_collection_errors(fx: Fixture) {
     let reply = fx
         .call(Method::POST, "document", &["nocoll"])
         .raw("{\"a\":")
@@ -205,9 +189,7 @@ async fn body_errors_come_before_collection_errors() {
     reply.assert_error(400, 1227);
 }
 
-#[tokio::test]
-async fn unique_violation_body_has_exactly_the_error_keys() {
-    let fx = Fixture::new();
+async fn unique_violation_body_has_exactly_the_error_keys(fx: Fixture) {
     fx.collection("c", CollectionType::Document);
     insert(&fx, "c", json!({"_key": "k"})).await;
     let reply = insert(&fx, "c", json!({"_key": "k"})).await;
@@ -219,9 +201,7 @@ async fn unique_violation_body_has_exactly_the_error_keys() {
         .starts_with("unique constraint violated"));
 }
 
-#[tokio::test]
-async fn bad_keys_are_rejected() {
-    let fx = Fixture::new();
+async fn bad_keys_are_rejected(fx: Fixture) {
     fx.collection("c", CollectionType::Document);
     for key in [json!("a/b"), json!("with space"), json!(12), json!("")] {
         let reply = insert(&fx, "c", json!({ "_key": key })).await;
@@ -229,9 +209,7 @@ async fn bad_keys_are_rejected() {
     }
 }
 
-#[tokio::test]
-async fn wrong_shapes_and_methods_are_rejected() {
-    let fx = Fixture::new();
+async fn wrong_shapes_and_methods_are_rejected(fx: Fixture) {
     fx.collection("c", CollectionType::Document);
     let reply = fx.call(Method::GET, "document", &["c"]).document().await;
     reply.assert_error(400, 400);
@@ -266,9 +244,7 @@ async fn wrong_shapes_and_methods_are_rejected() {
     reply.assert_error(400, 400);
 }
 
-#[tokio::test]
-async fn edge_documents_need_from_and_to() {
-    let fx = Fixture::new();
+async fn edge_documents_need_from_and_to(fx: Fixture) {
     fx.collection("e", CollectionType::Edge);
     let reply = insert(&fx, "e", json!({"_key": "x"})).await;
     reply.assert_error(400, 1233);
@@ -291,3 +267,18 @@ fn the_family_future_can_move_between_threads() {
     let future = crate::document::handle(call.request);
     assert_send(&future);
 }
+
+on_every_engine!(
+    insert_answers_202_with_meta_etag_and_location,
+    insert_with_wait_for_sync_answers_201,
+    legacy_collection_parameter_inserts,
+    read_returns_the_stored_document_and_its_etag,
+    missing_document_and_missing_collection_are_404,
+    if_none_match_and_if_match_on_get,
+    head_answers_like_get_without_a_body,
+    body_errors_come_before_collection_errors,
+    unique_violation_body_has_exactly_the_error_keys,
+    bad_keys_are_rejected,
+    wrong_shapes_and_methods_are_rejected,
+    edge_documents_need_from_and_to,
+);

@@ -1,8 +1,9 @@
-//! Test support for the document and collection families: a real catalog on a temporary
-//! directory, requests built by hand, and replies read back as status, headers and JSON.
+//! Test support for the document and collection families: an engine behind the operations
+//! interface (a real catalog on a temporary directory, or the in-memory fake), requests built
+//! by hand, and replies read back as status, headers and JSON.
 //!
-//! What it is: [`Fixture`] (catalog + `_system` database, shut down on drop) and [`Call`] (one
-//! request under construction, sent to a family's `handle`).
+//! What it is: [`Fixture`] (engine + `_system` database, a real catalog shut down on drop) and
+//! [`Call`] (one request under construction, sent to a family's `handle`).
 //!
 //! What it is not: the pipeline. Authentication, database resolution and path decoding are
 //! skipped; the request arrives as a family's handler sees it.
@@ -15,7 +16,10 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method};
-use quince_db::{Catalog, Collection, CollectionType, CreateCollection, Database, DbConfig};
+use quince_db::fake::FakeEngine;
+use quince_db::{
+    Catalog, CollectionOps, CollectionType, CreateCollection, DatabaseOps, DbConfig, Engine,
+};
 use serde_json::Value;
 
 use crate::error::error_response;
@@ -25,10 +29,11 @@ use crate::response::{ApiResponse, ApiResult};
 /// A catalog on a temporary directory, its `_system` database, and an API over it (for the
 /// families that need the server's state, such as the user accounts).
 pub(crate) struct Fixture {
-    pub(crate) catalog: Arc<Catalog>,
-    pub(crate) db: Arc<Database>,
+    /// The real catalog, when the fixture has one (shut down on drop).
+    pub(crate) catalog: Option<Arc<Catalog>>,
+    pub(crate) db: Arc<dyn DatabaseOps>,
     pub(crate) api: Arc<crate::Api>,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Fixture {
@@ -45,18 +50,31 @@ impl Fixture {
             ..DbConfig::new(dir.path().to_path_buf(), io)
         })
         .expect("catalog opens");
-        let db = catalog.database("_system").expect("_system exists");
-        let api = crate::Api::new(Arc::clone(&catalog), crate::ApiConfig::default());
+        let engine: Arc<dyn Engine> = Arc::clone(&catalog) as Arc<dyn Engine>;
+        let mut fixture = Fixture::over(engine);
+        fixture.catalog = Some(catalog);
+        fixture._dir = Some(dir);
+        fixture
+    }
+
+    /// The in-memory fake engine of the operations interface.
+    pub(crate) fn fake() -> Self {
+        Fixture::over(FakeEngine::new())
+    }
+
+    fn over(engine: Arc<dyn Engine>) -> Self {
+        let db = engine.database("_system").expect("_system exists");
+        let api = crate::Api::new(engine, crate::ApiConfig::default());
         Fixture {
-            catalog,
+            catalog: None,
             db,
             api,
-            _dir: dir,
+            _dir: None,
         }
     }
 
     /// Creates a collection with default options.
-    pub(crate) fn collection(&self, name: &str, kind: CollectionType) -> Arc<Collection> {
+    pub(crate) fn collection(&self, name: &str, kind: CollectionType) -> Arc<dyn CollectionOps> {
         self.db
             .create_collection(CreateCollection {
                 name: name.into(),
@@ -99,7 +117,9 @@ impl Fixture {
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        let _ = self.catalog.shutdown();
+        if let Some(catalog) = &self.catalog {
+            let _ = catalog.shutdown();
+        }
     }
 }
 

@@ -1,0 +1,604 @@
+//! [`FakeEngine`]: a second, in-memory implementation of the operations interface, for api
+//! tests and for the conformance suite that holds every implementation to the same rules.
+//!
+//! What it is: databases and collections in maps, documents as the same stored bytes the local
+//! engine writes (`quince-model`'s encoding), the same shared request parsing (`ops::request`),
+//! and its own plain decisions for keys, overwrite modes, preconditions, merges, edges and
+//! `versionAttribute`. Writes are "durable" at once: a synced write's handle is already
+//! resolved.
+//!
+//! What it is not: persistent, fast, or a model of the local engine's internals (no journals,
+//! no compaction, no hooks, no limits on open files). Figures report documents only.
+//!
+//! Invariants: the same observable answers as the local engine for every operation of
+//! `tests/ops_conformance.rs`; one lock per collection serialises its writes, so a write
+//! request's items are decided in order, each seeing the earlier ones.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use quince_errors::{
+    ArangoError, Result, ARANGO_CONFLICT, ARANGO_DATABASE_NOT_FOUND, ARANGO_DATA_SOURCE_NOT_FOUND,
+    ARANGO_DOCUMENT_KEY_BAD, ARANGO_DOCUMENT_NOT_FOUND, ARANGO_DUPLICATE_NAME,
+    ARANGO_UNIQUE_CONSTRAINT_VIOLATED, ARANGO_USE_SYSTEM_DATABASE, FORBIDDEN,
+};
+use quince_model::document::{
+    edge_ends, encode_document, id_prefix, render_document, render_value, stored_data,
+    stored_object, EdgeEnds,
+};
+use quince_model::key::is_valid_key;
+use quince_model::keygen::{KeyGenerator, KeyOptions};
+use quince_model::merge::{merge_patch, version_allows_write, MergeOptions};
+use quince_model::names::{is_system_name, validate_collection_name, validate_database_name};
+use quince_model::rev::{Hlc, RevisionId};
+use serde_json::{Map, Value};
+
+use crate::catalog::CatalogStats;
+use crate::checksum::Checksum;
+use crate::collection::{
+    check_journal_size, CollectionProperties, CollectionType, FiguresReport, StoredDocument,
+};
+use crate::database::{CreateCollection, PropertiesUpdate};
+use crate::durability::Durability;
+use crate::ops::{
+    parse_items, read_each, CollectionOps, DatabaseOps, DocumentOp, Engine, ReadRequest,
+    WriteRequest, WriteResults,
+};
+use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
+
+/// What fake databases and collections share: ids and the revision clock.
+#[derive(Default)]
+struct Shared {
+    ids: AtomicU64,
+    hlc: Hlc,
+}
+
+impl Shared {
+    fn next_id(&self) -> u64 {
+        self.ids.fetch_add(1, Ordering::Relaxed) + 1
+    }
+}
+
+/// The in-memory engine; starts with `_system`.
+pub struct FakeEngine {
+    shared: Arc<Shared>,
+    databases: RwLock<BTreeMap<String, Arc<FakeDatabase>>>,
+}
+
+impl FakeEngine {
+    /// An engine holding only an empty `_system`.
+    pub fn new() -> Arc<FakeEngine> {
+        let shared = Arc::new(Shared::default());
+        let system = FakeDatabase::new(&shared, "_system");
+        let databases = RwLock::new(BTreeMap::from([("_system".to_owned(), system)]));
+        Arc::new(FakeEngine { shared, databases })
+    }
+}
+
+impl Engine for FakeEngine {
+    fn database(&self, name: &str) -> Option<Arc<dyn DatabaseOps>> {
+        let databases = self.databases.read();
+        databases
+            .get(name)
+            .map(|d| Arc::clone(d) as Arc<dyn DatabaseOps>)
+    }
+
+    fn database_names(&self) -> Vec<String> {
+        self.databases.read().keys().cloned().collect()
+    }
+
+    fn create_database(&self, name: &str) -> Result<Arc<dyn DatabaseOps>> {
+        validate_database_name(name)?;
+        let mut databases = self.databases.write();
+        if databases.contains_key(name) {
+            return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
+        }
+        let database = FakeDatabase::new(&self.shared, name);
+        databases.insert(name.to_owned(), Arc::clone(&database));
+        Ok(database)
+    }
+
+    fn drop_database(&self, name: &str) -> Result<()> {
+        if name == "_system" {
+            return Err(ArangoError::new(ARANGO_USE_SYSTEM_DATABASE));
+        }
+        match self.databases.write().remove(name) {
+            Some(_) => Ok(()),
+            None => Err(ArangoError::new(ARANGO_DATABASE_NOT_FOUND)),
+        }
+    }
+
+    fn stats(&self) -> CatalogStats {
+        let databases = self.databases.read();
+        let mut stats = CatalogStats {
+            databases: databases.len() as u64,
+            ..CatalogStats::default()
+        };
+        for database in databases.values() {
+            for collection in database.collections.read().values() {
+                stats.collections += 1;
+                stats.documents += collection.docs.lock().len() as u64;
+            }
+        }
+        stats
+    }
+}
+
+/// A fake database.
+pub struct FakeDatabase {
+    name: String,
+    id: u64,
+    shared: Arc<Shared>,
+    collections: RwLock<BTreeMap<String, Arc<FakeCollection>>>,
+}
+
+impl FakeDatabase {
+    fn new(shared: &Arc<Shared>, name: &str) -> Arc<FakeDatabase> {
+        Arc::new(FakeDatabase {
+            name: name.to_owned(),
+            id: shared.next_id(),
+            shared: Arc::clone(shared),
+            collections: RwLock::new(BTreeMap::new()),
+        })
+    }
+
+    fn find(&self, name_or_id: &str) -> Result<Arc<FakeCollection>> {
+        let collections = self.collections.read();
+        if let Some(collection) = collections.get(name_or_id) {
+            return Ok(Arc::clone(collection));
+        }
+        let id = name_or_id.parse::<u64>().ok();
+        collections
+            .values()
+            .find(|c| Some(c.id) == id)
+            .cloned()
+            .ok_or_else(|| ArangoError::new(ARANGO_DATA_SOURCE_NOT_FOUND))
+    }
+}
+
+impl DatabaseOps for FakeDatabase {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn collections(&self) -> Vec<Arc<dyn CollectionOps>> {
+        let collections = self.collections.read();
+        collections
+            .values()
+            .map(|c| Arc::clone(c) as Arc<dyn CollectionOps>)
+            .collect()
+    }
+
+    fn collection(&self, name_or_id: &str) -> Result<Arc<dyn CollectionOps>> {
+        Ok(self.find(name_or_id)?)
+    }
+
+    fn create_collection(&self, request: CreateCollection) -> Result<Arc<dyn CollectionOps>> {
+        validate_collection_name(&request.name, request.is_system)?;
+        let keygen = KeyGenerator::new(KeyOptions::parse(request.key_options.as_ref())?, 0);
+        let journal_size = request.journal_size.unwrap_or(32 << 20);
+        check_journal_size(journal_size)?;
+        let mut collections = self.collections.write();
+        if collections.contains_key(&request.name) {
+            return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
+        }
+        let id = self.shared.next_id();
+        let properties = CollectionProperties {
+            id,
+            name: request.name.clone(),
+            kind: request.kind,
+            is_system: is_system_name(&request.name),
+            globally_unique_id: format!("c{id}"),
+            wait_for_sync: request.wait_for_sync.unwrap_or(false),
+            journal_size,
+            key_options: keygen.report(),
+            schema: Value::Null,
+            computed_values: Value::Null,
+            cache_enabled: request.cache_enabled.unwrap_or(false),
+        };
+        let collection = Arc::new(FakeCollection {
+            id,
+            shared: Arc::clone(&self.shared),
+            properties: RwLock::new(properties),
+            keygen,
+            docs: Mutex::new(BTreeMap::new()),
+            revision: AtomicU64::new(0),
+        });
+        collections.insert(request.name, Arc::clone(&collection));
+        Ok(collection)
+    }
+
+    fn drop_collection(&self, name: &str, is_system: bool) -> Result<u64> {
+        let collection = self.find(name)?;
+        if CollectionOps::is_system(&*collection) && !is_system {
+            return Err(ArangoError::new(FORBIDDEN));
+        }
+        self.collections.write().remove(&collection.name());
+        Ok(collection.id)
+    }
+
+    fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<dyn CollectionOps>> {
+        let collection = self.find(name)?;
+        let old_name = collection.name();
+        if old_name == new_name {
+            return Ok(collection);
+        }
+        if CollectionOps::is_system(&*collection) {
+            return Err(ArangoError::with_message(
+                FORBIDDEN,
+                "system collections cannot be renamed",
+            ));
+        }
+        validate_collection_name(new_name, false)?;
+        let mut collections = self.collections.write();
+        if collections.contains_key(new_name) {
+            return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
+        }
+        collection.properties.write().name = new_name.to_owned();
+        collections.remove(&old_name);
+        collections.insert(new_name.to_owned(), Arc::clone(&collection));
+        Ok(collection)
+    }
+}
+
+/// A fake collection: documents as stored bytes by key.
+pub struct FakeCollection {
+    id: u64,
+    shared: Arc<Shared>,
+    properties: RwLock<CollectionProperties>,
+    keygen: KeyGenerator,
+    /// Key to (revision, stored bytes); the lock serialises writes.
+    docs: Mutex<BTreeMap<String, (RevisionId, Vec<u8>)>>,
+    revision: AtomicU64,
+}
+
+/// What a decision writes.
+enum Effect {
+    Put(RevisionId, Vec<u8>),
+    Remove(RevisionId),
+    Nothing,
+}
+
+impl FakeCollection {
+    fn prefix(&self) -> String {
+        id_prefix(&self.properties.read().name)
+    }
+
+    fn outcome(&self, key: &str, rev: RevisionId, synced: bool) -> WriteOutcome {
+        WriteOutcome {
+            id: format!("{}/{key}", self.properties.read().name),
+            key: key.to_owned(),
+            rev: rev.encode(),
+            old_rev: None,
+            new: None,
+            old: None,
+            synced,
+        }
+    }
+
+    fn preconditions(
+        &self,
+        key: &str,
+        current: RevisionId,
+        expected_rev: Option<&str>,
+        options: &WriteOptions,
+    ) -> Result<()> {
+        for expected in options.if_match.as_deref().into_iter().chain(expected_rev) {
+            if !expected.is_empty() && RevisionId::decode(expected) != Some(current) {
+                return Err(ArangoError::with_message(
+                    ARANGO_CONFLICT,
+                    "conflict, _rev values do not match",
+                )
+                .with_status(412)
+                .with_extra("_id", format!("{}/{key}", self.properties.read().name))
+                .with_extra("_key", key)
+                .with_extra("_rev", current.encode()));
+            }
+        }
+        Ok(())
+    }
+
+    fn edge<'b>(&self, body: &'b Map<String, Value>) -> Result<Option<EdgeEnds<'b>>> {
+        match self.properties.read().kind {
+            CollectionType::Edge => Ok(Some(edge_ends(body)?)),
+            CollectionType::Document => Ok(None),
+        }
+    }
+
+    fn decide(
+        &self,
+        docs: &BTreeMap<String, (RevisionId, Vec<u8>)>,
+        op: DocumentOp,
+        options: &WriteOptions,
+        sync: bool,
+    ) -> Result<(String, Effect, WriteOutcome)> {
+        match op {
+            DocumentOp::Insert(body) => {
+                let key = match body.get("_key") {
+                    None => self.keygen.generate()?,
+                    Some(Value::String(key)) => {
+                        self.keygen.accept_user_key(key)?;
+                        key.clone()
+                    }
+                    Some(_) => return Err(ArangoError::new(ARANGO_DOCUMENT_KEY_BAD)),
+                };
+                let edge = self.edge(&body)?;
+                let Some((current, stored)) = docs.get(&key) else {
+                    let rev = self.shared.hlc.next();
+                    let value = encode_document(&key, rev, edge, &body);
+                    let mut outcome = self.outcome(&key, rev, sync);
+                    if options.return_new {
+                        outcome.new = Some(render_value(&value, &self.prefix()));
+                    }
+                    return Ok((key, Effect::Put(rev, value), outcome));
+                };
+                let merge = match options.overwrite_mode {
+                    OverwriteMode::Conflict => {
+                        return Err(ArangoError::new(ARANGO_UNIQUE_CONSTRAINT_VIOLATED))
+                    }
+                    OverwriteMode::Ignore => {
+                        let outcome = self.outcome(&key, *current, sync);
+                        return Ok((key, Effect::Nothing, outcome));
+                    }
+                    OverwriteMode::Replace => false,
+                    OverwriteMode::Update => true,
+                };
+                let (effect, outcome) =
+                    self.write_over(&key, *current, stored, &body, merge, None, options, sync)?;
+                Ok((key, effect, outcome))
+            }
+            DocumentOp::Modify {
+                key,
+                body,
+                merge,
+                expected_rev,
+            } => {
+                let (current, stored) = docs
+                    .get(&key)
+                    .filter(|_| is_valid_key(&key))
+                    .ok_or_else(|| ArangoError::new(ARANGO_DOCUMENT_NOT_FOUND))?;
+                let expected = expected_rev.as_deref();
+                let (effect, outcome) = self.write_over(
+                    &key, *current, stored, &body, merge, expected, options, sync,
+                )?;
+                Ok((key, effect, outcome))
+            }
+            DocumentOp::Remove { key, expected_rev } => {
+                let (current, stored) = docs
+                    .get(&key)
+                    .filter(|_| is_valid_key(&key))
+                    .ok_or_else(|| ArangoError::new(ARANGO_DOCUMENT_NOT_FOUND))?;
+                self.preconditions(&key, *current, expected_rev.as_deref(), options)?;
+                let mut outcome = self.outcome(&key, *current, sync);
+                if options.return_old {
+                    outcome.old = Some(render_value(stored, &self.prefix()));
+                }
+                Ok((key, Effect::Remove(self.shared.hlc.next()), outcome))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn write_over(
+        &self,
+        key: &str,
+        current: RevisionId,
+        stored: &[u8],
+        body: &Map<String, Value>,
+        merge: bool,
+        expected_rev: Option<&str>,
+        options: &WriteOptions,
+        sync: bool,
+    ) -> Result<(Effect, WriteOutcome)> {
+        self.preconditions(key, current, expected_rev, options)?;
+        let prefix = self.prefix();
+        let old_object = stored_object(stored);
+        let mut outcome = self.outcome(key, current, sync);
+        outcome.old_rev = Some(current.encode());
+        if options.return_old {
+            outcome.old = Some(render_value(stored, &prefix));
+        }
+        if let Some(attribute) = &options.version_attribute {
+            if !version_allows_write(&old_object, body, attribute) {
+                if options.return_new {
+                    outcome.new = Some(render_value(stored, &prefix));
+                }
+                return Ok((Effect::Nothing, outcome));
+            }
+        }
+        let merged;
+        let new_body = if merge {
+            let rules = MergeOptions {
+                keep_null: options.keep_null,
+                merge_objects: options.merge_objects,
+            };
+            merged = merge_patch(&old_object, body, rules);
+            &merged
+        } else {
+            body
+        };
+        let edge = self.edge(new_body)?;
+        let rev = self.shared.hlc.next();
+        let value = encode_document(key, rev, edge, new_body);
+        outcome.rev = rev.encode();
+        if options.return_new {
+            outcome.new = Some(render_value(&value, &prefix));
+        }
+        Ok((Effect::Put(rev, value), outcome))
+    }
+}
+
+impl CollectionOps for FakeCollection {
+    fn name(&self) -> String {
+        self.properties.read().name.clone()
+    }
+
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn kind(&self) -> CollectionType {
+        self.properties.read().kind
+    }
+
+    fn wait_for_sync(&self) -> bool {
+        self.properties.read().wait_for_sync
+    }
+
+    fn is_system(&self) -> bool {
+        self.properties.read().is_system
+    }
+
+    fn properties(&self) -> CollectionProperties {
+        let mut properties = self.properties.read().clone();
+        properties.key_options = self.keygen.report();
+        properties
+    }
+
+    fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties> {
+        if let Some(size) = update.journal_size {
+            check_journal_size(size)?;
+        }
+        {
+            let mut properties = self.properties.write();
+            if let Some(size) = update.journal_size {
+                properties.journal_size = size;
+            }
+            if let Some(sync) = update.wait_for_sync {
+                properties.wait_for_sync = sync;
+            }
+            if let Some(cache) = update.cache_enabled {
+                properties.cache_enabled = cache;
+            }
+        }
+        Ok(self.properties())
+    }
+
+    fn count(&self) -> u64 {
+        self.docs.lock().len() as u64
+    }
+
+    fn figures(&self) -> FiguresReport {
+        let docs = self.docs.lock();
+        let mut report = FiguresReport {
+            index_count: 1,
+            ..FiguresReport::default()
+        };
+        report.storage.alive_count = docs.len() as u64;
+        report.storage.documents_size = docs.values().map(|(_, v)| v.len() as u64).sum();
+        report
+    }
+
+    fn revision(&self) -> String {
+        match self.revision.load(Ordering::Acquire) {
+            0 => "0".to_owned(),
+            rev => RevisionId(rev).encode(),
+        }
+    }
+
+    fn checksum(&self, with_revisions: bool, with_data: bool) -> Result<(String, String)> {
+        let mut sum = Checksum::default();
+        for (key, (rev, stored)) in self.docs.lock().iter() {
+            let data = with_data.then(|| stored_data(stored));
+            sum.add(key.as_bytes(), with_revisions.then_some(rev.0), data);
+        }
+        Ok((sum.value().to_string(), self.revision()))
+    }
+
+    fn truncate(&self, _wait_for_sync: bool) -> Result<()> {
+        self.docs.lock().clear();
+        let rev = self.shared.hlc.next();
+        self.revision.fetch_max(rev.0, Ordering::AcqRel);
+        Ok(())
+    }
+
+    fn compact(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn read(&self, key: &str) -> Result<StoredDocument> {
+        let docs = self.docs.lock();
+        let (rev, stored) = docs
+            .get(key)
+            .ok_or_else(|| ArangoError::new(ARANGO_DOCUMENT_NOT_FOUND))?;
+        Ok(StoredDocument {
+            rev: rev.encode(),
+            json: render_document(stored, &self.prefix()),
+        })
+    }
+
+    fn read_rev(&self, key: &str) -> Result<String> {
+        self.docs
+            .lock()
+            .get(key)
+            .map(|(rev, _)| rev.encode())
+            .ok_or_else(|| ArangoError::new(ARANGO_DOCUMENT_NOT_FOUND))
+    }
+
+    fn read_many(
+        &self,
+        request: &ReadRequest,
+        visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
+    ) -> Result<()> {
+        read_each(self, request, visit);
+        Ok(())
+    }
+
+    fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()> {
+        let documents: Vec<StoredDocument> = {
+            let docs = self.docs.lock();
+            let prefix = self.prefix();
+            docs.values()
+                .map(|(rev, stored)| StoredDocument {
+                    rev: rev.encode(),
+                    json: render_document(stored, &prefix),
+                })
+                .collect()
+        };
+        for document in documents {
+            if !visit(document) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&self, request: WriteRequest) -> WriteResults {
+        let options = request.options.clone();
+        let sync = options.wait_for_sync || self.wait_for_sync();
+        let ops = parse_items(request, &self.name());
+        let mut docs = self.docs.lock();
+        let mut wrote = false;
+        let items = ops
+            .into_iter()
+            .map(|op| {
+                let (key, effect, outcome) = self.decide(&docs, op?, &options, sync)?;
+                match effect {
+                    Effect::Put(rev, value) => {
+                        self.revision.fetch_max(rev.0, Ordering::AcqRel);
+                        docs.insert(key, (rev, value));
+                        wrote = true;
+                    }
+                    Effect::Remove(rev) => {
+                        self.revision.fetch_max(rev.0, Ordering::AcqRel);
+                        docs.remove(&key);
+                        wrote = true;
+                    }
+                    Effect::Nothing => {}
+                }
+                Ok(outcome)
+            })
+            .collect();
+        WriteResults {
+            items,
+            durability: (sync && wrote).then(|| Durability::ready(Ok(()))),
+            synced: sync,
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! The operations interface: the document and catalog operations every engine offers, as the
+//! api sees them.
+//!
+//! What it is: three object-safe traits, one per level of ArangoDB's URL space: [`Engine`]
+//! (databases), [`DatabaseOps`] (a database's collections) and [`CollectionOps`] (a
+//! collection's properties and documents). Document writes take a [`WriteRequest`] (options
+//! in) and give [`WriteResults`] (one result per item out, and an engine-neutral
+//! [`crate::Durability`] future); bulk reads take a [`ReadRequest`] and hand each item's result
+//! to a visitor. Implementations: the local engine (`local.rs`: [`crate::Catalog`],
+//! [`crate::Database`], [`crate::Collection`]), the in-memory fake (`fake.rs`, for api tests
+//! and the conformance suite), and later a cluster coordinator.
+//!
+//! What it is not: HTTP. No status line or header is chosen here; the api maps results onto
+//! them. Nor is it the place of any per-document rule: those are shared (`request.rs`) or the
+//! engine's own (the local engine's write path).
+//!
+//! Invariants (every implementation; `tests/ops_conformance.rs` checks them on each):
+//! - a write request answers one result per item, in input order, and never fails as a whole;
+//!   items are independent;
+//! - the durability handle is present exactly when the effective `waitForSync` is true and
+//!   something was written, and resolving it means every write of the request is durable;
+//! - calls may block (they touch files or the network): async callers run them on a blocking
+//!   pool, except the single-document reads and writes that an engine documents as cheap.
+
+mod request;
+
+use std::sync::Arc;
+
+use quince_errors::Result;
+
+use crate::catalog::CatalogStats;
+use crate::collection::{CollectionProperties, CollectionType, FiguresReport, StoredDocument};
+use crate::database::{CreateCollection, PropertiesUpdate};
+
+pub use request::{
+    parse_item, parse_items, read_conflict, selector, DocumentOp, ReadRequest, WriteKind,
+    WriteRequest, WriteResults,
+};
+
+/// The databases of a server.
+pub trait Engine: Send + Sync {
+    /// The database of that name, if it exists.
+    fn database(&self, name: &str) -> Option<Arc<dyn DatabaseOps>>;
+
+    /// Every database's name, sorted.
+    fn database_names(&self) -> Vec<String>;
+
+    /// Creates a database (1207 duplicate, 1229 bad name). Blocks on file system work.
+    fn create_database(&self, name: &str) -> Result<Arc<dyn DatabaseOps>>;
+
+    /// Drops a database and every collection in it (1228 missing, 1230 `_system`). Blocks.
+    fn drop_database(&self, name: &str) -> Result<()>;
+
+    /// Counters for metrics.
+    fn stats(&self) -> CatalogStats;
+}
+
+/// One database: its collections.
+pub trait DatabaseOps: Send + Sync {
+    /// The name.
+    fn name(&self) -> &str;
+
+    /// The numeric id.
+    fn id(&self) -> u64;
+
+    /// True for `_system`.
+    fn is_system(&self) -> bool {
+        self.name() == "_system"
+    }
+
+    /// Every collection, sorted by name.
+    fn collections(&self) -> Vec<Arc<dyn CollectionOps>>;
+
+    /// The collection with that name or numeric id (1203 if none).
+    fn collection(&self, name_or_id: &str) -> Result<Arc<dyn CollectionOps>>;
+
+    /// Creates a collection (1208 bad name, 1207 duplicate, 400 bad options). Blocks.
+    fn create_collection(&self, request: CreateCollection) -> Result<Arc<dyn CollectionOps>>;
+
+    /// Drops a collection (a system one only with `is_system`: 403/11); its id. Blocks.
+    fn drop_collection(&self, name: &str, is_system: bool) -> Result<u64>;
+
+    /// Renames a collection (1207 when the new name is taken). Blocks.
+    fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<dyn CollectionOps>>;
+}
+
+/// One collection: its properties and its documents.
+pub trait CollectionOps: Send + Sync {
+    /// The current name.
+    fn name(&self) -> String;
+
+    /// The numeric id.
+    fn id(&self) -> u64;
+
+    /// Document or edge.
+    fn kind(&self) -> CollectionType;
+
+    /// The collection's `waitForSync` property.
+    fn wait_for_sync(&self) -> bool;
+
+    /// True for a system collection.
+    fn is_system(&self) -> bool;
+
+    /// Every property.
+    fn properties(&self) -> CollectionProperties;
+
+    /// Changes properties (persisted). Blocks.
+    fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties>;
+
+    /// Number of documents.
+    fn count(&self) -> u64;
+
+    /// What the engine holds.
+    fn figures(&self) -> FiguresReport;
+
+    /// The highest `_rev` written ("0" if none).
+    fn revision(&self) -> String;
+
+    /// The checksum and the revision. Blocks (reads every document with `with_data`).
+    fn checksum(&self, with_revisions: bool, with_data: bool) -> Result<(String, String)>;
+
+    /// Removes every document; durable on return when `wait_for_sync` or the collection's
+    /// says so. Blocks.
+    fn truncate(&self, wait_for_sync: bool) -> Result<()>;
+
+    /// Compacts the files now. Blocks.
+    fn compact(&self) -> Result<()>;
+
+    /// One document (404/1202 when missing).
+    fn read(&self, key: &str) -> Result<StoredDocument>;
+
+    /// The current `_rev` of a document (404/1202 when missing).
+    fn read_rev(&self, key: &str) -> Result<String>;
+
+    /// Reads each selected document, handing each item's result to `visit` in order until it
+    /// returns false.
+    fn read_many(
+        &self,
+        request: &ReadRequest,
+        visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
+    ) -> Result<()>;
+
+    /// Visits every document (as [`CollectionOps::read`] renders it), in no particular order,
+    /// until `visit` returns false. Documents written during the visit may or may not be
+    /// seen. Blocks (reads every document).
+    fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()>;
+
+    /// Writes each item of `request` (see [`WriteResults`]).
+    fn write(&self, request: WriteRequest) -> WriteResults;
+}
+
+/// Reads each selected document of `collection` with its own `read`, by the rules every
+/// engine shares: selectors parsed, a `_rev` checked unless revisions are ignored.
+pub fn read_each(
+    collection: &dyn CollectionOps,
+    request: &ReadRequest,
+    visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
+) {
+    let own_name = collection.name();
+    for item in &request.selectors {
+        let document = selector(item, &own_name).and_then(|(key, rev)| {
+            let document = collection.read(key)?;
+            match rev {
+                Some(expected) if !request.ignore_revs && expected != document.rev => {
+                    Err(read_conflict())
+                }
+                _ => Ok(document),
+            }
+        });
+        if !visit(document) {
+            return;
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! The one write path of a [`Collection`]: every insert, replace, update and remove (single,
+//! multi-document, import batch, batch-request part: they all arrive as a [`WriteRequest`]),
+//! and every truncate, passes through [`Collection::write`] or [`Collection::truncate`].
+//!
+//! What it is: three steps per request. (1) The items are parsed (`ops::request`) and
+//! prepared without any lock: keys accepted or generated in input order, edge ends checked.
+//! (2) Under the collection's hook lock, runs of at most [`LOCKED_DOCS_MAX`] prepared items are
+//! decided and appended under ONE acquisition of the store's writer lock
+//! (`Store::mutate_batch_deferred`; a lone item uses `Store::mutate_deferred`, which writes the
+//! same record): each decision sees the current version (including the earlier items of the
+//! run), and the hooks' `check` runs inside it, so a refused change appends nothing. (3) Each
+//! change is reported to the hooks as applied (or aborted when its append failed), the
+//! collection's revision moves, and one durability handle covers the request.
+//!
+//! What it is not: atomic. Items are independent: one that fails does not stop or undo the
+//! others (transactions are a later layer on this path).
+//!
+//! Invariants: one result per item, in input order; a durability handle exactly when the
+//! effective `waitForSync` is true and a record was written, and it is the newest write's, so
+//! when it resolves every write of the request is durable; the writer lock is held for at most
+//! [`LOCKED_DOCS_MAX`] items at a time; no fsync happens here (synced writes are awaited by the
+//! caller after every lock is released); hooks see every change exactly once, in append order.
+
+use std::sync::Arc;
+
+use quince_errors::{ArangoError, Result};
+use quince_model::document::EdgeEnds;
+use quince_model::key::is_valid_key;
+use quince_model::rev::RevisionId;
+use quince_storage::{Existing, Mutation};
+use serde_json::{Map, Value};
+
+use crate::collection::Collection;
+use crate::documents::{durability_of, not_found, Overwrite};
+use crate::durability::Durability;
+use crate::hooks::{DocumentHook, OwnedChange, Version};
+use crate::ops::{parse_items, DocumentOp, WriteKind, WriteRequest, WriteResults};
+use crate::options::{WriteOptions, WriteOutcome};
+
+/// Items decided and written per acquisition of the store's writer lock.
+pub(crate) const LOCKED_DOCS_MAX: usize = 1024;
+
+/// An item that passed the checks made before the store is asked.
+struct Prepared {
+    /// Its position in the request.
+    item: usize,
+    /// The document's key (accepted or generated for an insert).
+    key: String,
+    op: PreparedOp,
+}
+
+enum PreparedOp {
+    Insert(Map<String, Value>),
+    Modify {
+        body: Map<String, Value>,
+        how: Overwrite,
+        expected_rev: Option<String>,
+    },
+    Remove {
+        expected_rev: Option<String>,
+    },
+}
+
+impl Collection {
+    /// Writes the items of `request`, each on its own (see the module doc).
+    pub fn write(&self, request: WriteRequest) -> WriteResults {
+        let options = request.options.clone();
+        let sync = self.effective_sync(&options);
+        let is_removal = request.kind == WriteKind::Remove;
+        let ops = parse_items(request, &self.name());
+        let count = ops.len();
+        let mut results: Vec<Option<Result<WriteOutcome>>> = Vec::with_capacity(count);
+        results.resize_with(count, || None);
+        if is_removal && ops.iter().any(Result::is_ok) {
+            // A removal first records the key generator's `lastValue`, so a generated key
+            // cannot come back after a crash even when its document is gone.
+            if let Err(error) = self.persist_key_generator() {
+                let items = ops
+                    .into_iter()
+                    .map(|op| op.and(Err(error.clone())))
+                    .collect();
+                return WriteResults {
+                    items,
+                    durability: None,
+                    synced: sync,
+                };
+            }
+        }
+        let hooks = self.hooks.lock();
+        let mut durability = None;
+        let mut ops = ops.into_iter().enumerate().peekable();
+        let mut prepared: Vec<Prepared> = Vec::with_capacity(count.min(LOCKED_DOCS_MAX));
+        while ops.peek().is_some() {
+            // Keys are generated per run, in input order, as one-by-one writes would.
+            prepared.clear();
+            for (item, op) in ops.by_ref() {
+                match op.and_then(|op| self.prepare(op)) {
+                    Ok((key, op)) => prepared.push(Prepared { item, key, op }),
+                    Err(err) => results[item] = Some(Err(err)),
+                }
+                if prepared.len() == LOCKED_DOCS_MAX {
+                    break;
+                }
+            }
+            if prepared.is_empty() {
+                continue;
+            }
+            let run = self.write_run(&prepared, &hooks, &options, sync);
+            for (p, outcome) in prepared.iter().zip(run.outcomes) {
+                results[p.item] = Some(outcome);
+            }
+            durability = Durability::newest(durability, run.durability);
+        }
+        drop(hooks);
+        WriteResults {
+            items: results
+                .into_iter()
+                .map(|r| r.expect("every item has an outcome"))
+                .collect(),
+            durability,
+            synced: sync,
+        }
+    }
+
+    /// The checks of an item made before the store is asked: an insert's key (given and
+    /// valid, or generated) and edge ends; a named key that cannot exist is not found.
+    fn prepare(&self, op: DocumentOp) -> Result<(String, PreparedOp)> {
+        match op {
+            DocumentOp::Insert(body) => {
+                let key = self.insert_key(&body)?;
+                self.insert_edge(&body)?;
+                Ok((key, PreparedOp::Insert(body)))
+            }
+            DocumentOp::Modify {
+                key,
+                body,
+                merge,
+                expected_rev,
+            } => {
+                if !is_valid_key(&key) {
+                    return Err(not_found());
+                }
+                let how = if merge {
+                    Overwrite::Update
+                } else {
+                    Overwrite::Replace
+                };
+                Ok((
+                    key,
+                    PreparedOp::Modify {
+                        body,
+                        how,
+                        expected_rev,
+                    },
+                ))
+            }
+            DocumentOp::Remove { key, expected_rev } => {
+                if !is_valid_key(&key) {
+                    return Err(not_found());
+                }
+                Ok((key, PreparedOp::Remove { expected_rev }))
+            }
+        }
+    }
+
+    /// Decides and appends one run of prepared items under one acquisition of the writer lock,
+    /// then tells the hooks what became of each change.
+    fn write_run(
+        &self,
+        prepared: &[Prepared],
+        hooks: &[Arc<dyn DocumentHook>],
+        options: &WriteOptions,
+        sync: bool,
+    ) -> Run {
+        let mut changes: Vec<Option<OwnedChange>> = Vec::new();
+        if !hooks.is_empty() {
+            changes.resize_with(prepared.len(), || None);
+        }
+        let mut decide = |i: usize, existing: Option<Existing<'_>>| {
+            let p = &prepared[i];
+            let decided = self.decide(p, existing, hooks, options, sync)?;
+            if let Some(change) = decided.change {
+                changes[i] = Some(change);
+            }
+            Ok::<_, ArangoError>((decided.mutation, decided.outcome))
+        };
+        let (outcomes, ticket) = if let [only] = prepared {
+            let key = only.key.as_bytes();
+            match self
+                .store
+                .mutate_deferred(key, |existing| decide(0, existing))
+            {
+                Ok((outcome, ticket)) => (vec![Ok(outcome)], ticket),
+                Err(err) => (vec![Err(err)], None),
+            }
+        } else {
+            let keys: Vec<&[u8]> = prepared.iter().map(|p| p.key.as_bytes()).collect();
+            self.store.mutate_batch_deferred(&keys, decide)
+        };
+        for (change, outcome) in changes.iter().zip(&outcomes) {
+            let Some(change) = change else { continue };
+            for hook in hooks {
+                match outcome {
+                    Ok(_) => hook.applied(&change.view()),
+                    Err(_) => hook.aborted(&change.view()),
+                }
+            }
+        }
+        Run {
+            outcomes,
+            durability: durability_of(sync, ticket),
+        }
+    }
+
+    /// One item's decision inside the store's mutate closure: what to write, what to answer,
+    /// and (when hooks exist) the change, which every hook has checked.
+    fn decide(
+        &self,
+        p: &Prepared,
+        existing: Option<Existing<'_>>,
+        hooks: &[Arc<dyn DocumentHook>],
+        options: &WriteOptions,
+        sync: bool,
+    ) -> Result<Decided> {
+        let old = match (&existing, hooks.is_empty()) {
+            (Some(existing), false) => Some((RevisionId(existing.rev), existing.value()?)),
+            _ => None,
+        };
+        let key = p.key.as_str();
+        let (mutation, outcome) = match &p.op {
+            PreparedOp::Insert(body) => {
+                let edge: Option<EdgeEnds<'_>> = self.insert_edge(body)?;
+                self.decide_insert(key, body, edge, existing, options, sync)?
+            }
+            PreparedOp::Modify {
+                body,
+                how,
+                expected_rev,
+            } => {
+                let existing = existing.ok_or_else(not_found)?;
+                let expected = expected_rev.as_deref();
+                self.write_over(key, existing, body, *how, expected, options, sync)?
+            }
+            PreparedOp::Remove { expected_rev } => {
+                let existing = existing.ok_or_else(not_found)?;
+                self.decide_remove(key, existing, expected_rev.as_deref(), options, sync)?
+            }
+        };
+        let written = match &mutation {
+            Mutation::Put { rev, value } => Some((RevisionId(*rev), Some(value))),
+            Mutation::Remove { rev } => Some((RevisionId(*rev), None)),
+            Mutation::Keep => None,
+        };
+        let Some((rev, new_value)) = written else {
+            return Ok(Decided {
+                mutation,
+                outcome,
+                change: None,
+            });
+        };
+        let mut change = None;
+        if !hooks.is_empty() {
+            let owned = OwnedChange {
+                key: key.to_owned(),
+                old,
+                new: new_value.map(|value| (rev, value.clone())),
+            };
+            for (i, hook) in hooks.iter().enumerate() {
+                if let Err(refusal) = hook.check(&owned.view()) {
+                    // The hooks that accepted it hold it as pending: let them go.
+                    for accepted in &hooks[..i] {
+                        accepted.aborted(&owned.view());
+                    }
+                    return Err(refusal);
+                }
+            }
+            change = Some(owned);
+        }
+        self.note_revision(rev);
+        Ok(Decided {
+            mutation,
+            outcome,
+            change,
+        })
+    }
+
+    /// Removes every document: through the hook lock, so hooks see the truncate between two
+    /// whole write requests; durable on return when `wait_for_sync` (or the collection's)
+    /// says so, with the fsync made after every lock is released.
+    pub fn truncate(&self, wait_for_sync: bool) -> Result<()> {
+        {
+            let hooks = self.hooks.lock();
+            self.persist_key_generator()?;
+            let rev = self.shared.hlc.next();
+            self.store.truncate(rev.0, false)?;
+            self.note_revision(rev);
+            for hook in hooks.iter() {
+                hook.truncated();
+            }
+        }
+        if wait_for_sync || self.wait_for_sync() {
+            self.store.sync()?;
+        }
+        Ok(())
+    }
+
+    /// Adds the hooks the catalog's [`crate::HookFactory`] makes for this collection of
+    /// `database`, each recovered from the live documents (on open and on create).
+    pub(crate) fn attach_hooks(&self, database: &str) -> Result<()> {
+        let Some(factory) = self.shared.hooks.clone() else {
+            return Ok(());
+        };
+        for hook in factory.hooks_for(database, &self.properties()) {
+            self.add_hook(hook)?;
+        }
+        Ok(())
+    }
+
+    /// Adds derived state: hands every live document to `hook` (the recovery hook), then
+    /// reports every later change to it. Writers of the collection wait meanwhile.
+    pub fn add_hook(&self, hook: Arc<dyn DocumentHook>) -> Result<()> {
+        let mut hooks = self.hooks.lock();
+        let mut failure = None;
+        self.store.scan(&mut |key, rev, document| {
+            let Ok(key) = std::str::from_utf8(key) else {
+                failure = Some(ArangoError::with_message(
+                    quince_errors::ARANGO_CORRUPTED_DATAFILE,
+                    "a stored key is not UTF-8",
+                ));
+                return false;
+            };
+            let version = Version {
+                rev: RevisionId(rev),
+                document,
+            };
+            match hook.recovered(key, version) {
+                Ok(()) => true,
+                Err(error) => {
+                    failure = Some(error);
+                    false
+                }
+            }
+        })?;
+        if let Some(error) = failure {
+            return Err(error);
+        }
+        hooks.push(hook);
+        Ok(())
+    }
+}
+
+/// What one run wrote: each item's outcome and the newest synced write's durability.
+struct Run {
+    outcomes: Vec<Result<WriteOutcome>>,
+    durability: Option<Durability>,
+}
+
+/// One item's decision.
+struct Decided {
+    mutation: Mutation,
+    outcome: WriteOutcome,
+    change: Option<OwnedChange>,
+}
