@@ -18,6 +18,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::{ArgAction, Args, Parser, Subcommand};
+use quince_client::parse_bool;
 
 /// The smallest journal ArangoDB accepts (1 MiB).
 pub const JOURNAL_SIZE_MIN: u64 = 1024 * 1024;
@@ -257,17 +258,6 @@ pub struct ServeArgs {
     pub log_level: String,
 }
 
-/// Parses ArangoDB's boolean spellings.
-pub fn parse_bool(text: &str) -> Result<bool, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" | "y" => Ok(true),
-        "false" | "no" | "off" | "0" | "n" => Ok(false),
-        other => Err(format!(
-            "'{other}' is not a boolean (use true/false, yes/no, on/off, 1/0)"
-        )),
-    }
-}
-
 /// A static mount point: an absolute path other than `/`, outside the API's own prefixes;
 /// a trailing slash is dropped.
 pub fn parse_static_prefix(text: &str) -> Result<String, String> {
@@ -373,30 +363,6 @@ fn unquote(value: &str) -> &str {
     } else {
         value
     }
-}
-
-/// Where to listen: `host:port` from `tcp://HOST:PORT`, `http+tcp://…` or `http://…`.
-pub fn endpoint_address(endpoint: &str) -> Result<String, String> {
-    let rest = ["tcp://", "http+tcp://", "http://"]
-        .iter()
-        .find_map(|scheme| endpoint.strip_prefix(scheme))
-        .ok_or_else(|| {
-            format!("unsupported endpoint '{endpoint}' (use tcp://HOST:PORT; ssl is not supported)")
-        })?;
-    let rest = rest.trim_end_matches('/');
-    let has_port = if rest.starts_with('[') {
-        rest.contains("]:")
-    } else {
-        rest.contains(':')
-    };
-    if rest.is_empty() || rest.contains('/') {
-        return Err(format!("invalid endpoint '{endpoint}'"));
-    }
-    Ok(if has_port {
-        rest.to_string()
-    } else {
-        format!("{rest}:8529")
-    })
 }
 
 /// The most secret files `--server.jwt-secret-folder` may hold.
@@ -518,17 +484,10 @@ mod tests {
 
     #[test]
     fn booleans_accept_arangodb_spellings() {
-        for (text, value) in [
-            ("true", true),
-            ("1", true),
-            ("on", true),
-            ("No", false),
-            ("0", false),
-            ("off", false),
-        ] {
-            assert_eq!(parse_bool(text), Ok(value), "{text}");
+        for (text, value) in [("No", false), ("on", true), ("0", false), ("y", true)] {
+            let a = parse(&["--server.authentication", text]).unwrap();
+            assert_eq!(a.authentication, value, "{text}");
         }
-        assert!(parse_bool("maybe").is_err());
         assert!(parse(&["--server.authentication", "maybe"]).is_err());
         // A bare boolean option means true.
         assert!(parse(&["--database.wait-for-sync"]).unwrap().wait_for_sync);
@@ -603,23 +562,6 @@ mod tests {
             .collect();
         let merged = merge_configuration(args).unwrap();
         assert_eq!(Cli::try_parse_from(merged).unwrap_err().exit_code(), 2);
-    }
-
-    #[test]
-    fn endpoints_are_parsed() {
-        assert_eq!(
-            endpoint_address("tcp://127.0.0.1:8529").unwrap(),
-            "127.0.0.1:8529"
-        );
-        assert_eq!(
-            endpoint_address("http+tcp://localhost:0").unwrap(),
-            "localhost:0"
-        );
-        assert_eq!(endpoint_address("http://[::1]:9").unwrap(), "[::1]:9");
-        assert_eq!(endpoint_address("tcp://10.0.0.1").unwrap(), "10.0.0.1:8529");
-        assert!(endpoint_address("ssl://127.0.0.1:8529").is_err());
-        assert!(endpoint_address("127.0.0.1:8529").is_err());
-        assert!(endpoint_address("tcp://").is_err());
     }
 
     #[test]
