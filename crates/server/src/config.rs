@@ -36,12 +36,35 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands. `quince --help` lists them all; the tools' own options are parsed by their
+/// crates, so `quince bench --help` and `quince import --help` print those crates' help.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Starts the server.
     #[command(args_override_self = true)]
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
+    /// Benchmarks a server over HTTP, as arangobench does.
+    ///
+    /// Its options, with arangobench's names: quince bench --help.
+    #[command(disable_help_flag = true)]
+    Bench(ToolArgs),
+    /// Imports JSON, JSON Lines, CSV or TSV over HTTP, as arangoimport does.
+    ///
+    /// Its options, with arangoimport's names: quince import --help.
+    #[command(disable_help_flag = true)]
+    Import(ToolArgs),
+    /// Draws the SVG charts of the benchmark scripts.
+    #[command(hide = true, disable_help_flag = true)]
+    BenchChart(ToolArgs),
+}
+
+/// The arguments of a tool subcommand, passed on untouched (`--help` included) to the crate
+/// that parses them.
+#[derive(Args, Debug, Clone)]
+pub struct ToolArgs {
+    /// The tool's options.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<OsString>,
 }
 
 /// The options of `quince serve`.
@@ -286,17 +309,19 @@ pub fn parse_or_exit() -> Cli {
 }
 
 /// Inserts the options of the configuration file (if `-c`/`--configuration` names one) right
-/// after the subcommand, so options given on the command line come later and win.
+/// after the subcommand, so options given on the command line come later and win. Only
+/// `quince serve` reads one: the tools' arguments are never looked at here.
 pub fn merge_configuration(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
+    let at = 1;
+    if args.get(at).and_then(|command| command.to_str()) != Some("serve") {
+        return Ok(args);
+    }
     let Some(file) = configuration_file(&args) else {
         return Ok(args);
     };
     let text = std::fs::read_to_string(&file)
         .map_err(|e| format!("cannot read configuration file {}: {e}", file.display()))?;
     let from_file = parse_ini(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-    let Some(at) = args.iter().position(|a| a == "serve") else {
-        return Ok(args);
-    };
     let mut merged = args[..=at].to_vec();
     merged.extend(from_file.into_iter().map(OsString::from));
     merged.extend_from_slice(&args[at + 1..]);
@@ -422,7 +447,8 @@ mod tests {
         let mut full = vec!["quince", "serve"];
         full.extend_from_slice(args);
         Cli::try_parse_from(full).map(|cli| match cli.command {
-            Command::Serve(a) => a,
+            Command::Serve(a) => *a,
+            other => panic!("not serve: {other:?}"),
         })
     }
 
@@ -546,9 +572,36 @@ mod tests {
         .map(OsString::from)
         .collect();
         let merged = merge_configuration(args).unwrap();
-        let Command::Serve(a) = Cli::try_parse_from(merged).unwrap().command;
+        let Command::Serve(a) = Cli::try_parse_from(merged).unwrap().command else {
+            panic!("serve was named");
+        };
         assert_eq!(a.endpoint, "tcp://127.0.0.1:9001");
         assert_eq!(a.threads, Some(2));
+    }
+
+    #[test]
+    fn tool_arguments_pass_through_untouched() {
+        let parsed = |args: &[&str]| {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            let merged = merge_configuration(args).unwrap();
+            Cli::try_parse_from(merged).unwrap().command
+        };
+        let os = |args: &[&str]| args.iter().map(OsString::from).collect::<Vec<_>>();
+        // A tool's `--help` is the tool's, and `-c` is not the server's configuration file.
+        let Command::Bench(tool) = parsed(&["quince", "bench", "--help", "-c", "/nonexistent"])
+        else {
+            panic!("bench");
+        };
+        assert_eq!(tool.args, os(&["--help", "-c", "/nonexistent"]));
+        let Command::Import(tool) = parsed(&["quince", "import", "--file=x", "--type", "csv"])
+        else {
+            panic!("import");
+        };
+        assert_eq!(tool.args, os(&["--file=x", "--type", "csv"]));
+        let Command::BenchChart(tool) = parsed(&["quince", "bench-chart"]) else {
+            panic!("bench-chart");
+        };
+        assert!(tool.args.is_empty());
     }
 
     #[test]
