@@ -248,6 +248,11 @@ def test_statistics_shape(col):
     assert stats["documents_size"] > 0
 
 
+def test_edge_collections_count_only_the_primary_index(ecol):
+    # There is no edge index: `_from`/`_to` lookups scan, so figures count one index.
+    assert ecol.statistics()["indexes"]["count"] == 1
+
+
 def test_load_unload_compact_are_accepted(col):
     col.insert({"_key": "x"})
     assert col.load() is True

@@ -31,6 +31,8 @@ def test_engine(http):
     body = assert_success(http.get("/_api/engine"), 200)
     assert isinstance(body["name"], str) and body["name"]
     assert isinstance(body["supports"], dict)
+    # Only the index types that exist are advertised.
+    assert body["supports"]["indexes"] == ["primary"]
 
 
 def test_role(http):

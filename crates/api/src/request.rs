@@ -83,7 +83,10 @@ impl ApiRequest {
     }
 }
 
-/// ArangoDB's boolean parsing of query values.
+/// ArangoDB's boolean parsing of query values: a true spelling (`true`, `yes`, `on`, `y`, `1`,
+/// in any case) is true and anything else is false, never an error. Command-line options follow
+/// the stricter rule of quince-client's `parse_bool`, which refuses unknown words; the api keeps
+/// its own because the rules differ and the api does not depend on the tools' client.
 pub fn parse_bool(value: &str) -> bool {
     let v = value.trim();
     ["true", "yes", "on", "y", "1"]

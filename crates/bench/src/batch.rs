@@ -11,8 +11,9 @@
 //! Invariants: the boundary is arangob's (`XXXarangob-benchmarkXXX`); part URLs are relative
 //! to the batch request's database, as the server resolves them.
 
+use quince_client::response::{self, find};
+
 use crate::cases::Op;
-use crate::http::response::{self, find};
 
 /// arangob's multipart boundary.
 pub const BOUNDARY: &str = "XXXarangob-benchmarkXXX";

@@ -18,7 +18,7 @@
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::http::request::{encode_segment, Method};
+use quince_client::{encode_segment, Method};
 
 /// The fixed string the shapes cases store (about 50 characters, as arangob).
 pub const SHAPES_VALUE: &str = "some bogus string value to fill up the datafile...";

@@ -12,9 +12,9 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser};
+use quince_client::RequestHead;
 
 use crate::cases::{Workload, CASES};
-use crate::http::request::RequestHead;
 use crate::options::BenchArgs;
 use crate::report;
 use crate::runner;
@@ -66,10 +66,9 @@ pub fn bench_main(args: &[OsString]) -> ExitCode {
     let head = RequestHead::new(
         &settings.database,
         &settings.endpoints[0].host_port,
-        &settings.username,
-        &settings.password,
         settings.keep_alive,
-    );
+    )
+    .with_basic_auth(&settings.username, &settings.password);
     let addresses = match setup::resolve_and_check(&settings, &head) {
         Ok(a) => a,
         Err(e) => return setup_failed(e),

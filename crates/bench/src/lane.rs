@@ -11,7 +11,7 @@
 //!
 //! Invariants: a lane is in exactly one [`Phase`]; while a request is in flight it has a
 //! deadline (`--request-timeout` since the last progress); the receive buffer holds at most one
-//! response, bounded by [`crate::http::response`]; connecting is blocking but bounded by
+//! response, bounded by [`quince_client::response`]; connecting is blocking but bounded by
 //! `--connection-timeout`.
 
 use std::io::{ErrorKind, Read, Write};
@@ -21,12 +21,11 @@ use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
+use quince_client::response::{self, Response};
+use quince_client::{Method, RequestHead, Timeouts, TransportError};
 
 use crate::batch;
 use crate::cases::{thread_offset, Op, Position, ThreadState, Workload};
-use crate::http::connection::{Timeouts, TransportError};
-use crate::http::request::{Method, RequestHead};
-use crate::http::response::{self, Response};
 use crate::options::{BatchMode, Settings};
 use crate::runner::{Counter, ErrorKey, Totals};
 

@@ -17,8 +17,6 @@ pub mod batch;
 pub mod cases;
 pub mod chart;
 pub mod cli;
-pub mod endpoint;
-pub mod http;
 mod lane;
 pub mod latency;
 pub mod options;

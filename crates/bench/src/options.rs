@@ -5,7 +5,7 @@
 //! validation into [`Settings`], the checked form the runner uses.
 //!
 //! What it is not: the defaults' meaning (see `bench-tools.md` §2): the test cases live in
-//! [`crate::cases`], endpoints in [`crate::endpoint`].
+//! [`crate::cases`], the endpoint and boolean syntax in [`quince_client`].
 //!
 //! Invariants: every number is bounded here (threads, requests, batch size, complexity, rate),
 //! so later stages only see valid values; a usage error exits with status 2.
@@ -14,9 +14,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{ArgAction, Parser};
+use quince_client::{parse_bool, Endpoint};
 
 use crate::cases::TestCase;
-use crate::endpoint::Endpoint;
 
 /// The most benchmark connections (arangob's "threads"; each is one keep-alive connection).
 pub const THREADS_MAX: u64 = 4096;
@@ -176,17 +176,6 @@ pub struct BenchArgs {
         default_value_t = 1200.0
     )]
     pub request_timeout: f64,
-}
-
-/// Parses ArangoDB's boolean spellings.
-pub fn parse_bool(text: &str) -> Result<bool, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" | "y" => Ok(true),
-        "false" | "no" | "off" | "0" | "n" => Ok(false),
-        other => Err(format!(
-            "'{other}' is not a boolean (use true/false, yes/no, on/off, 1/0)"
-        )),
-    }
 }
 
 /// How batches travel.

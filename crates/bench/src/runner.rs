@@ -21,10 +21,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use quince_client::{Method, RequestHead, Timeouts};
+
 use crate::cases::Workload;
-use crate::endpoint;
-use crate::http::connection::Timeouts;
-use crate::http::request::{Method, RequestHead};
 use crate::lane::{Lane, Shared, READ_CHUNK};
 use crate::latency::Latencies;
 use crate::options::Settings;
@@ -131,6 +130,13 @@ impl Counter {
             .unwrap_or(0);
         (first, taken)
     }
+}
+
+/// The endpoint a connection uses: connection `i` of `k` endpoints uses endpoint `i mod k`, as
+/// arangobench spreads its threads since 3.9.
+pub fn endpoint_for(connection: u64, endpoints: usize) -> usize {
+    assert!(endpoints > 0, "at least one endpoint");
+    (connection % endpoints as u64) as usize
 }
 
 /// Runs the benchmark: `--concurrency` connections spread over
@@ -242,7 +248,7 @@ fn event_loop(
         .iter()
         .enumerate()
         .map(|(slot, &index)| {
-            let addr = addresses[endpoint::for_thread(index, addresses.len())];
+            let addr = addresses[endpoint_for(index, addresses.len())];
             Lane::new(shared, index, mio::Token(slot), addr)
         })
         .collect();
@@ -372,7 +378,7 @@ mod tests {
                             Ok(n) => n,
                         };
                         buffer.extend_from_slice(&chunk[..n]);
-                        let Some(end) = crate::http::response::find(&buffer, b"\r\n\r\n") else {
+                        let Some(end) = quince_client::response::find(&buffer, b"\r\n\r\n") else {
                             continue;
                         };
                         if buffer.len() > end + 4 {
@@ -408,8 +414,14 @@ mod tests {
             settings.preload,
             1,
         );
-        let head = RequestHead::new("_system", "x", "root", "", true);
+        let head = RequestHead::new("_system", "x", true).with_basic_auth("root", "");
         run(settings, &workload, &head, &[addr], &|_| {})
+    }
+
+    #[test]
+    fn connections_spread_round_robin_over_the_endpoints() {
+        let spread: Vec<usize> = (0..5).map(|c| endpoint_for(c, 2)).collect();
+        assert_eq!(spread, [0, 1, 0, 1, 0]);
     }
 
     #[test]

@@ -16,10 +16,10 @@
 
 use std::net::SocketAddr;
 
+use quince_client::{encode_segment, Connection, Method, RequestHead, Timeouts};
+
 use crate::batch::{array_failures, error_num};
 use crate::cases::{docs1m_preload_document, Kind, Workload};
-use crate::http::connection::{Connection, Timeouts};
-use crate::http::request::{encode_segment, Method, RequestHead};
 use crate::options::Settings;
 use crate::runner::ErrorKey;
 
@@ -64,7 +64,6 @@ impl Reply {
 struct Client<'a> {
     connection: Connection,
     head: &'a RequestHead,
-    request: Vec<u8>,
 }
 
 impl Client<'_> {
@@ -75,13 +74,11 @@ impl Client<'_> {
         path: &str,
         body: Option<&[u8]>,
     ) -> Result<Reply, SetupError> {
-        self.request.clear();
-        head.unwrap_or(self.head)
-            .write(&mut self.request, method, path, "application/json", body);
+        let head = head.unwrap_or(self.head);
         let endpoint = self.connection.addr();
         let reply = self
             .connection
-            .exchange(&self.request)
+            .send(head, method, path, "application/json", body)
             .map_err(|e| SetupError::Unreachable(format!("{endpoint}: {method:?} {path}: {e}")))?;
         Ok(Reply {
             status: reply.status,
@@ -102,7 +99,6 @@ pub fn resolve_and_check(
         let mut client = Client {
             connection: Connection::new(addr, timeouts(settings)),
             head,
-            request: Vec::new(),
         };
         client
             .send(None, Method::Get, "/_api/version", None)
@@ -136,7 +132,6 @@ pub fn prepare(
     let mut client = Client {
         connection: Connection::new(addr, timeouts(settings)),
         head,
-        request: Vec::new(),
     };
     let mut soft_errors = Vec::new();
     if settings.create_database {

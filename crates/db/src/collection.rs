@@ -467,10 +467,9 @@ impl Collection {
     pub fn figures(&self) -> FiguresReport {
         FiguresReport {
             storage: self.store.figures(),
-            index_count: match self.kind {
-                CollectionType::Document => 1,
-                CollectionType::Edge => 2,
-            },
+            // The primary index is the only index there is: an edge collection has no edge
+            // index (`_from`/`_to` lookups scan), so it counts one index too.
+            index_count: 1,
         }
     }
 

@@ -14,8 +14,9 @@
 //! What it is not: a server client library; it knows only the import, collection create,
 //! lookup and truncate calls.
 //!
-//! Invariants: at most `2 × threads` batches exist at once (queued or in flight), so memory
-//! is bounded by the batch size, not the input; every record is counted once.
+//! Invariants: at most `2 × threads` batches exist at once (queued or in flight), plus one
+//! request's bytes kept by each sender's connection, so memory is bounded by the batch size,
+//! not the input; every record is counted once; a failed request is reported, never resent.
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -25,18 +26,27 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use base64::Engine;
 use clap::{ArgAction, Args, ValueEnum};
+use quince_client::{
+    encode_segment as encode, parse_bool, Connection, Endpoint, Method, RequestHead, Timeouts,
+    TransportError,
+};
 use serde_json::Value;
 
 use crate::batch::{self, Batch, Layout};
-use crate::client::{Connection, Endpoint};
 use crate::csv::Dialect;
 use crate::input;
 use crate::report::{map_details, Failure, Totals};
 
 /// Failed records kept for printing; later ones are only counted.
 const FAILURES_SHOWN_MAX: usize = 10_000;
+
+/// How long connecting and each read or write may take: arangoimport's defaults
+/// (`--server.connection-timeout 5`, `--server.request-timeout 1200`).
+const TIMEOUTS: Timeouts = Timeouts {
+    connect: Duration::from_secs(5),
+    request: Duration::from_secs(1200),
+};
 
 /// The input formats.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -183,12 +193,28 @@ pub struct ImportArgs {
     pub authentication: bool,
 }
 
-/// ArangoDB's boolean spellings.
-fn parse_bool(text: &str) -> Result<bool, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" | "y" => Ok(true),
-        "false" | "no" | "off" | "0" | "n" => Ok(false),
-        other => Err(format!("'{other}' is not a boolean")),
+/// A connection to the server and the head of every request sent on it.
+struct Client<'a> {
+    /// The connection, opened on the first request.
+    connection: Connection,
+    /// The database prefix, `Host` and credentials every request carries.
+    head: &'a RequestHead,
+}
+
+impl Client<'_> {
+    /// Sends one request to `path` (relative to the database); returns the reply's status and
+    /// body (import replies are small: counts, and details of failed records only).
+    fn send(
+        &mut self,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: Option<&[u8]>,
+    ) -> Result<(u16, Vec<u8>), TransportError> {
+        let reply = self
+            .connection
+            .send(self.head, method, path, content_type, body)?;
+        Ok((reply.status, reply.body(self.connection.buffer()).to_vec()))
     }
 }
 
@@ -233,33 +259,20 @@ pub fn run(args: ImportArgs) -> ExitCode {
     }
 }
 
-/// Percent-encodes a path segment or query value.
-fn encode(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// Imports; Ok(true) when no document failed.
 fn execute(args: &ImportArgs) -> Result<bool, String> {
     let endpoint = Endpoint::parse(&args.endpoint)?;
-    let authorization = args.authentication.then(|| {
-        let pair = format!("{}:{}", args.username, args.password);
-        format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(pair)
-        )
-    });
-    let db_path = format!("/_db/{}", encode(&args.database));
-    let mut setup = Connection::new(endpoint.clone(), authorization.clone());
-    prepare_collection(&mut setup, &db_path, args)?;
-    let import_target = |layout: Layout| import_target(&db_path, args, layout);
+    let address = endpoint.resolve()?;
+    let mut head = RequestHead::new(&args.database, &endpoint.host_port, true);
+    if args.authentication {
+        head = head.with_basic_auth(&args.username, &args.password);
+    }
+    let mut setup = Client {
+        connection: Connection::new(address, TIMEOUTS),
+        head: &head,
+    };
+    prepare_collection(&mut setup, args)?;
+    let import_target = |layout: Layout| import_target(args, layout);
 
     let opened =
         input::open(&args.file).map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
@@ -284,12 +297,15 @@ fn execute(args: &ImportArgs) -> Result<bool, String> {
             let shared = Arc::clone(&shared);
             let stop = Arc::clone(&stop);
             let sent = Arc::clone(&sent);
-            let connection = Connection::new(endpoint.clone(), authorization.clone());
+            let client = Client {
+                connection: Connection::new(address, TIMEOUTS),
+                head: &head,
+            };
             let import_target = &import_target;
             let complete = args.complete;
             scope.spawn(move || {
                 send_batches(
-                    connection,
+                    client,
                     &receiver,
                     import_target,
                     complete,
@@ -339,33 +355,28 @@ fn execute(args: &ImportArgs) -> Result<bool, String> {
 }
 
 /// Creates, checks and truncates the collection as the options ask.
-fn prepare_collection(
-    connection: &mut Connection,
-    db_path: &str,
-    args: &ImportArgs,
-) -> Result<(), String> {
+fn prepare_collection(client: &mut Client<'_>, args: &ImportArgs) -> Result<(), String> {
     let collection = encode(&args.collection);
-    let io = |e: std::io::Error| format!("cannot reach the server at {}: {e}", args.endpoint);
+    let io = |e: TransportError| format!("cannot reach the server at {}: {e}", args.endpoint);
+    let json = "application/json";
     if args.create_collection {
         let kind = match args.create_collection_type {
             CollectionKind::Document => 2,
             CollectionKind::Edge => 3,
         };
         let body = serde_json::json!({"name": args.collection, "type": kind}).to_string();
-        let target = format!("{db_path}/_api/collection");
-        let reply = connection
-            .request("POST", &target, "application/json", body.as_bytes())
+        let path = "/_api/collection";
+        let (status, body) = client
+            .send(Method::Post, path, json, Some(body.as_bytes()))
             .map_err(io)?;
         // 409 is "duplicate name": the collection is there already, which is what we want.
-        if !matches!(reply.status, 200 | 201 | 409) {
-            return Err(server_error("cannot create the collection", &reply.body));
+        if !matches!(status, 200 | 201 | 409) {
+            return Err(server_error("cannot create the collection", &body));
         }
     }
-    let target = format!("{db_path}/_api/collection/{collection}");
-    let reply = connection
-        .request("GET", &target, "application/json", b"")
-        .map_err(io)?;
-    match reply.status {
+    let path = format!("/_api/collection/{collection}");
+    let (status, body) = client.send(Method::Get, &path, json, None).map_err(io)?;
+    match status {
         200 => {}
         404 => {
             return Err(format!(
@@ -373,22 +384,20 @@ fn prepare_collection(
                 args.collection
             ))
         }
-        _ => return Err(server_error("cannot look up the collection", &reply.body)),
+        _ => return Err(server_error("cannot look up the collection", &body)),
     }
     if args.overwrite {
-        let target = format!("{db_path}/_api/collection/{collection}/truncate");
-        let reply = connection
-            .request("PUT", &target, "application/json", b"")
-            .map_err(io)?;
-        if reply.status != 200 {
-            return Err(server_error("cannot truncate the collection", &reply.body));
+        let path = format!("/_api/collection/{collection}/truncate");
+        let (status, body) = client.send(Method::Put, &path, json, None).map_err(io)?;
+        if status != 200 {
+            return Err(server_error("cannot truncate the collection", &body));
         }
     }
     Ok(())
 }
 
-/// The import request's target for a batch of `layout`.
-fn import_target(db_path: &str, args: &ImportArgs, layout: Layout) -> String {
+/// The import request's path (relative to the database) for a batch of `layout`.
+fn import_target(args: &ImportArgs, layout: Layout) -> String {
     let on_duplicate = match args.on_duplicate {
         OnDuplicate::Error => "error",
         OnDuplicate::Update => "update",
@@ -396,7 +405,7 @@ fn import_target(db_path: &str, args: &ImportArgs, layout: Layout) -> String {
         OnDuplicate::Ignore => "ignore",
     };
     let mut target = format!(
-        "{db_path}/_api/import?collection={}&type={}&details=true&onDuplicate={on_duplicate}",
+        "/_api/import?collection={}&type={}&details=true&onDuplicate={on_duplicate}",
         encode(&args.collection),
         layout.type_param()
     );
@@ -458,7 +467,7 @@ fn read_input(
 
 /// One sender: posts batches until there are none, or the import stops.
 fn send_batches(
-    mut connection: Connection,
+    mut client: Client<'_>,
     receiver: &Mutex<Receiver<Batch>>,
     import_target: &(dyn Fn(Layout) -> String + Sync),
     complete: bool,
@@ -479,7 +488,7 @@ fn send_batches(
             _ => "application/octet-stream",
         };
         let target = import_target(batch.layout);
-        let reply = connection.request("POST", &target, content_type, &batch.body);
+        let reply = client.send(Method::Post, &target, content_type, Some(&batch.body));
         sent.fetch_add(batch.lines.len() as u64, Ordering::Relaxed);
         let mut state = shared.lock().expect("shared lock");
         match reply {
@@ -487,8 +496,8 @@ fn send_batches(
                 state.fatal.get_or_insert(format!("request failed: {e}"));
                 stop.store(true, Ordering::Release);
             }
-            Ok(reply) if reply.status == 201 => {
-                let body: Value = serde_json::from_slice(&reply.body).unwrap_or(Value::Null);
+            Ok((201, body)) => {
+                let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
                 state.totals.add_reply(&body);
                 let details: Vec<String> = body
                     .get("details")
@@ -503,9 +512,9 @@ fn send_batches(
                     keep_failure(&mut state, failure);
                 }
             }
-            Ok(reply) if complete && matches!(reply.status, 400 | 409) => {
+            Ok((400 | 409, body)) if complete => {
                 // The whole batch was refused (and rolled back); its message names the record.
-                let message = error_message(&reply.body);
+                let message = error_message(&body);
                 let mut failures = map_details(&[message], &batch.lines);
                 let mut failure = failures.pop().expect("one detail, one failure");
                 if failure.line.is_none() {
@@ -521,10 +530,10 @@ fn send_batches(
                 state.totals.errors += batch.lines.len() as u64;
                 stop.store(true, Ordering::Release);
             }
-            Ok(reply) => {
+            Ok((_, body)) => {
                 state
                     .fatal
-                    .get_or_insert(server_error("the import request failed", &reply.body));
+                    .get_or_insert(server_error("the import request failed", &body));
                 stop.store(true, Ordering::Release);
             }
         }
@@ -629,18 +638,12 @@ mod tests {
         assert_eq!(a.threads, 2);
         assert_eq!(a.on_duplicate, OnDuplicate::Update);
         assert_eq!(
-            import_target("/_db/_system", &a, Layout::HeaderLine),
-            "/_db/_system/_api/import?collection=c&type=&details=true&onDuplicate=update"
+            import_target(&a, Layout::HeaderLine),
+            "/_api/import?collection=c&type=&details=true&onDuplicate=update"
         );
         assert!(
             Cli::try_parse_from(["x", "--file", "f", "--collection", "c", "--type", "xml"])
                 .is_err()
         );
-    }
-
-    #[test]
-    fn names_are_percent_encoded() {
-        assert_eq!(encode("a b/ü"), "a%20b%2F%C3%BC");
-        assert_eq!(encode("_system"), "_system");
     }
 }

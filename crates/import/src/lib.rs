@@ -4,7 +4,8 @@
 //! What it is: [`split`] (incremental JSON Lines and JSON array splitters with bounded
 //! buffers, used by the server's `POST /_api/import` and by the loader) and, with the `cli`
 //! feature, the loader itself: options ([`cli::ImportArgs`]), input reading (files, stdin, gzip),
-//! CSV/TSV conversion, batching, parallel HTTP requests, progress and the summary.
+//! CSV/TSV conversion, batching, parallel HTTP requests (over quince-client's connection),
+//! progress and the summary.
 //!
 //! What it is not: part of the server. The loader talks to a server only over HTTP, exactly as
 //! arangoimport would, and never links the storage or database crates.
@@ -18,8 +19,6 @@ pub mod split;
 pub mod batch;
 #[cfg(feature = "cli")]
 pub mod cli;
-#[cfg(feature = "cli")]
-pub mod client;
 #[cfg(feature = "cli")]
 pub mod csv;
 #[cfg(feature = "cli")]

@@ -18,6 +18,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use clap::{ArgAction, Args, Parser, Subcommand};
+use quince_client::parse_bool;
 
 /// The smallest journal ArangoDB accepts (1 MiB).
 pub const JOURNAL_SIZE_MIN: u64 = 1024 * 1024;
@@ -35,12 +36,35 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// The subcommands.
+/// The subcommands. `quince --help` lists them all; the tools' own options are parsed by their
+/// crates, so `quince bench --help` and `quince import --help` print those crates' help.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Starts the server.
     #[command(args_override_self = true)]
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
+    /// Benchmarks a server over HTTP, as arangobench does.
+    ///
+    /// Its options, with arangobench's names: quince bench --help.
+    #[command(disable_help_flag = true)]
+    Bench(ToolArgs),
+    /// Imports JSON, JSON Lines, CSV or TSV over HTTP, as arangoimport does.
+    ///
+    /// Its options, with arangoimport's names: quince import --help.
+    #[command(disable_help_flag = true)]
+    Import(ToolArgs),
+    /// Draws the SVG charts of the benchmark scripts.
+    #[command(hide = true, disable_help_flag = true)]
+    BenchChart(ToolArgs),
+}
+
+/// The arguments of a tool subcommand, passed on untouched (`--help` included) to the crate
+/// that parses them.
+#[derive(Args, Debug, Clone)]
+pub struct ToolArgs {
+    /// The tool's options.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+    pub args: Vec<OsString>,
 }
 
 /// The options of `quince serve`.
@@ -257,17 +281,6 @@ pub struct ServeArgs {
     pub log_level: String,
 }
 
-/// Parses ArangoDB's boolean spellings.
-pub fn parse_bool(text: &str) -> Result<bool, String> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "true" | "yes" | "on" | "1" | "y" => Ok(true),
-        "false" | "no" | "off" | "0" | "n" => Ok(false),
-        other => Err(format!(
-            "'{other}' is not a boolean (use true/false, yes/no, on/off, 1/0)"
-        )),
-    }
-}
-
 /// A static mount point: an absolute path other than `/`, outside the API's own prefixes;
 /// a trailing slash is dropped.
 pub fn parse_static_prefix(text: &str) -> Result<String, String> {
@@ -296,17 +309,19 @@ pub fn parse_or_exit() -> Cli {
 }
 
 /// Inserts the options of the configuration file (if `-c`/`--configuration` names one) right
-/// after the subcommand, so options given on the command line come later and win.
+/// after the subcommand, so options given on the command line come later and win. Only
+/// `quince serve` reads one: the tools' arguments are never looked at here.
 pub fn merge_configuration(args: Vec<OsString>) -> Result<Vec<OsString>, String> {
+    let at = 1;
+    if args.get(at).and_then(|command| command.to_str()) != Some("serve") {
+        return Ok(args);
+    }
     let Some(file) = configuration_file(&args) else {
         return Ok(args);
     };
     let text = std::fs::read_to_string(&file)
         .map_err(|e| format!("cannot read configuration file {}: {e}", file.display()))?;
     let from_file = parse_ini(&text).map_err(|e| format!("{}: {e}", file.display()))?;
-    let Some(at) = args.iter().position(|a| a == "serve") else {
-        return Ok(args);
-    };
     let mut merged = args[..=at].to_vec();
     merged.extend(from_file.into_iter().map(OsString::from));
     merged.extend_from_slice(&args[at + 1..]);
@@ -375,30 +390,6 @@ fn unquote(value: &str) -> &str {
     }
 }
 
-/// Where to listen: `host:port` from `tcp://HOST:PORT`, `http+tcp://…` or `http://…`.
-pub fn endpoint_address(endpoint: &str) -> Result<String, String> {
-    let rest = ["tcp://", "http+tcp://", "http://"]
-        .iter()
-        .find_map(|scheme| endpoint.strip_prefix(scheme))
-        .ok_or_else(|| {
-            format!("unsupported endpoint '{endpoint}' (use tcp://HOST:PORT; ssl is not supported)")
-        })?;
-    let rest = rest.trim_end_matches('/');
-    let has_port = if rest.starts_with('[') {
-        rest.contains("]:")
-    } else {
-        rest.contains(':')
-    };
-    if rest.is_empty() || rest.contains('/') {
-        return Err(format!("invalid endpoint '{endpoint}'"));
-    }
-    Ok(if has_port {
-        rest.to_string()
-    } else {
-        format!("{rest}:8529")
-    })
-}
-
 /// The most secret files `--server.jwt-secret-folder` may hold.
 pub const JWT_SECRET_FILES_MAX: usize = 64;
 
@@ -456,7 +447,8 @@ mod tests {
         let mut full = vec!["quince", "serve"];
         full.extend_from_slice(args);
         Cli::try_parse_from(full).map(|cli| match cli.command {
-            Command::Serve(a) => a,
+            Command::Serve(a) => *a,
+            other => panic!("not serve: {other:?}"),
         })
     }
 
@@ -518,17 +510,10 @@ mod tests {
 
     #[test]
     fn booleans_accept_arangodb_spellings() {
-        for (text, value) in [
-            ("true", true),
-            ("1", true),
-            ("on", true),
-            ("No", false),
-            ("0", false),
-            ("off", false),
-        ] {
-            assert_eq!(parse_bool(text), Ok(value), "{text}");
+        for (text, value) in [("No", false), ("on", true), ("0", false), ("y", true)] {
+            let a = parse(&["--server.authentication", text]).unwrap();
+            assert_eq!(a.authentication, value, "{text}");
         }
-        assert!(parse_bool("maybe").is_err());
         assert!(parse(&["--server.authentication", "maybe"]).is_err());
         // A bare boolean option means true.
         assert!(parse(&["--database.wait-for-sync"]).unwrap().wait_for_sync);
@@ -587,9 +572,36 @@ mod tests {
         .map(OsString::from)
         .collect();
         let merged = merge_configuration(args).unwrap();
-        let Command::Serve(a) = Cli::try_parse_from(merged).unwrap().command;
+        let Command::Serve(a) = Cli::try_parse_from(merged).unwrap().command else {
+            panic!("serve was named");
+        };
         assert_eq!(a.endpoint, "tcp://127.0.0.1:9001");
         assert_eq!(a.threads, Some(2));
+    }
+
+    #[test]
+    fn tool_arguments_pass_through_untouched() {
+        let parsed = |args: &[&str]| {
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            let merged = merge_configuration(args).unwrap();
+            Cli::try_parse_from(merged).unwrap().command
+        };
+        let os = |args: &[&str]| args.iter().map(OsString::from).collect::<Vec<_>>();
+        // A tool's `--help` is the tool's, and `-c` is not the server's configuration file.
+        let Command::Bench(tool) = parsed(&["quince", "bench", "--help", "-c", "/nonexistent"])
+        else {
+            panic!("bench");
+        };
+        assert_eq!(tool.args, os(&["--help", "-c", "/nonexistent"]));
+        let Command::Import(tool) = parsed(&["quince", "import", "--file=x", "--type", "csv"])
+        else {
+            panic!("import");
+        };
+        assert_eq!(tool.args, os(&["--file=x", "--type", "csv"]));
+        let Command::BenchChart(tool) = parsed(&["quince", "bench-chart"]) else {
+            panic!("bench-chart");
+        };
+        assert!(tool.args.is_empty());
     }
 
     #[test]
@@ -603,23 +615,6 @@ mod tests {
             .collect();
         let merged = merge_configuration(args).unwrap();
         assert_eq!(Cli::try_parse_from(merged).unwrap_err().exit_code(), 2);
-    }
-
-    #[test]
-    fn endpoints_are_parsed() {
-        assert_eq!(
-            endpoint_address("tcp://127.0.0.1:8529").unwrap(),
-            "127.0.0.1:8529"
-        );
-        assert_eq!(
-            endpoint_address("http+tcp://localhost:0").unwrap(),
-            "localhost:0"
-        );
-        assert_eq!(endpoint_address("http://[::1]:9").unwrap(), "[::1]:9");
-        assert_eq!(endpoint_address("tcp://10.0.0.1").unwrap(), "10.0.0.1:8529");
-        assert!(endpoint_address("ssl://127.0.0.1:8529").is_err());
-        assert!(endpoint_address("127.0.0.1:8529").is_err());
-        assert!(endpoint_address("tcp://").is_err());
     }
 
     #[test]

@@ -1,11 +1,14 @@
-//! The `quince` binary: `quince serve` starts the server.
+//! The `quince` binary: `quince serve` starts the server; `quince bench` and `quince import`
+//! are its HTTP tools.
 //!
-//! What it is: the entry point, dispatching subcommands (`serve`). `quince bench`, the hidden
-//! `quince bench-chart` and `quince import` are handed to quince-bench and quince-import before
-//! clap sees them, because they have their own option sets.
+//! What it is: the entry point, dispatching the subcommands that [`config::Command`] lists, so
+//! `quince --help` names every one. `quince bench`, the hidden `quince bench-chart` and
+//! `quince import` have their own option sets: clap hands their arguments on untouched, and
+//! quince-bench and quince-import parse them (their `--help` included).
 //!
-//! What it is not: the server itself ([`serve`], [`listener`], [`shutdown`]) or the option
-//! definitions ([`config`]).
+//! What it is not: the server itself ([`serve`], [`listener`], [`shutdown`]), the option
+//! definitions ([`config`]) or the tools, which speak only HTTP and never reach the server's
+//! crates.
 
 mod config;
 mod connection;
@@ -17,19 +20,14 @@ mod shutdown;
 
 use std::process::ExitCode;
 
+use config::Command;
+
 fn main() -> ExitCode {
-    // `quince bench` (the arangob-compatible load generator) and the benchmark scripts' chart
-    // tool take their own options, parsed by quince-bench, which speaks only HTTP.
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    match args.get(1).and_then(|a| a.to_str()) {
-        Some("bench") => return quince_bench::bench_main(&args[2..]),
-        Some("bench-chart") => return quince_bench::chart_main(&args[2..]),
-        // `quince import` (the arangoimport-compatible loader) also speaks only HTTP.
-        Some("import") => return quince_import::import_main(&args[2..]),
-        _ => {}
-    }
     let cli = config::parse_or_exit();
     match cli.command {
-        config::Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
+        Command::Bench(tool) => quince_bench::bench_main(&tool.args),
+        Command::BenchChart(tool) => quince_bench::chart_main(&tool.args),
+        Command::Import(tool) => quince_import::import_main(&tool.args),
     }
 }

@@ -15,20 +15,20 @@
 //! open, so a client that read it can connect; the exit code is 0 after a clean shutdown.
 
 use std::io::{IsTerminal, Write};
-use std::net::ToSocketAddrs;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
 use quince_api::{Api, ApiConfig};
+use quince_client::Endpoint;
 use quince_db::{Catalog, DbConfig};
 use quince_storage::io::OsFileIo;
 use rand::RngCore;
 use tokio::net::{TcpListener, TcpSocket};
 use tokio::sync::watch;
 
-use crate::config::{endpoint_address, read_jwt_secrets, ServeArgs};
+use crate::config::{read_jwt_secrets, ServeArgs};
 use crate::governor::{Governor, Limits};
 use crate::{descriptors, listener, shutdown};
 
@@ -70,12 +70,9 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
             dir.display()
         );
     }
-    let address = endpoint_address(&args.endpoint).map_err(|e| anyhow!(e))?;
-    let socket_address = address
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve endpoint {address}"))?
-        .next()
-        .ok_or_else(|| anyhow!("endpoint {address} resolves to no address"))?;
+    let socket_address = Endpoint::parse(&args.endpoint)
+        .and_then(|endpoint| endpoint.resolve())
+        .map_err(|e| anyhow!(e))?;
 
     let limit = descriptors::adjust(args.descriptors_minimum)?;
     let budget = descriptors::Budget::split(limit.soft, args.max_connections)?;

@@ -6,7 +6,8 @@
 //! What it is not: `/_admin/status` and `/_admin/echo`, which have modules of their own.
 //!
 //! Invariants: the engine is reported honestly as `quince` (not `rocksdb`): clients that
-//! assert on the name would be testing an engine we do not have.
+//! assert on the name would be testing an engine we do not have. For the same reason
+//! `/_api/engine` advertises only the index types that exist: the primary index.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -63,7 +64,7 @@ pub(crate) fn engine(req: &ApiRequest) -> ApiResult {
         &json!({
             "name": "quince",
             "supports": {
-                "indexes": ["primary", "edge"],
+                "indexes": ["primary"],
                 "aliases": {"indexes": {}},
             },
             "endianness": "little",

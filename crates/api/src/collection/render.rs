@@ -106,13 +106,10 @@ pub(super) fn figures(report: &FiguresReport) -> Value {
 }
 
 /// The `engine` attribute of `figures?details=true`: the documents and the indexes that hold
-/// them (the primary index, and the edge index of an edge collection).
+/// them. The primary index is the only index type there is, in edge collections too.
 pub(super) fn engine_details(report: &FiguresReport, count: u64) -> Value {
     let indexes: Vec<Value> = (0..report.index_count)
-        .map(|id| {
-            let kind = if id == 0 { "primary" } else { "edge" };
-            json!({"type": kind, "id": id, "count": count})
-        })
+        .map(|id| json!({"type": "primary", "id": id, "count": count}))
         .collect();
     json!({"documents": count, "indexes": indexes})
 }

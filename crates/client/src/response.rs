@@ -1,13 +1,14 @@
-//! The HTTP/1.x response parser of the load generator.
+//! The HTTP/1.x response parser of the client.
 //!
-//! What it is: a stateless function over the bytes received so far on a connection. It answers
-//! "not complete yet" or one whole response: its status, where its body lies (or the decoded
-//! body of a chunked response), how many bytes it used, and the few headers the benchmark
-//! reads (`x-arango-errors`, `Connection`, the multipart `Content-Type`). Because it is a pure
+//! What it is: a stateless function over the bytes received so far on a connection, used by
+//! the blocking [`crate::connection`] and by `quince bench`'s non-blocking lanes alike. It
+//! answers "not complete yet" or one whole response: its status, where its body lies (or the
+//! decoded body of a chunked response), how many bytes it used, and the few headers the tools
+//! read (`x-arango-errors`, `Connection`, the multipart `Content-Type`). Because it is a pure
 //! function of a prefix, a response split at any byte boundary parses the same as one read in
 //! a single piece (the property test checks exactly that).
 //!
-//! What it is not: a general HTTP library. It reads only what a load generator needs; it does
+//! What it is not: a general HTTP library. It reads only what the tools need; it does
 //! not handle `1xx` interim responses (the client never sends `Expect`), nor responses to
 //! `HEAD` (the client never sends one).
 //!

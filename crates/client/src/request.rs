@@ -1,19 +1,21 @@
-//! Request bytes: the HTTP/1.1 request line, the fixed headers of a benchmark run and a body.
+//! Request bytes: the HTTP/1.1 request line, the headers every request of a tool shares, and a
+//! body.
 //!
 //! What it is: [`RequestHead`], the parts every request of a run shares (database prefix,
 //! `Host`, `Authorization`, keep-alive and async headers), and [`RequestHead::write`], which
-//! appends one whole request to a reusable buffer so the hot loop allocates nothing.
+//! appends one whole request to a reusable buffer so a hot loop allocates nothing;
+//! [`encode_segment`] for the names that go into paths and query strings.
 //!
-//! What it is not: a URL builder. Paths come from the test cases already percent-encoded.
+//! What it is not: a URL builder. Paths come from the callers already percent-encoded.
 //!
 //! Invariants: every request with a body carries `Content-Length`; a request without one
-//! carries none; paths are rewritten to `/_db/<database>/…` as arangob does.
+//! carries none; paths are rewritten to `/_db/<database>/…` as arangob and arangoimport do.
 
 use std::io::Write;
 
 use base64::Engine;
 
-/// The HTTP methods the test cases use.
+/// The HTTP methods the tools send.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Method {
     /// GET.
@@ -49,17 +51,9 @@ pub struct RequestHead {
 }
 
 impl RequestHead {
-    /// The head for `database` on `host` (as `host:port`), with Basic credentials.
-    pub fn new(
-        database: &str,
-        host: &str,
-        username: &str,
-        password: &str,
-        keep_alive: bool,
-    ) -> RequestHead {
-        let credentials = base64::engine::general_purpose::STANDARD
-            .encode(format!("{username}:{password}").as_bytes());
-        let mut headers = format!("Host: {host}\r\nAuthorization: Basic {credentials}\r\n");
+    /// The head for `database` on `host` (as `host:port`), without credentials.
+    pub fn new(database: &str, host: &str, keep_alive: bool) -> RequestHead {
+        let mut headers = format!("Host: {host}\r\n");
         if !keep_alive {
             headers.push_str("Connection: close\r\n");
         }
@@ -67,6 +61,15 @@ impl RequestHead {
             db_prefix: format!("/_db/{}", encode_segment(database)),
             headers: headers.into_bytes(),
         }
+    }
+
+    /// The same head with HTTP Basic credentials.
+    pub fn with_basic_auth(mut self, username: &str, password: &str) -> RequestHead {
+        let credentials = base64::engine::general_purpose::STANDARD
+            .encode(format!("{username}:{password}").as_bytes());
+        self.headers
+            .extend_from_slice(format!("Authorization: Basic {credentials}\r\n").as_bytes());
+        self
     }
 
     /// The same head with `x-arango-async: true` (fire-and-forget execution on the server).
@@ -111,7 +114,8 @@ impl RequestHead {
     }
 }
 
-/// Percent-encodes one path segment (database names may hold any UTF-8 character).
+/// Percent-encodes one path segment or query value (names may hold any UTF-8 character):
+/// everything but the unreserved characters of RFC 3986.
 pub fn encode_segment(segment: &str) -> String {
     let mut out = String::with_capacity(segment.len());
     for byte in segment.bytes() {
@@ -130,7 +134,8 @@ mod tests {
 
     #[test]
     fn requests_carry_the_database_prefix_auth_and_length() {
-        let head = RequestHead::new("_system", "127.0.0.1:8529", "root", "pw", true);
+        let head =
+            RequestHead::new("_system", "127.0.0.1:8529", true).with_basic_auth("root", "pw");
         let mut out = Vec::new();
         head.write(
             &mut out,
@@ -145,7 +150,7 @@ mod tests {
         assert!(text.ends_with("Content-Length: 2\r\n\r\n{}"));
         assert!(!text.contains("Connection: close"));
 
-        let head = RequestHead::new("db ü", "h:1", "root", "", false).with_async();
+        let head = RequestHead::new("db ü", "h:1", false).with_async();
         let mut out = Vec::new();
         head.write(&mut out, Method::Get, "/_api/version", "", None);
         let text = String::from_utf8(out).unwrap();
@@ -153,6 +158,13 @@ mod tests {
         assert!(text.contains("Connection: close\r\n"));
         assert!(text.contains("x-arango-async: true\r\n"));
         assert!(!text.contains("Content-Length"));
+        assert!(!text.contains("Authorization"));
         assert!(text.ends_with("\r\n\r\n"));
+    }
+
+    #[test]
+    fn names_are_percent_encoded_except_unreserved_characters() {
+        assert_eq!(encode_segment("a b/ü?&="), "a%20b%2F%C3%BC%3F%26%3D");
+        assert_eq!(encode_segment("_system-1.x~"), "_system-1.x~");
     }
 }

@@ -1,22 +1,24 @@
 //! One blocking HTTP/1.1 client connection over `std::net::TcpStream`.
 //!
-//! What it is: the transport of the setup requests (the measured run uses the runner's
-//! non-blocking lanes instead). A connection sends one request (bytes built by
-//! [`super::request`]) and reads exactly one response, keeping the socket open for the next
-//! request unless keep-alive is off or the server closes. It reconnects lazily: after any
-//! transport failure the socket is dropped and the next exchange opens a new one.
+//! What it is: the transport of `quince import`'s requests and of `quince bench`'s setup
+//! requests (the measured run uses the bench's non-blocking lanes instead). A connection sends
+//! one request (bytes built by [`crate::request`]) and reads exactly one response, keeping the
+//! socket open for the next request unless keep-alive is off or the server closes. It
+//! reconnects lazily: after any transport failure the socket is dropped and the next exchange
+//! opens a new one. It never resends a request itself: an import is not idempotent, so the
+//! caller decides what a failure means.
 //!
 //! What it is not: pipelined, asynchronous or TLS-capable. It waits for each reply.
 //!
-//! Invariants: the receive buffer never holds more than one response beyond what
-//! [`super::response`] bounds; bytes after a response (none, without pipelining) are kept for
-//! the next exchange; every socket has read and write timeouts.
+//! Invariants: the receive buffer never holds more than one response, which
+//! [`crate::response`] bounds; every socket has read and write timeouts.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
 use std::time::Duration;
 
-use super::response::{self, Response};
+use crate::request::{Method, RequestHead};
+use crate::response::{self, Response};
 
 /// Why an exchange produced no response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,9 +63,14 @@ pub struct Timeouts {
 pub struct Connection {
     addr: SocketAddr,
     timeouts: Timeouts,
+    /// The open socket, if any (opened on first use, dropped after a failure or a close).
     stream: Option<TcpStream>,
+    /// The bytes of the response being read, then of the last one read.
     received: Vec<u8>,
+    /// Where one read lands before it is appended to `received`.
     scratch: Box<[u8]>,
+    /// The request [`Connection::send`] builds, kept to reuse its allocation.
+    request: Vec<u8>,
     /// How many TCP connections this object has opened (the first one included).
     pub connects: u64,
 }
@@ -80,6 +87,7 @@ impl Connection {
             stream: None,
             received: Vec::with_capacity(READ_CHUNK),
             scratch: vec![0u8; READ_CHUNK].into_boxed_slice(),
+            request: Vec::new(),
             connects: 0,
         }
     }
@@ -116,6 +124,25 @@ impl Connection {
             Ok(reply) if !reply.close => {}
             _ => self.disconnect(),
         }
+        result
+    }
+
+    /// Builds the request (`head` with `method`, `path` relative to the head's database, and
+    /// `body` of `content_type`), sends it and reads one response, as
+    /// [`Connection::exchange`].
+    pub fn send(
+        &mut self,
+        head: &RequestHead,
+        method: Method,
+        path: &str,
+        content_type: &str,
+        body: Option<&[u8]>,
+    ) -> Result<Response, TransportError> {
+        let mut request = std::mem::take(&mut self.request);
+        request.clear();
+        head.write(&mut request, method, path, content_type, body);
+        let result = self.exchange(&request);
+        self.request = request;
         result
     }
 
@@ -227,6 +254,67 @@ mod tests {
             (201, &b"x"[..])
         );
         assert_eq!(connection.connects, 1);
+    }
+
+    #[test]
+    fn send_writes_the_head_and_body_and_reuses_the_socket() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut seen = Vec::new();
+            let mut requests = Vec::new();
+            let mut buf = [0u8; 4096];
+            for reply in ["first", "second!"] {
+                // Read one request: its head, then as many body bytes as it announces.
+                let request = loop {
+                    if let Some(end) = response::find(&seen, b"\r\n\r\n") {
+                        let head = String::from_utf8(seen[..end].to_vec()).unwrap();
+                        let length: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("Content-Length: "))
+                            .map_or(0, |v| v.parse().unwrap());
+                        if seen.len() >= end + 4 + length {
+                            break seen.drain(..end + 4 + length).collect::<Vec<u8>>();
+                        }
+                    }
+                    let n = socket.read(&mut buf).unwrap();
+                    seen.extend_from_slice(&buf[..n]);
+                };
+                requests.push(String::from_utf8(request).unwrap());
+                write!(
+                    socket,
+                    "HTTP/1.1 201 Created\r\nContent-Length: {}\r\n\r\n{reply}",
+                    reply.len()
+                )
+                .unwrap();
+            }
+            requests
+        });
+        let head = RequestHead::new("db", "h:1", true).with_basic_auth("x", "y");
+        let mut connection = Connection::new(addr, timeouts());
+        for expected in [&b"first"[..], b"second!"] {
+            let reply = connection
+                .send(&head, Method::Post, "/x", "text/plain", Some(b"payload"))
+                .unwrap();
+            assert_eq!(
+                (reply.status, reply.body(connection.buffer())),
+                (201, expected)
+            );
+        }
+        assert_eq!(connection.connects, 1);
+        let requests = server.join().unwrap();
+        for request in requests {
+            assert!(
+                request.starts_with("POST /_db/db/x HTTP/1.1\r\n"),
+                "{request}"
+            );
+            assert!(
+                request.contains("Authorization: Basic eDp5\r\n"),
+                "{request}"
+            );
+            assert!(request.ends_with("\r\n\r\npayload"), "{request}");
+        }
     }
 
     #[test]

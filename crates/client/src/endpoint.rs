@@ -1,14 +1,15 @@
-//! Server endpoints as ArangoDB's clients spell them: `tcp://HOST:PORT`, `http+tcp://…`,
-//! `http://…`.
+//! Server endpoints as ArangoDB spells them: `tcp://HOST:PORT`, `http+tcp://…`, `http://…`.
 //!
 //! What it is: syntax checking ([`Endpoint::parse`]) and name resolution
-//! ([`Endpoint::resolve`]), and the rule that spreads threads over endpoints (thread `i` uses
-//! endpoint `i mod k`, as arangobench since 3.9).
+//! ([`Endpoint::resolve`]) of `--server.endpoint`, the address `quince serve` listens on and
+//! the one `quince bench` and `quince import` connect to.
 //!
-//! What it is not: TLS or unix sockets: `ssl://`, `http+ssl://` and `unix://` are refused with
-//! a message rather than silently misused.
+//! What it is not: TLS or unix sockets: `ssl://`, `http+ssl://`, `https://`, `unix://` and
+//! `http+unix://` are refused with a message rather than silently misused.
 //!
-//! Invariants: a parsed endpoint always has a port (8529 when none is written).
+//! Invariants: a parsed endpoint always has a port (8529 when none is written) that is a valid
+//! port number (0 included, for a server that picks one); the scheme is matched without regard
+//! to case.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -77,12 +78,6 @@ impl Endpoint {
     }
 }
 
-/// The endpoint a thread uses: thread `i` of `k` endpoints uses endpoint `i mod k`.
-pub fn for_thread(thread: u64, endpoints: usize) -> usize {
-    assert!(endpoints > 0, "at least one endpoint");
-    (thread % endpoints as u64) as usize
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -104,11 +99,36 @@ mod tests {
         assert!(Endpoint::parse("h:1").is_err());
         assert!(Endpoint::parse("tcp://h:x").unwrap_err().contains("port"));
         assert!(Endpoint::parse("tcp://h:1/path").is_err());
+        assert!(Endpoint::parse("tcp://").is_err());
+        assert!(Endpoint::parse("tcp://h :1").is_err());
     }
 
     #[test]
-    fn threads_spread_round_robin() {
-        let spread: Vec<usize> = (0..5).map(|t| for_thread(t, 2)).collect();
-        assert_eq!(spread, [0, 1, 0, 1, 0]);
+    fn every_spelling_a_tool_or_the_server_takes() {
+        let host_port = |text: &str| Endpoint::parse(text).map(|e| e.host_port);
+        assert_eq!(host_port("TCP://10.0.0.1").unwrap(), "10.0.0.1:8529");
+        assert_eq!(host_port("http://localhost").unwrap(), "localhost:8529");
+        assert_eq!(host_port("http+tcp://[::1]:9/").unwrap(), "[::1]:9");
+        // A server may listen on port 0 and report the port it got.
+        assert_eq!(host_port("http+tcp://localhost:0").unwrap(), "localhost:0");
+        for refused in [
+            "unix:///tmp/s",
+            "https://h:1",
+            "http+ssl://h:1",
+            "127.0.0.1:8529",
+        ] {
+            assert!(host_port(refused).is_err(), "{refused}");
+        }
+        assert!(host_port("tcp://h:70000").unwrap_err().contains("port"));
+    }
+
+    #[test]
+    fn resolving_gives_the_address_of_the_host() {
+        let endpoint = Endpoint::parse("tcp://127.0.0.1:8530").unwrap();
+        assert_eq!(
+            endpoint.resolve().unwrap(),
+            "127.0.0.1:8530".parse().unwrap()
+        );
+        assert_eq!(endpoint.text, "tcp://127.0.0.1:8530");
     }
 }
