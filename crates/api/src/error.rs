@@ -16,7 +16,8 @@
 use std::borrow::Cow;
 
 use quince_errors::{
-    ArangoError, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, RESOURCE_LIMIT, SHUTTING_DOWN,
+    ArangoError, NOT_IMPLEMENTED, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, RESOURCE_LIMIT,
+    SHUTTING_DOWN,
 };
 use serde_json::{Map, Value};
 
@@ -86,6 +87,7 @@ fn is_internal(err: &ArangoError) -> bool {
             SHUTTING_DOWN,
             RESOURCE_LIMIT,
             QUEUE_TIME_REQUIREMENT_VIOLATED,
+            NOT_IMPLEMENTED,
         ]
         .iter()
         .any(|code| err.is(*code))

@@ -94,7 +94,7 @@ pub struct StoredDocument {
 pub struct FiguresReport {
     /// The engine's figures.
     pub storage: quince_storage::Figures,
-    /// Number of indexes (the primary index, plus the edge index for edge collections).
+    /// Number of indexes: the primary index (the only kind that exists yet).
     pub index_count: u64,
 }
 
@@ -429,6 +429,10 @@ impl Collection {
         update: crate::database::PropertiesUpdate,
     ) -> Result<CollectionProperties> {
         self.shared.check_open()?;
+        crate::database::check_not_enforced(
+            update.schema.as_ref(),
+            update.computed_values.as_ref(),
+        )?;
         if let Some(size) = update.journal_size {
             check_journal_size(size)?;
         }

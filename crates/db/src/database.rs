@@ -19,7 +19,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use quince_errors::{
     ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_DATA_SOURCE_NOT_FOUND,
-    ARANGO_DUPLICATE_NAME, FORBIDDEN,
+    ARANGO_DUPLICATE_NAME, FORBIDDEN, NOT_IMPLEMENTED,
 };
 use quince_model::keygen::{KeyGenerator, KeyOptions};
 use quince_model::names::validate_collection_name;
@@ -48,9 +48,10 @@ pub struct CreateCollection {
     pub key_options: Option<Value>,
     /// `journalSize` in bytes; at least 1 MiB (400 "journalSize is too small").
     pub journal_size: Option<u64>,
-    /// `schema` (object or null), kept and reported back.
+    /// `schema`: only `null` (none) is accepted until schemas are enforced
+    /// ([`check_not_enforced`]).
     pub schema: Option<Value>,
-    /// `computedValues` (array or null), kept and reported back.
+    /// `computedValues`: only `null` or `[]` (none) is accepted until they are computed.
     pub computed_values: Option<Value>,
     /// `cacheEnabled`, kept and reported back.
     pub cache_enabled: Option<bool>,
@@ -63,9 +64,9 @@ pub struct PropertiesUpdate {
     pub wait_for_sync: Option<bool>,
     /// New `journalSize` (at least 1 MiB); applies to journals started from now on.
     pub journal_size: Option<u64>,
-    /// New `schema`.
+    /// New `schema` (only `null`: see [`check_not_enforced`]).
     pub schema: Option<Value>,
-    /// New `computedValues`.
+    /// New `computedValues` (only `null` or `[]`).
     pub computed_values: Option<Value>,
     /// New `cacheEnabled`.
     pub cache_enabled: Option<bool>,
@@ -87,6 +88,34 @@ pub struct Database {
     ddl: Mutex<()>,
     /// Set (under `ddl`) once the database's directory was renamed as dropped.
     dropped: AtomicBool,
+}
+
+/// Refuses a `schema` or `computedValues` that asks for something: this server does not
+/// validate documents against a schema or compute values yet, and storing them while writes
+/// ignore them would promise what it does not do. 501 with errorNum 9 (not implemented) and a
+/// message naming the attribute; `null` (and an empty `computedValues` array) asks for nothing
+/// and is accepted.
+pub fn check_not_enforced(schema: Option<&Value>, computed_values: Option<&Value>) -> Result<()> {
+    if schema.is_some_and(|schema| !schema.is_null()) {
+        return Err(ArangoError::with_message(
+            NOT_IMPLEMENTED,
+            "collection schemas are not supported yet: documents would not be validated; \
+             create the collection without 'schema'",
+        ));
+    }
+    let computes = match computed_values {
+        None | Some(Value::Null) => false,
+        Some(Value::Array(values)) => !values.is_empty(),
+        Some(_) => true,
+    };
+    if computes {
+        return Err(ArangoError::with_message(
+            NOT_IMPLEMENTED,
+            "computed values are not supported yet: nothing would be computed; \
+             create the collection without 'computedValues'",
+        ));
+    }
+    Ok(())
 }
 
 impl Database {
@@ -245,6 +274,7 @@ impl Database {
     pub fn create_collection(&self, request: CreateCollection) -> Result<Arc<Collection>> {
         self.shared.check_open()?;
         validate_collection_name(&request.name, request.is_system)?;
+        check_not_enforced(request.schema.as_ref(), request.computed_values.as_ref())?;
         let key_options = KeyOptions::parse(request.key_options.as_ref())?;
         let journal_size = request
             .journal_size

@@ -40,7 +40,7 @@ use crate::checksum::Checksum;
 use crate::collection::{
     check_journal_size, CollectionProperties, CollectionType, FiguresReport, StoredDocument,
 };
-use crate::database::{CreateCollection, PropertiesUpdate};
+use crate::database::{check_not_enforced, CreateCollection, PropertiesUpdate};
 use crate::durability::Durability;
 use crate::ops::{
     parse_items, read_each, CollectionOps, DatabaseOps, DocumentOp, Engine, ReadRequest,
@@ -181,6 +181,7 @@ impl DatabaseOps for FakeDatabase {
 
     fn create_collection(&self, request: CreateCollection) -> Result<Arc<dyn CollectionOps>> {
         validate_collection_name(&request.name, request.is_system)?;
+        check_not_enforced(request.schema.as_ref(), request.computed_values.as_ref())?;
         let keygen = KeyGenerator::new(KeyOptions::parse(request.key_options.as_ref())?, 0);
         let journal_size = request.journal_size.unwrap_or(32 << 20);
         check_journal_size(journal_size)?;
@@ -462,6 +463,7 @@ impl CollectionOps for FakeCollection {
     }
 
     fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties> {
+        check_not_enforced(update.schema.as_ref(), update.computed_values.as_ref())?;
         if let Some(size) = update.journal_size {
             check_journal_size(size)?;
         }

@@ -42,7 +42,7 @@ pub use catalog::{Catalog, CatalogStats, DbConfig, OPEN_FILES_MAX_DEFAULT};
 pub use collection::{
     Collection, CollectionProperties, CollectionType, FiguresReport, StoredDocument,
 };
-pub use database::{CreateCollection, Database, PropertiesUpdate};
+pub use database::{check_not_enforced, CreateCollection, Database, PropertiesUpdate};
 pub use documents::Deferred;
 pub use durability::{Completer, Durability};
 pub use hooks::{Change, DocumentHook, HookFactory, Version};

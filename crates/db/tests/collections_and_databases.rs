@@ -86,7 +86,6 @@ fn properties_are_reported_and_changed() {
     request.kind = CollectionType::Edge;
     request.journal_size = Some(4 * 1024 * 1024);
     request.key_options = Some(json!({"type": "autoincrement", "increment": 3, "offset": 7}));
-    request.schema = Some(json!({"rule": {"type": "object"}}));
     request.cache_enabled = Some(true);
     let c = db.create_collection(request).unwrap();
     let p = c.properties();
@@ -99,7 +98,7 @@ fn properties_are_reported_and_changed() {
     assert_eq!(p.journal_size, 4 * 1024 * 1024);
     assert!(!p.wait_for_sync);
     assert!(p.cache_enabled);
-    assert_eq!(p.schema, json!({"rule": {"type": "object"}}));
+    assert_eq!(p.schema, serde_json::Value::Null);
     assert_eq!(p.computed_values, serde_json::Value::Null);
     assert_eq!(
         p.key_options,
@@ -132,6 +131,35 @@ fn properties_are_reported_and_changed() {
         (p.schema, p.computed_values, p.cache_enabled),
         (serde_json::Value::Null, json!([]), false)
     );
+}
+
+#[test]
+fn schemas_and_computed_values_are_refused_not_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = open_os(dir.path());
+    let db = catalog.database("_system").unwrap();
+    let mut request = create("validated");
+    request.schema = Some(json!({"rule": {"type": "object"}}));
+    let err = db.create_collection(request).unwrap_err();
+    assert_eq!((err.status, err.num()), (501, 9));
+    assert!(err.message.contains("schema"), "{}", err.message);
+    let mut request = create("computed");
+    request.computed_values = Some(json!([{"name": "x", "expression": "RETURN 1"}]));
+    assert_eq!(db.create_collection(request).unwrap_err().num(), 9);
+    assert_eq!(db.collection("validated").unwrap_err().num(), 1203);
+    assert_eq!(db.collection("computed").unwrap_err().num(), 1203);
+
+    let c = db.create_collection(create("plain")).unwrap();
+    let err = c
+        .update_properties(PropertiesUpdate {
+            schema: Some(json!({"rule": {}})),
+            wait_for_sync: Some(true),
+            ..Default::default()
+        })
+        .unwrap_err();
+    assert_eq!(err.num(), 9);
+    assert!(!c.wait_for_sync(), "a refused change changes nothing");
+    assert_eq!(c.properties().schema, serde_json::Value::Null);
 }
 
 #[test]

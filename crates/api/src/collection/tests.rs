@@ -69,13 +69,12 @@ async fn create_answers_200_with_full_properties() {
 }
 
 #[tokio::test]
-async fn create_takes_type_journal_size_schema_and_key_options() {
+async fn create_takes_type_journal_size_and_key_options() {
     let fx = Fixture::new();
-    let schema = json!({"rule": {"type": "object"}, "level": "moderate", "message": "no"});
     let reply = create(
         &fx,
         json!({"name": "e", "type": 3, "waitForSync": true, "journalSize": 2 << 20,
-               "schema": schema, "cacheEnabled": true,
+               "schema": null, "cacheEnabled": true,
                "keyOptions": {"type": "autoincrement", "increment": 5, "offset": 10}}),
     )
     .await;
@@ -83,10 +82,24 @@ async fn create_takes_type_journal_size_schema_and_key_options() {
     assert_eq!(reply.body["type"], 3);
     assert_eq!(reply.body["waitForSync"], true);
     assert_eq!(reply.body["journalSize"], 2 << 20);
-    assert_eq!(reply.body["schema"], schema);
+    assert_eq!(reply.body["schema"], Value::Null);
     assert_eq!(reply.body["cacheEnabled"], true);
     assert_eq!(reply.body["keyOptions"]["type"], "autoincrement");
     assert_eq!(reply.body["keyOptions"]["increment"], 5);
+}
+
+#[tokio::test]
+async fn schemas_and_computed_values_are_refused_not_ignored() {
+    let fx = Fixture::new();
+    let schema = json!({"rule": {"type": "object"}, "level": "moderate", "message": "no"});
+    let reply = create(&fx, json!({"name": "v", "schema": schema})).await;
+    let body = reply.assert_error(501, 9);
+    assert!(body["errorMessage"].as_str().unwrap().contains("schema"));
+    assert_eq!(get(&fx, &["v"]).await.status, 404);
+    let computed = json!([{"name": "n", "expression": "RETURN 1", "overwrite": true}]);
+    let reply = create(&fx, json!({"name": "v", "computedValues": computed})).await;
+    reply.assert_error(501, 9);
+    assert_eq!(get(&fx, &["v"]).await.status, 404);
 }
 
 #[tokio::test]
