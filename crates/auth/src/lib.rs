@@ -1,7 +1,7 @@
 //! Quince's accounts: users, password hashes, permissions, access tokens and token secrets.
 //!
 //! What it is: [`Users`] (every account, kept in `_system/_users` through
-//! `quince_db::UserDocuments` and in memory), [`Account`] (one user and how its levels
+//! `quince_ops::UserDocuments` and in memory), [`Account`] (one user and how its levels
 //! resolve), [`Level`] (`none`/`ro`/`rw`), Argon2id password hashing ([`password`]), the
 //! cache that makes repeated Basic authentication cheap ([`verified`]), access tokens
 //! ([`access_token`]) and the HS256 secrets of JSON Web Tokens ([`TokenKeys`]).

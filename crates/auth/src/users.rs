@@ -19,11 +19,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Condvar, Mutex, RwLock};
-use quince_db::{Engine, UserDocuments, USER_DOCUMENTS_MAX};
 use quince_errors::{
     ArangoError, Result, ARANGO_DUPLICATE_NAME, FORBIDDEN, HTTP_BAD_PARAMETER, USER_DUPLICATE,
     USER_INVALID_NAME, USER_INVALID_PASSWORD, USER_NOT_FOUND,
 };
+use quince_ops::{Engine, UserDocuments, USER_DOCUMENTS_MAX};
 use rand::RngCore;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};

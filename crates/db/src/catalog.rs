@@ -32,6 +32,8 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
 use quince_storage::io::{CachedFileIo, FileIo, DIR_MODE, FILE_MODE};
 
+use quince_ops::CatalogStats;
+
 use crate::database::Database;
 use crate::debris::{self, Classified};
 use crate::hooks::HookFactory;
@@ -87,25 +89,6 @@ impl DbConfig {
             hooks: None,
         }
     }
-}
-
-/// Counters for metrics, summed over every collection.
-#[derive(Clone, Debug, Default)]
-pub struct CatalogStats {
-    /// Databases.
-    pub databases: u64,
-    /// Collections.
-    pub collections: u64,
-    /// Live documents.
-    pub documents: u64,
-    /// Bytes appended to journals since start.
-    pub journal_bytes_written: u64,
-    /// fsyncs since start.
-    pub syncs: u64,
-    /// Journals sealed since start.
-    pub journal_seals: u64,
-    /// Compactions since start.
-    pub compactions: u64,
 }
 
 /// The server's databases. Opening it recovers every collection; a maintenance thread syncs

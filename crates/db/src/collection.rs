@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use quince_errors::{ArangoError, Result, HTTP_BAD_PARAMETER};
+use quince_errors::{ArangoError, Result};
 use quince_model::document::{id_prefix, stored_data};
 use quince_model::keygen::KeyGenerator;
 use quince_model::names::is_system_name;
@@ -25,78 +25,17 @@ use quince_storage::io::FileIo;
 use quince_storage::Store;
 use serde_json::Value;
 
-use crate::checksum::Checksum;
-use crate::database::CreateCollection;
+use quince_ops::{
+    check_journal_size, check_not_enforced, CollectionProperties, CollectionType, CreateCollection,
+    FiguresReport, PropertiesUpdate,
+};
+
 use crate::debris::dropped_path;
 use crate::hooks::DocumentHook;
 use crate::params::{
     collection_dir, io_error, sync_parent, write_atomic, CollectionParams, PARAMETER_FILE,
 };
-use crate::shared::{Shared, JOURNAL_SIZE_MIN};
-
-/// The type of a collection: 2 document, 3 edge.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CollectionType {
-    /// A document collection (type 2).
-    Document,
-    /// An edge collection (type 3): documents need `_from` and `_to`.
-    Edge,
-}
-
-impl CollectionType {
-    /// The number ArangoDB uses.
-    pub fn as_number(self) -> u64 {
-        match self {
-            CollectionType::Document => 2,
-            CollectionType::Edge => 3,
-        }
-    }
-}
-
-/// The properties reported by `GET /_api/collection/{name}/properties` and friends.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CollectionProperties {
-    /// Numeric id.
-    pub id: u64,
-    /// Name.
-    pub name: String,
-    /// Type.
-    pub kind: CollectionType,
-    /// True for collections whose name starts with `_`.
-    pub is_system: bool,
-    /// `globallyUniqueId`.
-    pub globally_unique_id: String,
-    /// `waitForSync`.
-    pub wait_for_sync: bool,
-    /// `journalSize` in bytes.
-    pub journal_size: u64,
-    /// `keyOptions` as ArangoDB reports them (`type`, `allowUserKeys`, `lastValue`, ...).
-    pub key_options: Value,
-    /// `schema` (null when none).
-    pub schema: Value,
-    /// `computedValues` (null when none).
-    pub computed_values: Value,
-    /// `cacheEnabled`.
-    pub cache_enabled: bool,
-}
-
-/// A document as read: its revision and its JSON text, `_id` included.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct StoredDocument {
-    /// `_rev` as a string (the ETag value).
-    pub rev: String,
-    /// The whole document as JSON text, with `_key`, `_id` and `_rev`.
-    pub json: Vec<u8>,
-}
-
-/// `figures` as reported, in MMFiles's shape (the api layer renders it as JSON).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct FiguresReport {
-    /// The engine's figures.
-    pub storage: quince_storage::Figures,
-    /// Number of indexes: the primary index (the only kind that exists yet).
-    pub index_count: u64,
-}
+use crate::shared::Shared;
 
 /// One collection.
 pub struct Collection {
@@ -424,15 +363,9 @@ impl Collection {
     }
 
     /// Changes properties (persisted). 400 for a journal size under 1 MiB.
-    pub fn update_properties(
-        &self,
-        update: crate::database::PropertiesUpdate,
-    ) -> Result<CollectionProperties> {
+    pub fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties> {
         self.shared.check_open()?;
-        crate::database::check_not_enforced(
-            update.schema.as_ref(),
-            update.computed_values.as_ref(),
-        )?;
+        check_not_enforced(update.schema.as_ref(), update.computed_values.as_ref())?;
         if let Some(size) = update.journal_size {
             check_journal_size(size)?;
         }
@@ -470,7 +403,7 @@ impl Collection {
     /// What the engine holds.
     pub fn figures(&self) -> FiguresReport {
         FiguresReport {
-            storage: self.store.figures(),
+            storage: engine_figures(self.store.figures()),
             // The primary index is the only index there is: an edge collection has no edge
             // index (`_from`/`_to` lookups scan), so it counts one index too.
             index_count: 1,
@@ -493,7 +426,7 @@ impl Collection {
     /// The checksum as a decimal string ("0" when empty), over keys, and with the flags also
     /// over revisions and document data; and the revision.
     pub fn checksum(&self, with_revisions: bool, with_data: bool) -> Result<(String, String)> {
-        let mut sum = Checksum::default();
+        let mut sum = quince_ops::Checksum::default();
         if with_data {
             self.store.scan(&mut |key, rev, value| {
                 sum.add(key, with_revisions.then_some(rev), Some(stored_data(value)));
@@ -525,15 +458,24 @@ impl std::fmt::Debug for Collection {
     }
 }
 
-/// 400/400 "journalSize is too small" under 1 MiB.
-pub(crate) fn check_journal_size(size: u64) -> Result<()> {
-    if size < JOURNAL_SIZE_MIN {
-        Err(ArangoError::with_message(
-            HTTP_BAD_PARAMETER,
-            "journalSize is too small",
-        ))
-    } else {
-        Ok(())
+/// The journal engine's figures as the operations interface reports them.
+fn engine_figures(f: quince_storage::Figures) -> quince_ops::Figures {
+    quince_ops::Figures {
+        alive_count: f.alive_count,
+        alive_size: f.alive_size,
+        dead_count: f.dead_count,
+        dead_size: f.dead_size,
+        dead_deletion: f.dead_deletion,
+        datafiles_count: f.datafiles_count,
+        datafiles_file_size: f.datafiles_file_size,
+        journals_count: f.journals_count,
+        journals_file_size: f.journals_file_size,
+        compactors_count: f.compactors_count,
+        compactors_file_size: f.compactors_file_size,
+        index_size: f.index_size,
+        documents_size: f.documents_size,
+        last_tick: f.last_tick,
+        journal_size: f.journal_size,
     }
 }
 

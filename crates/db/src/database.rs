@@ -19,58 +19,20 @@ use std::sync::Arc;
 use parking_lot::{Mutex, RwLock};
 use quince_errors::{
     ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_DATA_SOURCE_NOT_FOUND,
-    ARANGO_DUPLICATE_NAME, FORBIDDEN, NOT_IMPLEMENTED,
+    ARANGO_DUPLICATE_NAME, FORBIDDEN,
 };
 use quince_model::keygen::{KeyGenerator, KeyOptions};
 use quince_model::names::validate_collection_name;
-use serde_json::Value;
 
-use crate::collection::{check_journal_size, remove_dir, Collection, CollectionType};
+use quince_ops::{check_journal_size, check_not_enforced, CreateCollection};
+
+use crate::collection::{remove_dir, Collection};
 use crate::debris::{self, dropped_path, Classified};
 use crate::params::{
     database_dir, id_from_dir_name, io_error, sync_parent, write_atomic, CollectionParams,
     DatabaseParams, PARAMETER_FILE,
 };
 use crate::shared::Shared;
-
-/// What `POST /_api/collection` asks for, after the api layer picked it out of the body.
-#[derive(Clone, Debug)]
-pub struct CreateCollection {
-    /// The name (validated here: 1208 when illegal).
-    pub name: String,
-    /// Document (2) or edge (3).
-    pub kind: CollectionType,
-    /// `waitForSync`; the server default when absent.
-    pub wait_for_sync: Option<bool>,
-    /// `isSystem`: a name starting with `_` requires it.
-    pub is_system: bool,
-    /// `keyOptions` as sent (validated here: 1232 / 400 on bad values).
-    pub key_options: Option<Value>,
-    /// `journalSize` in bytes; at least 1 MiB (400 "journalSize is too small").
-    pub journal_size: Option<u64>,
-    /// `schema`: only `null` (none) is accepted until schemas are enforced
-    /// ([`check_not_enforced`]).
-    pub schema: Option<Value>,
-    /// `computedValues`: only `null` or `[]` (none) is accepted until they are computed.
-    pub computed_values: Option<Value>,
-    /// `cacheEnabled`, kept and reported back.
-    pub cache_enabled: Option<bool>,
-}
-
-/// What `PUT /_api/collection/{name}/properties` may change.
-#[derive(Clone, Debug, Default)]
-pub struct PropertiesUpdate {
-    /// New `waitForSync`.
-    pub wait_for_sync: Option<bool>,
-    /// New `journalSize` (at least 1 MiB); applies to journals started from now on.
-    pub journal_size: Option<u64>,
-    /// New `schema` (only `null`: see [`check_not_enforced`]).
-    pub schema: Option<Value>,
-    /// New `computedValues` (only `null` or `[]`).
-    pub computed_values: Option<Value>,
-    /// New `cacheEnabled`.
-    pub cache_enabled: Option<bool>,
-}
 
 /// One database.
 pub struct Database {
@@ -88,34 +50,6 @@ pub struct Database {
     ddl: Mutex<()>,
     /// Set (under `ddl`) once the database's directory was renamed as dropped.
     dropped: AtomicBool,
-}
-
-/// Refuses a `schema` or `computedValues` that asks for something: this server does not
-/// validate documents against a schema or compute values yet, and storing them while writes
-/// ignore them would promise what it does not do. 501 with errorNum 9 (not implemented) and a
-/// message naming the attribute; `null` (and an empty `computedValues` array) asks for nothing
-/// and is accepted.
-pub fn check_not_enforced(schema: Option<&Value>, computed_values: Option<&Value>) -> Result<()> {
-    if schema.is_some_and(|schema| !schema.is_null()) {
-        return Err(ArangoError::with_message(
-            NOT_IMPLEMENTED,
-            "collection schemas are not supported yet: documents would not be validated; \
-             create the collection without 'schema'",
-        ));
-    }
-    let computes = match computed_values {
-        None | Some(Value::Null) => false,
-        Some(Value::Array(values)) => !values.is_empty(),
-        Some(_) => true,
-    };
-    if computes {
-        return Err(ArangoError::with_message(
-            NOT_IMPLEMENTED,
-            "computed values are not supported yet: nothing would be computed; \
-             create the collection without 'computedValues'",
-        ));
-    }
-    Ok(())
 }
 
 impl Database {

@@ -30,10 +30,12 @@ use quince_model::rev::RevisionId;
 use quince_storage::{Existing, Mutation, WriteTicket};
 use serde_json::{Map, Value};
 
-use crate::collection::{Collection, CollectionType, StoredDocument};
-use crate::durability::Durability;
-use crate::ops::{WriteKind, WriteRequest, WriteResults};
-use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
+use quince_ops::{
+    CollectionType, Durability, OverwriteMode, StoredDocument, WriteKind, WriteOptions,
+    WriteOutcome, WriteRequest, WriteResults,
+};
+
+use crate::collection::Collection;
 
 /// How a write over an existing version builds the new one.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -81,9 +83,15 @@ fn only(results: WriteResults) -> Result<Deferred> {
     Ok((outcome, durability))
 }
 
-/// The durability to report for a write: only when it must be synced.
+/// The durability to report for a write: only when it must be synced. The storage syncer that
+/// covers the record answers it.
 pub(crate) fn durability_of(sync: bool, ticket: Option<WriteTicket>) -> Option<Durability> {
-    ticket.filter(|_| sync).map(Durability::from_ticket)
+    let ticket = ticket.filter(|_| sync)?;
+    let (durability, completer) = Durability::pending(ticket.seq());
+    ticket.on_durable(Box::new(move |result| {
+        completer.complete(result.map_err(ArangoError::from));
+    }));
+    Some(durability)
 }
 
 impl Collection {

@@ -35,7 +35,7 @@ use std::sync::Arc;
 use quince_errors::Result;
 use quince_model::rev::RevisionId;
 
-use crate::collection::CollectionProperties;
+use quince_ops::CollectionProperties;
 
 /// One version of a document as hooks see it.
 #[derive(Clone, Copy, Debug)]

@@ -1,11 +1,10 @@
-//! Quince's database layer: the operations interface and the local engine behind it.
+//! Quince's local engine: the catalog, its collections and their one write path, behind the
+//! operations interface.
 //!
-//! What it is: [`ops`], the operations interface the api depends on ([`Engine`],
-//! [`DatabaseOps`], [`CollectionOps`]: options in, one result per item out, an engine-neutral
-//! [`Durability`] future), and its implementations: the local engine ([`Catalog`] (every
-//! database, persisted in the data directory), [`Database`] (its collections), [`Collection`]
-//! (properties, counts, figures, and the one write path with its hooks, [`DocumentHook`])) and
-//! [`fake`], an in-memory engine for api tests. Document semantics (keys, `_rev`, key
+//! What it is: the local engine behind the operations interface of `quince-ops` ([`Engine`],
+//! [`DatabaseOps`], [`CollectionOps`]): [`Catalog`] (every database, persisted in the data
+//! directory), [`Database`] (its collections), [`Collection`] (properties, counts, figures, and
+//! the one write path with its hooks, [`DocumentHook`]). Document semantics (keys, `_rev`, key
 //! generators, merge rules, preconditions, edge attributes) are decided here with the rules of
 //! `quince-model`; bytes are kept by `quince-storage`.
 //!
@@ -21,34 +20,28 @@
 //! increasing across the server.
 
 mod catalog;
-mod checksum;
 mod collection;
 mod database;
 mod debris;
 mod documents;
-mod durability;
-pub mod fake;
 mod hooks;
 mod local;
 mod maintenance;
-pub mod ops;
-mod options;
 mod params;
 mod shared;
-mod users;
 mod write_path;
 
-pub use catalog::{Catalog, CatalogStats, DbConfig, OPEN_FILES_MAX_DEFAULT};
-pub use collection::{
-    Collection, CollectionProperties, CollectionType, FiguresReport, StoredDocument,
-};
-pub use database::{check_not_enforced, CreateCollection, Database, PropertiesUpdate};
+pub use catalog::{Catalog, DbConfig, OPEN_FILES_MAX_DEFAULT};
+pub use collection::Collection;
+pub use database::Database;
 pub use documents::Deferred;
-pub use durability::{Completer, Durability};
 pub use hooks::{Change, DocumentHook, HookFactory, Version};
-pub use ops::{
-    CollectionOps, DatabaseOps, Engine, ReadRequest, WriteKind, WriteRequest, WriteResults,
+/// The operations interface and its values, which this crate implements (re-exported so the
+/// engine's users name one crate).
+pub use quince_ops::{
+    check_journal_size, check_not_enforced, fake, CatalogStats, Checksum, CollectionOps,
+    CollectionProperties, CollectionType, Completer, CreateCollection, DatabaseOps, Durability,
+    Engine, Figures, FiguresReport, OverwriteMode, PropertiesUpdate, ReadRequest, StoredDocument,
+    UserDocuments, WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
+    JOURNAL_SIZE_MIN, USERS_COLLECTION, USER_DOCUMENTS_MAX,
 };
-pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
-pub use shared::JOURNAL_SIZE_MIN;
-pub use users::{UserDocuments, USERS_COLLECTION, USER_DOCUMENTS_MAX};

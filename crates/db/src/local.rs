@@ -15,14 +15,15 @@ use std::sync::Arc;
 
 use quince_errors::Result;
 
-use crate::catalog::{Catalog, CatalogStats};
-use crate::collection::{
-    Collection, CollectionProperties, CollectionType, FiguresReport, StoredDocument,
+use quince_ops::{
+    read_each, CatalogStats, CollectionOps, CollectionProperties, CollectionType, CreateCollection,
+    DatabaseOps, Engine, FiguresReport, PropertiesUpdate, ReadRequest, StoredDocument,
+    WriteRequest, WriteResults,
 };
-use crate::database::{CreateCollection, Database, PropertiesUpdate};
-use crate::ops::{
-    read_each, CollectionOps, DatabaseOps, Engine, ReadRequest, WriteRequest, WriteResults,
-};
+
+use crate::catalog::Catalog;
+use crate::collection::Collection;
+use crate::database::Database;
 
 impl Engine for Catalog {
     fn database(&self, name: &str) -> Option<Arc<dyn DatabaseOps>> {

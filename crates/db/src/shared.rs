@@ -31,9 +31,6 @@ const COMPACTION_DEAD_BYTES_MIN: u64 = 16 * 1024 * 1024;
 /// The shortest time between two background compactions of one collection.
 const COMPACTION_INTERVAL: Duration = Duration::from_secs(5);
 
-/// The smallest `journalSize` a collection may have.
-pub const JOURNAL_SIZE_MIN: u64 = 1024 * 1024;
-
 pub(crate) struct Shared {
     /// Every metadata and data file goes through this (the OS, or a simulation in tests).
     pub io: Arc<dyn FileIo>,

@@ -30,12 +30,14 @@ use quince_model::rev::RevisionId;
 use quince_storage::{Existing, Mutation};
 use serde_json::{Map, Value};
 
+use quince_ops::{
+    parse_items, DocumentOp, Durability, WriteKind, WriteOptions, WriteOutcome, WriteRequest,
+    WriteResults,
+};
+
 use crate::collection::Collection;
 use crate::documents::{durability_of, not_found, Overwrite};
-use crate::durability::Durability;
 use crate::hooks::{DocumentHook, OwnedChange, Version};
-use crate::ops::{parse_items, DocumentOp, WriteKind, WriteRequest, WriteResults};
-use crate::options::{WriteOptions, WriteOutcome};
 
 /// Items decided and written per acquisition of the store's writer lock.
 pub(crate) const LOCKED_DOCS_MAX: usize = 1024;

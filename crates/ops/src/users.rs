@@ -1,7 +1,7 @@
 //! [`UserDocuments`]: the `_users` system collection of `_system`, where accounts are kept.
 //!
-//! What it is: a small keyed store of JSON objects over one ordinary collection of our own
-//! engine: open (creating the collection on first start), load every document, put one
+//! What it is: a small keyed store of JSON objects over one ordinary collection of any engine
+//! behind the operations interface: open (creating the collection on first start), load every document, put one
 //! (insert or replace, always synced), remove one.
 //!
 //! What it is not: the meaning of an account (names, password hashes, permissions, tokens).
@@ -16,10 +16,10 @@ use std::sync::Arc;
 use quince_errors::{ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, INTERNAL};
 use serde_json::Value;
 
-use crate::collection::CollectionType;
-use crate::database::CreateCollection;
-use crate::ops::{CollectionOps, Engine, WriteKind, WriteRequest};
+use crate::catalog::{CollectionType, CreateCollection};
+use crate::interface::{CollectionOps, Engine};
 use crate::options::{OverwriteMode, WriteOptions};
+use crate::request::{WriteKind, WriteRequest};
 
 /// The name of the accounts collection (in `_system`).
 pub const USERS_COLLECTION: &str = "_users";
@@ -124,48 +124,27 @@ impl UserDocuments {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use serde_json::json;
 
     use super::*;
-    use crate::catalog::{Catalog, DbConfig};
-
-    fn open_catalog(dir: &std::path::Path) -> Arc<Catalog> {
-        Catalog::open(DbConfig {
-            default_journal_size: 1 << 20,
-            sync_interval: Duration::from_millis(50),
-            ..DbConfig::new(
-                dir.to_path_buf(),
-                Arc::new(quince_storage::io::OsFileIo::new()),
-            )
-        })
-        .unwrap()
-    }
+    use crate::fake::FakeEngine;
 
     #[test]
-    fn documents_survive_a_restart_and_removals_stick() {
-        let dir = tempfile::tempdir().unwrap();
-        {
-            let catalog = open_catalog(dir.path());
-            let users = UserDocuments::open(&*catalog).unwrap();
-            assert!(users.load().unwrap().is_empty());
-            users.put("ua", json!({"user": "a", "n": 1})).unwrap();
-            users.put("ub", json!({"user": "b"})).unwrap();
-            users.put("ua", json!({"user": "a", "n": 2})).unwrap();
-            users.remove("ub").unwrap();
-            users.remove("missing").unwrap();
-            catalog.shutdown().unwrap();
-        }
-        let catalog = open_catalog(dir.path());
-        let users = UserDocuments::open(&*catalog).unwrap();
-        let loaded = users.load().unwrap();
+    fn documents_are_put_replaced_and_removed() {
+        let engine = FakeEngine::new();
+        let users = UserDocuments::open(&*engine).unwrap();
+        assert!(users.load().unwrap().is_empty());
+        users.put("ua", json!({"user": "a", "n": 1})).unwrap();
+        users.put("ub", json!({"user": "b"})).unwrap();
+        users.put("ua", json!({"user": "a", "n": 2})).unwrap();
+        users.remove("ub").unwrap();
+        users.remove("missing").unwrap();
+        let loaded = UserDocuments::open(&*engine).unwrap().load().unwrap();
         assert_eq!(loaded.len(), 1);
         assert_eq!(loaded[0]["user"], "a");
         assert_eq!(loaded[0]["n"], 2);
         assert_eq!(loaded[0]["_key"], "ua");
-        let system = catalog.database("_system").unwrap();
+        let system = engine.database("_system").unwrap();
         assert!(system.collection(USERS_COLLECTION).unwrap().is_system());
-        catalog.shutdown().unwrap();
     }
 }

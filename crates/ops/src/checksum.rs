@@ -15,13 +15,13 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 
 /// Accumulates the checksum of a set of documents.
 #[derive(Debug, Default)]
-pub(crate) struct Checksum {
+pub struct Checksum {
     value: u64,
 }
 
 impl Checksum {
     /// Adds one document.
-    pub(crate) fn add(&mut self, key: &[u8], rev: Option<u64>, data: Option<&[u8]>) {
+    pub fn add(&mut self, key: &[u8], rev: Option<u64>, data: Option<&[u8]>) {
         let mut hash = fnv1a(FNV_OFFSET, key);
         // Separators keep ("ab", data "c") apart from ("a", data "bc").
         hash = fnv1a(hash, &[0]);
@@ -36,7 +36,7 @@ impl Checksum {
     }
 
     /// The checksum so far.
-    pub(crate) fn value(&self) -> u64 {
+    pub fn value(&self) -> u64 {
         self.value
     }
 }

@@ -11,7 +11,7 @@
 //! no compaction, no hooks, no limits on open files). Figures report documents only.
 //!
 //! Invariants: the same observable answers as the local engine for every operation of
-//! `tests/ops_conformance.rs`; one lock per collection serialises its writes, so a write
+//! `quince-db`'s `tests/ops_conformance.rs`; one lock per collection serialises its writes, so a write
 //! request's items are decided in order, each seeing the earlier ones.
 
 use std::collections::BTreeMap;
@@ -35,18 +35,15 @@ use quince_model::names::{is_system_name, validate_collection_name, validate_dat
 use quince_model::rev::{Hlc, RevisionId};
 use serde_json::{Map, Value};
 
-use crate::catalog::CatalogStats;
+use crate::catalog::{
+    check_journal_size, check_not_enforced, CatalogStats, CollectionProperties, CollectionType,
+    CreateCollection, FiguresReport, PropertiesUpdate, StoredDocument,
+};
 use crate::checksum::Checksum;
-use crate::collection::{
-    check_journal_size, CollectionProperties, CollectionType, FiguresReport, StoredDocument,
-};
-use crate::database::{check_not_enforced, CreateCollection, PropertiesUpdate};
 use crate::durability::Durability;
-use crate::ops::{
-    parse_items, read_each, CollectionOps, DatabaseOps, DocumentOp, Engine, ReadRequest,
-    WriteRequest, WriteResults,
-};
+use crate::interface::{read_each, CollectionOps, DatabaseOps, Engine};
 use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
+use crate::request::{parse_items, DocumentOp, ReadRequest, WriteRequest, WriteResults};
 
 /// What fake databases and collections share: ids and the revision clock.
 #[derive(Default)]

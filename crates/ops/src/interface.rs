@@ -1,14 +1,13 @@
-//! The operations interface: the document and catalog operations every engine offers, as the
-//! api sees them.
+//! The traits of the operations interface.
 //!
 //! What it is: three object-safe traits, one per level of ArangoDB's URL space: [`Engine`]
 //! (databases), [`DatabaseOps`] (a database's collections) and [`CollectionOps`] (a
 //! collection's properties and documents). Document writes take a [`WriteRequest`] (options
 //! in) and give [`WriteResults`] (one result per item out, and an engine-neutral
 //! [`crate::Durability`] future); bulk reads take a [`ReadRequest`] and hand each item's result
-//! to a visitor. Implementations: the local engine (`local.rs`: [`crate::Catalog`],
-//! [`crate::Database`], [`crate::Collection`]), the in-memory fake (`fake.rs`, for api tests
-//! and the conformance suite), and later a cluster coordinator.
+//! to a visitor. Implementations: the local engine (`quince-db`), the in-memory fake
+//! ([`crate::fake`], for api tests and the conformance suite), and later a cluster
+//! coordinator.
 //!
 //! What it is not: HTTP. No status line or header is chosen here; the api maps results onto
 //! them. Nor is it the place of any per-document rule: those are shared (`request.rs`) or the
@@ -22,20 +21,15 @@
 //! - calls may block (they touch files or the network): async callers run them on a blocking
 //!   pool, except the single-document reads and writes that an engine documents as cheap.
 
-mod request;
-
 use std::sync::Arc;
 
 use quince_errors::Result;
 
-use crate::catalog::CatalogStats;
-use crate::collection::{CollectionProperties, CollectionType, FiguresReport, StoredDocument};
-use crate::database::{CreateCollection, PropertiesUpdate};
-
-pub use request::{
-    parse_item, parse_items, read_conflict, selector, DocumentOp, ReadRequest, WriteKind,
-    WriteRequest, WriteResults,
+use crate::catalog::{
+    CatalogStats, CollectionProperties, CollectionType, CreateCollection, FiguresReport,
+    PropertiesUpdate, StoredDocument,
 };
+use crate::request::{read_conflict, selector, ReadRequest, WriteRequest, WriteResults};
 
 /// The databases of a server.
 pub trait Engine: Send + Sync {

@@ -2,9 +2,9 @@
 //! be, or failed to be, made durable.
 //!
 //! What it is: a future (and a callback and a blocking wait) over whatever the engine behind the
-//! operations interface uses to learn that a write survives a crash: the local engine's storage
-//! `WriteTicket`, an answer already known, or a [`Completer`] that another implementation (a
-//! fake in tests, a cluster coordinator waiting for its followers) fires. The api awaits it on
+//! operations interface uses to learn that a write survives a crash: an answer already known,
+//! or a [`Completer`] the engine fires (the local engine from its storage syncer once an fsync
+//! covered the write, a cluster coordinator once its followers answered). The api awaits it on
 //! its connection's task without holding a thread.
 //!
 //! What it is not: a transaction. The write is already visible to readers when the handle is
@@ -24,7 +24,6 @@ use std::task::{Context, Poll, Waker};
 
 use parking_lot::Mutex;
 use quince_errors::{ArangoError, Result, SHUTTING_DOWN};
-use quince_storage::WriteTicket;
 
 /// The pending durability of one write, or of every write of one request (see the module doc).
 #[must_use = "a synced write is acknowledged only once its durability is known"]
@@ -35,8 +34,6 @@ pub struct Durability {
 }
 
 enum Source {
-    /// The local engine's ticket, not yet asked.
-    Ticket(WriteTicket),
     /// The answer, known or awaited, in a slot the engine fills.
     Slot(Arc<Slot>),
     /// The outcome was handed out already (a future polled to completion).
@@ -102,14 +99,6 @@ impl Drop for Completer {
 }
 
 impl Durability {
-    /// The local engine's handle for a storage ticket.
-    pub(crate) fn from_ticket(ticket: WriteTicket) -> Durability {
-        Durability {
-            order: ticket.seq(),
-            source: Source::Ticket(ticket),
-        }
-    }
-
     /// A handle whose outcome is known already.
     pub fn ready(result: Result<()>) -> Durability {
         let slot = Arc::new(Slot::default());
@@ -134,22 +123,10 @@ impl Durability {
         (durability, completer)
     }
 
-    /// Turns a ticket into a slot the storage syncer fills.
+    /// The slot the answer lands in, unless the outcome was handed out already.
     fn slot(&mut self) -> Option<Arc<Slot>> {
-        match std::mem::replace(&mut self.source, Source::Taken) {
-            Source::Ticket(ticket) => {
-                let slot = Arc::new(Slot::default());
-                let filled = Arc::clone(&slot);
-                ticket.on_durable(Box::new(move |result| {
-                    filled.fill(result.map_err(ArangoError::from));
-                }));
-                self.source = Source::Slot(Arc::clone(&slot));
-                Some(slot)
-            }
-            Source::Slot(slot) => {
-                self.source = Source::Slot(Arc::clone(&slot));
-                Some(slot)
-            }
+        match &self.source {
+            Source::Slot(slot) => Some(Arc::clone(slot)),
             Source::Taken => None,
         }
     }

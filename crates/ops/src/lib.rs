@@ -1,0 +1,44 @@
+//! Quince's operations interface: the document and catalog operations every engine offers, as
+//! the api sees them.
+//!
+//! What it is: three object-safe traits, one per level of ArangoDB's URL space: [`Engine`]
+//! (databases), [`DatabaseOps`] (a database's collections) and [`CollectionOps`] (a
+//! collection's properties and documents); their requests and results ([`WriteRequest`]:
+//! options in; [`WriteResults`]: one result per item out, and an engine-neutral
+//! [`Durability`] future); the rules every engine shares (selectors, `_key` of replace and
+//! update items, revision preconditions, the smallest journal size, the refusal of `schema` and
+//! `computedValues`, the checksum); [`UserDocuments`], the `_users` store over any engine; and
+//! [`fake`], an in-memory engine for tests and the conformance suite.
+//!
+//! What it is not: an engine. The local engine (`quince-db`, over the journal engine of
+//! `quince-storage`) and later a cluster coordinator implement these traits; this crate depends
+//! on neither, so the api, which depends on this crate alone, cannot reach past the interface.
+//! Nor is it HTTP: no status line or header is chosen here.
+//!
+//! Invariants (every implementation; `quince-db`'s `tests/ops_conformance.rs` checks them on
+//! each): a write request answers one result per item, in input order, and never fails as a
+//! whole; the durability handle is present exactly when the effective `waitForSync` is true and
+//! something was written, and resolving it means every write of the request is durable.
+
+mod catalog;
+mod checksum;
+mod durability;
+pub mod fake;
+mod interface;
+mod options;
+mod request;
+mod users;
+
+pub use catalog::{
+    check_journal_size, check_not_enforced, CatalogStats, CollectionProperties, CollectionType,
+    CreateCollection, Figures, FiguresReport, PropertiesUpdate, StoredDocument, JOURNAL_SIZE_MIN,
+};
+pub use checksum::Checksum;
+pub use durability::{Completer, Durability};
+pub use interface::{read_each, CollectionOps, DatabaseOps, Engine};
+pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
+pub use request::{
+    parse_item, parse_items, read_conflict, selector, DocumentOp, ReadRequest, WriteKind,
+    WriteRequest, WriteResults,
+};
+pub use users::{UserDocuments, USERS_COLLECTION, USER_DOCUMENTS_MAX};
