@@ -1,5 +1,5 @@
 //! The in-process server `request_pipeline` and `import_parsers` send requests to: a real
-//! [`Catalog`] in a temporary directory, an [`Api`] over it, and a current-thread Tokio
+//! [`Catalog`] (the local engine) in a temporary directory, an [`Api`] over it, and a current-thread Tokio
 //! runtime with a paused clock.
 //!
 //! What it is: [`Server`], built with a fixture every seed relies on — collections `c`
@@ -142,7 +142,7 @@ impl Server {
             jwt_secret: SECRET.to_vec(),
             ..ApiConfig::default()
         };
-        let api = Api::new(Arc::clone(&catalog), config);
+        let api = Api::new(Arc::clone(&catalog) as Arc<dyn quince_db::Engine>, config);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .start_paused(true)
