@@ -30,4 +30,5 @@ pub(crate) mod support;
 mod durability;
 mod multi;
 mod single;
+mod threads;
 mod writes;

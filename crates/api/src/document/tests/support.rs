@@ -44,9 +44,22 @@ impl Fixture {
 
     /// A fresh catalog whose files go through `io` (a `SimFileIo` for fault and crash tests).
     pub(crate) fn on(io: Arc<dyn quince_storage::io::FileIo>) -> Self {
+        Fixture::open(io, None)
+    }
+
+    /// A fresh catalog whose collections get their hooks from `hooks`.
+    pub(crate) fn with_hooks(hooks: Arc<dyn quince_db::HookFactory>) -> Self {
+        Fixture::open(Arc::new(quince_storage::io::OsFileIo::new()), Some(hooks))
+    }
+
+    fn open(
+        io: Arc<dyn quince_storage::io::FileIo>,
+        hooks: Option<Arc<dyn quince_db::HookFactory>>,
+    ) -> Self {
         let dir = tempfile::tempdir().expect("temporary directory");
         let catalog = Catalog::open(DbConfig {
             sync_interval: Duration::from_millis(50),
+            hooks,
             ..DbConfig::new(dir.path().to_path_buf(), io)
         })
         .expect("catalog opens");
