@@ -42,7 +42,7 @@ use tokio::sync::Semaphore;
 
 use crate::async_exec::{self, Jobs};
 use crate::auth::{self, Authenticator};
-use crate::error::error_response;
+use crate::error::{error_response, unauthorized, unknown_path};
 use crate::metrics::Metrics;
 use crate::path::{parse_target, Target};
 use crate::permission::{self, Caller};
@@ -492,7 +492,7 @@ impl Api {
         }
         // The route is known before the body is read: a path nobody serves costs no body.
         if router::resolve(&segments).is_none() {
-            return Err(router::unknown_path(&path));
+            return Err(unknown_path(&path));
         }
         if async_mode.is_none() && router::streams_body(&segments) {
             // An import reads its own body as it streams in, within its own bound.
@@ -661,11 +661,6 @@ fn check_queue_time(headers: &http::HeaderMap, queued: Duration) -> Result<(), A
         }
         _ => Ok(()),
     }
-}
-
-/// The 401 of a request without valid credentials.
-pub(crate) fn unauthorized() -> ArangoError {
-    ArangoError::with_message(FORBIDDEN, "not authorized to execute this request").with_status(401)
 }
 
 /// Renders an error; a 401 for missing credentials invites Basic authentication unless the

@@ -11,8 +11,8 @@
 //! marked exact never sees a suffix (extra segments make the path unknown).
 
 use http::{Extensions, Uri};
-use quince_errors::{ArangoError, HTTP_METHOD_NOT_ALLOWED, HTTP_NOT_FOUND};
 
+use crate::error::unknown_path;
 use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::ApiResult;
@@ -149,16 +149,6 @@ pub(crate) fn is_open_path(segments: &[String]) -> bool {
         Some("_admin") => segments[1..] == ["server", "availability"],
         _ => false,
     }
-}
-
-/// 404 for a path no route knows.
-pub(crate) fn unknown_path(path: &str) -> ArangoError {
-    ArangoError::with_message(HTTP_NOT_FOUND, format!("unknown path '{path}'"))
-}
-
-/// 405 for a known path and a method it does not take.
-pub(crate) fn method_not_allowed() -> ArangoError {
-    ArangoError::new(HTTP_METHOD_NOT_ALLOWED)
 }
 
 /// Calls the handler of the request's path.

@@ -16,10 +16,10 @@ use http::Method;
 use quince_errors::{ArangoError, HTTP_BAD_PARAMETER};
 use serde_json::{json, Value};
 
+use crate::error::method_not_allowed;
 use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::method_not_allowed;
 
 /// The operation mode.
 #[derive(Debug, Default)]

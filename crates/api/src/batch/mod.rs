@@ -25,11 +25,11 @@ use http::{Extensions, Method, Uri};
 use quince_errors::{ArangoError, HTTP_BAD_PARAMETER, RESOURCE_LIMIT};
 
 use crate::error::error_response;
+use crate::error::method_not_allowed;
 use crate::path::parse_target;
 use crate::pipeline::{Api, Routed};
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::method_not_allowed;
 
 /// The reply header with the number of failed parts.
 const ERRORS_HEADER: &str = "x-arango-errors";

@@ -18,10 +18,10 @@ use serde_json::{json, Value};
 
 use super::store::{Fetched, JobId, Status, Viewer};
 use crate::async_exec::{cancelled_reply, ASYNC_ID_HEADER};
+use crate::error::{method_not_allowed, unknown_path};
 use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::{method_not_allowed, unknown_path};
 
 /// How many ids a list returns when `count` is absent.
 const LIST_COUNT_DEFAULT: usize = 100;

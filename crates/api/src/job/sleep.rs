@@ -17,9 +17,9 @@ use quince_errors::{ArangoError, HTTP_BAD_PARAMETER};
 use serde_json::json;
 
 use crate::async_exec::cancelled;
+use crate::error::method_not_allowed;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::method_not_allowed;
 
 /// The longest sleep accepted, in seconds.
 pub(crate) const SLEEP_SECONDS_MAX: f64 = 300.0;
