@@ -21,9 +21,9 @@ use quince_errors::{
 use serde_json::{json, Map, Value};
 
 use crate::error::{method_not_allowed, unknown_path};
-use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
+use crate::state::Api;
 
 /// Handles every request under `/_api/database`.
 pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {

@@ -2,7 +2,7 @@
 //!
 //! What it is: [`error_response`] and [`error_body`] for a request's error, [`item_error`] for
 //! one failed item of a multi-document request, the errors every layer of the crate shares
-//! ([`unknown_path`], [`method_not_allowed`], [`unauthorized`]), and the rule that keeps server-side details in
+//! (`unknown_path`, `method_not_allowed`, `unauthorized`), and the rule that keeps server-side details in
 //! the log: an error the server answers with a 5xx status (other than the operational ones that
 //! describe the server's state: queue full, shutting down, reply limits) goes out with its code's
 //! generic message and an incident id, and its own message (which may name files and paths)

@@ -19,9 +19,9 @@ use serde_json::{json, Value};
 use crate::auth::record_failed_login;
 use crate::error::unauthorized;
 use crate::error::{method_not_allowed, unknown_path};
-use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
+use crate::state::Api;
 
 fn require_post_with_auth(api: &Api, req: &ApiRequest) -> Result<()> {
     if !api.config().authentication {

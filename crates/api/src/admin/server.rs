@@ -17,9 +17,9 @@ use serde_json::json;
 
 use crate::error::method_not_allowed;
 use crate::limits::ARANGODB_VERSION;
-use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
+use crate::state::Api;
 
 /// The content type of the Prometheus text format.
 const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4";

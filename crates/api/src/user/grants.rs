@@ -22,9 +22,9 @@ use serde_json::{json, Map, Value};
 
 use super::{existing, on_blocking_pool, require_self_or_admin};
 use crate::error::method_not_allowed;
-use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
+use crate::state::Api;
 
 /// The text of a level that was never granted, in full listings.
 const UNDEFINED: &str = "undefined";

@@ -24,9 +24,9 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{method_not_allowed, unknown_path};
 use crate::permission::forbidden;
-use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
+use crate::state::Api;
 
 /// Handles every request under `/_api/user`.
 pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
