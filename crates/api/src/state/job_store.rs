@@ -34,9 +34,8 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
-use tokio::sync::{Notify, Semaphore};
-
 use quince_errors::{ArangoError, REQUEST_CANCELED};
+use tokio::sync::{Notify, Semaphore};
 
 use crate::error::error_response;
 use crate::response::ApiResponse;

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// The operation mode.
 #[derive(Debug, Default)]
 pub struct ServerMode {
+    /// True in `readonly` mode; false (the start) in `default` mode.
     read_only: AtomicBool,
 }
 
