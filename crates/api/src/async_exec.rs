@@ -6,8 +6,8 @@
 //! [`submit`] (queues the checked request and answers 202, with `x-arango-async-id` for
 //! `store`), the runners (one short-lived tokio task spawned per queued job; it waits for a
 //! job slot, takes the oldest queued job and runs it through [`Api::execute`], the same
-//! router and handlers a synchronous request uses), [`cancelled`] (lets a handler notice that
-//! its job was cancelled while running), and [`drain`].
+//! router and handlers a synchronous request uses, with the job's cancel flag in reach of
+//! its handler: `crate::state::job_store::cancelled`), and [`drain`].
 //!
 //! Why a task per job rather than long-lived workers: a task spawned from a request's task
 //! goes to the same runtime thread's next slot, so a fire-and-forget insert runs on that
@@ -15,7 +15,9 @@
 //! waking another thread. The slots (one fewer than the runtime's worker threads, at least
 //! one) bound how many jobs run at once; runners waiting for a slot hold no thread.
 //!
-//! What it is not: the job table (`crate::job::store`) or the `/_api/job` endpoints.
+//! What it is not: the job table (`crate::state::job_store`, held by the API's state) or the
+//! `/_api/job` endpoints (`crate::job`). It is a step of the pipeline layer: it imports only
+//! the state below it, and runs jobs through `Api::execute`, which the pipeline defines.
 //!
 //! Invariants: a job holds its [`Admission`] from the moment it is queued until it finishes
 //! or is cancelled, so queued jobs and requests in flight share the one bound of
@@ -34,21 +36,14 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::HeaderMap;
-use quince_errors::{ArangoError, QUEUE_FULL, REQUEST_CANCELED, SHUTTING_DOWN};
+use quince_errors::{ArangoError, QUEUE_FULL, SHUTTING_DOWN};
 
-use crate::error::error_response;
-use crate::job::store::{CancelFlag, JobStore, Owner, Submitted};
-use crate::pipeline::{Admission, Api, Routed};
 use crate::response::{ApiResponse, ApiResult};
-
-/// The job table of the API.
-pub(crate) type Jobs = JobStore<Work>;
+use crate::state::job_store::{cancelled_reply, run_as_job, Owner, Submitted, ASYNC_ID_HEADER};
+use crate::state::{Admission, Api, Jobs, Routed, Work};
 
 /// The header that asks for asynchronous execution.
 const ASYNC_HEADER: &str = "x-arango-async";
-
-/// The header that carries a stored job's id.
-pub(crate) const ASYNC_ID_HEADER: &str = "x-arango-async-id";
 
 /// How many job ids one log line lists when shutdown drops queued jobs.
 const LOGGED_IDS_PER_LINE: usize = 1000;
@@ -60,18 +55,6 @@ pub(crate) enum Mode {
     FireAndForget,
     /// `x-arango-async: store`: the result is kept for `PUT /_api/job/{id}`.
     Store,
-}
-
-/// What a queued job carries: the request and its unit of the queue bound.
-pub(crate) struct Work {
-    routed: Routed,
-    /// None only for job-management requests, which are outside the bound.
-    _admission: Option<Admission>,
-}
-
-tokio::task_local! {
-    /// The cancel flag of the job the current task runs.
-    static CANCEL: Arc<CancelFlag>;
 }
 
 /// The asynchronous mode a request asks for, if any; other values mean synchronous.
@@ -95,10 +78,7 @@ pub(crate) fn submit(
         user: routed.request.user.name().to_owned(),
         database: routed.request.database.name().to_owned(),
     };
-    let work = Work {
-        routed,
-        _admission: admission,
-    };
+    let work = Work { routed, admission };
     let id = match api.jobs().submit(owner, work, mode == Mode::Store) {
         Submitted::Queued(id) => id,
         Submitted::OwnerFull => {
@@ -119,19 +99,6 @@ pub(crate) fn submit(
             &id.to_string(),
         ),
     })
-}
-
-/// The reply a job cancelled before it ran leaves behind (410, errorNum 21).
-pub(crate) fn cancelled_reply() -> ApiResponse {
-    error_response(&ArangoError::new(REQUEST_CANCELED))
-}
-
-/// Completes when the job the current task runs is cancelled; never, outside a job.
-pub(crate) async fn cancelled() {
-    match CANCEL.try_with(Arc::clone) {
-        Ok(flag) => flag.cancelled().await,
-        Err(_) => std::future::pending().await,
-    }
 }
 
 /// Opens the job slots on the first asynchronous request (there is a runtime then).
@@ -155,9 +122,9 @@ async fn run_one(api: Weak<Api>, jobs: Arc<Jobs>) {
     };
     let reply = match api.upgrade() {
         Some(api) => {
-            let Work { routed, _admission } = taken.work;
-            let reply = CANCEL.scope(taken.cancel, api.execute(routed)).await;
-            drop(_admission);
+            let Work { routed, admission } = taken.work;
+            let reply = run_as_job(taken.cancel, api.execute(routed)).await;
+            drop(admission);
             reply
         }
         // The API is gone (the server is past its shutdown); nothing can run any more.

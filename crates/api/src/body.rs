@@ -3,7 +3,8 @@
 //! What it is: [`read_bounded`] (collects a body, refusing it with 413 as soon as the declared
 //! `Content-Length` or the bytes received pass the bound) and [`decode_content`] (gzip and
 //! deflate, with the same bound on the decompressed size, so a small "zip bomb" cannot
-//! allocate more than a plain body could).
+//! allocate more than a plain body could); and [`BodyStream`], the type of a body handed
+//! unread to a route that streams it (see `crate::router`).
 //!
 //! What it is not: JSON parsing ([`crate::ApiRequest::json_body`] does that).
 //!
@@ -11,6 +12,7 @@
 //! flight); a body that arrives in one chunk is handed on without a copy.
 
 use std::io::Read;
+use std::pin::Pin;
 
 use bytes::{Bytes, BytesMut};
 use flate2::read::{DeflateDecoder, GzDecoder, ZlibDecoder};
@@ -21,6 +23,10 @@ use quince_errors::{
     ArangoError, Result, HTTP_BAD_PARAMETER, HTTP_REQUEST_ENTITY_TOO_LARGE,
     HTTP_UNSUPPORTED_MEDIA_TYPE,
 };
+
+/// A request body not read yet, whatever the listener's body type: the pipeline pins the
+/// body in place and maps its read error to text, so no allocation is needed to pass it on.
+pub(crate) type BodyStream<'a> = Pin<&'a mut (dyn Body<Data = Bytes, Error = String> + Send + 'a)>;
 
 /// The 413 for a body over the bound.
 pub fn too_large(limit: usize) -> ArangoError {

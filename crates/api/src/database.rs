@@ -20,10 +20,10 @@ use quince_errors::{
 };
 use serde_json::{json, Map, Value};
 
-use crate::pipeline::Api;
+use crate::error::{method_not_allowed, unknown_path};
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::{method_not_allowed, unknown_path};
+use crate::state::Api;
 
 /// Handles every request under `/_api/database`.
 pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {

@@ -1,13 +1,15 @@
 //! Renders an [`ArangoError`] as ArangoDB's error body: the one place errors leave the server.
 //!
 //! What it is: [`error_response`] and [`error_body`] for a request's error, [`item_error`] for
-//! one failed item of a multi-document request, and the rule that keeps server-side details in
+//! one failed item of a multi-document request, the errors every layer of the crate shares
+//! (`unknown_path`, `method_not_allowed`, `unauthorized`), and the rule that keeps server-side details in
 //! the log: an error the server answers with a 5xx status (other than the operational ones that
 //! describe the server's state: queue full, shutting down, reply limits) goes out with its code's
 //! generic message and an incident id, and its own message (which may name files and paths)
 //! goes to the log with that id.
 //!
-//! What it is not: deciding statuses (the codes' defaults and the handlers do that).
+//! What it is not: deciding statuses (the codes' defaults and the handlers do that). It sits at
+//! the bottom of the crate and imports nothing but the reply type, so any module may use it.
 //!
 //! Invariants: every error body has `error`, `errorNum`, `errorMessage` and `code` (items have no
 //! `code`), in ArangoDB's order; no file path or operating-system message reaches a client in a
@@ -16,12 +18,27 @@
 use std::borrow::Cow;
 
 use quince_errors::{
-    ArangoError, NOT_IMPLEMENTED, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, RESOURCE_LIMIT,
-    SHUTTING_DOWN,
+    ArangoError, FORBIDDEN, HTTP_METHOD_NOT_ALLOWED, HTTP_NOT_FOUND, NOT_IMPLEMENTED, QUEUE_FULL,
+    QUEUE_TIME_REQUIREMENT_VIOLATED, RESOURCE_LIMIT, SHUTTING_DOWN,
 };
 use serde_json::{Map, Value};
 
 use crate::response::ApiResponse;
+
+/// 404 for a path no route knows: errorNum 404, `unknown path '<path>'`.
+pub(crate) fn unknown_path(path: &str) -> ArangoError {
+    ArangoError::with_message(HTTP_NOT_FOUND, format!("unknown path '{path}'"))
+}
+
+/// 405 for a known path and a method it does not take.
+pub(crate) fn method_not_allowed() -> ArangoError {
+    ArangoError::new(HTTP_METHOD_NOT_ALLOWED)
+}
+
+/// The 401 of a request without valid credentials.
+pub(crate) fn unauthorized() -> ArangoError {
+    ArangoError::with_message(FORBIDDEN, "not authorized to execute this request").with_status(401)
+}
 
 /// `{"error":true,"errorNum":N,"errorMessage":"…","code":S}` (plus any extra attributes, such
 /// as the current `_id`/`_key`/`_rev` of a 412), in ArangoDB's key order.

@@ -16,6 +16,7 @@
 
 use bytes::Bytes;
 use http::{HeaderMap, Method};
+use http_body_util::BodyExt;
 use hyper::body::Body;
 use quince_errors::Result;
 
@@ -72,8 +73,10 @@ pub fn batch_parse_part(raw: &Bytes, index: usize) -> Result<BatchPart> {
 /// (`Content-Encoding`). Needs a Tokio runtime (the records are written on its blocking pool).
 pub async fn import_stream<B>(req: ApiRequest, body: B, limit: usize) -> ApiResult
 where
-    B: Body<Data = Bytes>,
+    B: Body<Data = Bytes> + Send,
     B::Error: std::fmt::Display,
 {
+    // The body is passed on as the pipeline passes it: pinned, its error as text.
+    let body = std::pin::pin!(body.map_err(|err| err.to_string()));
     crate::import::handle_stream(req, body, limit).await
 }

@@ -17,10 +17,11 @@ use quince_errors::{ArangoError, Result, HTTP_BAD_PARAMETER, HTTP_UNAUTHORIZED};
 use serde_json::{json, Value};
 
 use crate::auth::record_failed_login;
-use crate::pipeline::{unauthorized, Api};
+use crate::error::unauthorized;
+use crate::error::{method_not_allowed, unknown_path};
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::{method_not_allowed, unknown_path};
+use crate::state::Api;
 
 fn require_post_with_auth(api: &Api, req: &ApiRequest) -> Result<()> {
     if !api.config().authentication {

@@ -23,7 +23,7 @@ use quince_auth::{Account, Level, ROOT_USER};
 use quince_db::{DatabaseOps, Engine, USERS_COLLECTION};
 use quince_errors::{ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_READ_ONLY, FORBIDDEN};
 
-use crate::pipeline::unauthorized;
+use crate::error::unauthorized;
 use crate::request::ApiRequest;
 
 /// The name of the system database.

@@ -1,7 +1,8 @@
 //! `GET/PUT /_admin/server/mode`: the server's operation mode, `default` or `readonly`.
 //!
-//! What it is: [`ServerMode`], a flag the pipeline copies into every request's caller (so
-//! that every write check sees it), and the endpoint that reads and sets it.
+//! What it is: the endpoint that reads and sets the mode (the flag itself,
+//! `crate::state::server_mode::ServerMode`, lives with the API's state; the pipeline copies it
+//! into every request's caller, so that every write check sees it).
 //!
 //! What it is not: persistent. Like ArangoDB's, the mode lasts until the process ends; a
 //! restarted server is in `default` mode.
@@ -10,42 +11,15 @@
 //! (user management included), except setting the mode back; only callers with `rw` on
 //! `_system` may set the mode (403/11 otherwise); an unknown mode is 400/400.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use http::Method;
 use quince_errors::{ArangoError, HTTP_BAD_PARAMETER};
 use serde_json::{json, Value};
 
-use crate::pipeline::Api;
+use crate::error::method_not_allowed;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::method_not_allowed;
-
-/// The operation mode.
-#[derive(Debug, Default)]
-pub struct ServerMode {
-    read_only: AtomicBool,
-}
-
-impl ServerMode {
-    /// True in `readonly` mode.
-    pub fn is_read_only(&self) -> bool {
-        self.read_only.load(Ordering::Acquire)
-    }
-
-    /// ArangoDB's name of the mode.
-    pub fn name(&self) -> &'static str {
-        if self.is_read_only() {
-            "readonly"
-        } else {
-            "default"
-        }
-    }
-
-    fn set_read_only(&self, read_only: bool) {
-        self.read_only.store(read_only, Ordering::Release);
-    }
-}
+use crate::state::server_mode::ServerMode;
+use crate::state::Api;
 
 /// `GET` and `PUT /_admin/server/mode`.
 pub(crate) fn handle(api: &Api, req: &ApiRequest) -> ApiResult {

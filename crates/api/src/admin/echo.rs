@@ -18,9 +18,9 @@ use std::io::Write;
 use http::{Extensions, Uri};
 use serde_json::{json, Map, Value};
 
-use crate::pipeline::{Api, Peer};
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
+use crate::state::{Api, Peer};
 
 /// `/_admin/echo` (every method).
 pub(crate) fn echo(api: &Api, req: &ApiRequest, uri: &Uri, extensions: &Extensions) -> ApiResult {

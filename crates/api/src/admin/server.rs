@@ -15,11 +15,11 @@ use http::Method;
 use quince_errors::{ArangoError, ONLY_ENTERPRISE};
 use serde_json::json;
 
+use crate::error::method_not_allowed;
 use crate::limits::ARANGODB_VERSION;
-use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::method_not_allowed;
+use crate::state::Api;
 
 /// The content type of the Prometheus text format.
 const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4";

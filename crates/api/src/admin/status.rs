@@ -8,11 +8,11 @@
 
 use serde_json::json;
 
+use crate::error::method_not_allowed;
 use crate::limits::ARANGODB_VERSION;
-use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::method_not_allowed;
+use crate::state::Api;
 
 /// `GET /_admin/status`.
 pub(crate) fn status(api: &Api, req: &ApiRequest) -> ApiResult {

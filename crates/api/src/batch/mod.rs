@@ -25,11 +25,11 @@ use http::{Extensions, Method, Uri};
 use quince_errors::{ArangoError, HTTP_BAD_PARAMETER, RESOURCE_LIMIT};
 
 use crate::error::error_response;
+use crate::error::method_not_allowed;
 use crate::path::parse_target;
-use crate::pipeline::{Api, Routed};
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::method_not_allowed;
+use crate::state::{Api, Routed};
 
 /// The reply header with the number of failed parts.
 const ERRORS_HEADER: &str = "x-arango-errors";
@@ -96,7 +96,7 @@ async fn run_part(api: &Api, outer: &ApiRequest, part: multipart::PartRequest) -
         Err(err) => return error_response(&err),
     };
     match routed(outer, part) {
-        Ok(routed) => api.execute_boxed(routed).await,
+        Ok(routed) => api.execute(routed).await,
         Err(err) => error_response(&err),
     }
 }

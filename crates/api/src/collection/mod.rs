@@ -26,9 +26,9 @@ use quince_errors::{ArangoError, Result};
 use serde_json::{json, Map, Value};
 
 use crate::permission::Access;
-use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
+use crate::state::Api;
 
 /// The key generators this server offers, as `GET /_api/key-generators` lists them.
 const KEY_GENERATORS: [&str; 4] = ["padded", "autoincrement", "traditional", "uuid"];

@@ -29,19 +29,19 @@ mod options;
 mod records;
 mod writer;
 
-use std::pin::Pin;
+use std::convert::Infallible;
 use std::sync::Arc;
 
 use bytes::Bytes;
 use http::header::HeaderValue;
 use http::Method;
 use http_body_util::{BodyExt, Full};
-use hyper::body::Body;
 use quince_db::{CollectionOps, CollectionType};
 use quince_errors::{ArangoError, Result};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
+use crate::body::BodyStream;
 use crate::error::error_response;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
@@ -73,12 +73,11 @@ enum Input {
 /// (raw and decoded). Whatever the outcome, the rest of the body is read and dropped (up to
 /// [`DRAIN_MAX`] bytes) so that the connection can serve the next request; beyond that, or
 /// after a read error, the reply says `Connection: close`.
-pub(crate) async fn handle_stream<B>(req: ApiRequest, body: B, limit: usize) -> ApiResult
-where
-    B: Body<Data = Bytes>,
-    B::Error: std::fmt::Display,
-{
-    let mut body = std::pin::pin!(body);
+pub(crate) async fn handle_stream(
+    req: ApiRequest,
+    mut body: BodyStream<'_>,
+    limit: usize,
+) -> ApiResult {
     let outcome = import(req, body.as_mut(), limit).await;
     let drained = drain(body.as_mut()).await;
     let mut reply = match outcome {
@@ -94,10 +93,7 @@ where
 }
 
 /// Reads what is left of a body, up to [`DRAIN_MAX`] bytes; true when it ended within that.
-async fn drain<B>(mut body: Pin<&mut B>) -> bool
-where
-    B: Body<Data = Bytes>,
-{
+async fn drain(mut body: BodyStream<'_>) -> bool {
     let mut left = DRAIN_MAX;
     while let Some(frame) = body.as_mut().frame().await {
         let Ok(frame) = frame else {
@@ -114,11 +110,7 @@ where
 }
 
 /// The import proper: options, collection, then the body through the worker.
-async fn import<B>(req: ApiRequest, body: Pin<&mut B>, limit: usize) -> ApiResult
-where
-    B: Body<Data = Bytes>,
-    B::Error: std::fmt::Display,
-{
+async fn import(req: ApiRequest, body: BodyStream<'_>, limit: usize) -> ApiResult {
     if req.method != Method::POST {
         return Err(ArangoError::new(quince_errors::HTTP_METHOD_NOT_ALLOWED));
     }
@@ -158,16 +150,14 @@ pub(crate) async fn handle_whole(mut req: ApiRequest) -> ApiResult {
     let body = std::mem::take(&mut req.body);
     req.headers.remove(http::header::CONTENT_ENCODING);
     let limit = body.len();
-    handle_stream(req, Full::new(body), limit).await
+    let body = Full::new(body).map_err(|never: Infallible| match never {});
+    let mut body = std::pin::pin!(body);
+    handle_stream(req, body.as_mut(), limit).await
 }
 
 /// Passes the body's chunks to the worker, within `limit` raw bytes; stops early when the
 /// worker is gone.
-async fn pump<B>(mut body: Pin<&mut B>, sender: &mpsc::Sender<Input>, limit: usize) -> Result<()>
-where
-    B: Body<Data = Bytes>,
-    B::Error: std::fmt::Display,
-{
+async fn pump(mut body: BodyStream<'_>, sender: &mpsc::Sender<Input>, limit: usize) -> Result<()> {
     let mut total = 0usize;
     while let Some(frame) = body.as_mut().frame().await {
         let frame = frame.map_err(|e| {

@@ -3,7 +3,7 @@
 //!
 //! What it is: [`handle`], one match over method and path suffix.
 //!
-//! What it is not: running jobs (`crate::async_exec`) or keeping them (`super::store`).
+//! What it is not: running jobs (`crate::async_exec`) or keeping them (`crate::state::job_store`).
 //!
 //! Invariants: every call sees only the caller's own jobs of the request's database (a
 //! superuser: every user's), and another's job answers exactly as a missing one (404);
@@ -16,12 +16,11 @@ use http::Method;
 use quince_errors::{ArangoError, HTTP_BAD_PARAMETER, HTTP_NOT_FOUND};
 use serde_json::{json, Value};
 
-use super::store::{Fetched, JobId, Status, Viewer};
-use crate::async_exec::{cancelled_reply, ASYNC_ID_HEADER};
-use crate::pipeline::Api;
+use crate::error::{method_not_allowed, unknown_path};
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::{method_not_allowed, unknown_path};
+use crate::state::job_store::{cancelled_reply, Fetched, JobId, Status, Viewer, ASYNC_ID_HEADER};
+use crate::state::Api;
 
 /// How many ids a list returns when `count` is absent.
 const LIST_COUNT_DEFAULT: usize = 100;

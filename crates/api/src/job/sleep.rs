@@ -16,10 +16,10 @@ use http::Method;
 use quince_errors::{ArangoError, HTTP_BAD_PARAMETER};
 use serde_json::json;
 
-use crate::async_exec::cancelled;
+use crate::error::method_not_allowed;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::method_not_allowed;
+use crate::state::job_store::cancelled;
 
 /// The longest sleep accepted, in seconds.
 pub(crate) const SLEEP_SECONDS_MAX: f64 = 300.0;

@@ -33,8 +33,8 @@ use quince_errors::{ArangoError, HTTP_FORBIDDEN, HTTP_NOT_FOUND, INTERNAL};
 
 use self::cache::{FileCache, FileEntry, CACHED_FILE_MAX};
 use self::conditional::{select, Selection};
+use crate::error::method_not_allowed;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::method_not_allowed;
 
 /// The default mount point (`--http.static-prefix`).
 pub const PREFIX_DEFAULT: &str = "/_static";

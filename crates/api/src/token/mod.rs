@@ -14,10 +14,10 @@ use quince_auth::unix_now_secs;
 use quince_errors::{ArangoError, HTTP_BAD_PARAMETER};
 use serde_json::{json, Value};
 
-use crate::pipeline::Api;
+use crate::error::{method_not_allowed, unknown_path};
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::{method_not_allowed, unknown_path};
+use crate::state::Api;
 use crate::user::on_blocking_pool;
 
 /// Handles every request under `/_api/token`.

@@ -21,10 +21,10 @@ use quince_errors::{
 use serde_json::{json, Map, Value};
 
 use super::{existing, on_blocking_pool, require_self_or_admin};
-use crate::pipeline::Api;
+use crate::error::method_not_allowed;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::method_not_allowed;
+use crate::state::Api;
 
 /// The text of a level that was never granted, in full listings.
 const UNDEFINED: &str = "undefined";

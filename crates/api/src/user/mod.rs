@@ -22,11 +22,11 @@ use quince_auth::{Account, AccountChange, ExtraChange, NewUser, Users};
 use quince_errors::{ArangoError, Result, HTTP_BAD_PARAMETER, INTERNAL, USER_INVALID_NAME};
 use serde_json::{json, Map, Value};
 
+use crate::error::{method_not_allowed, unknown_path};
 use crate::permission::forbidden;
-use crate::pipeline::Api;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
-use crate::router::{method_not_allowed, unknown_path};
+use crate::state::Api;
 
 /// Handles every request under `/_api/user`.
 pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {

@@ -13,7 +13,13 @@
 //! ArangoDB. A job that is not one's own answers exactly as a job that does not exist. Ids are
 //! random, so knowing one's own ids says nothing about others'.
 //!
-//! What it is not: the workers (`crate::async_exec` runs them) or HTTP (`super::handlers`).
+//! It also holds what the job runners and the job handlers share without knowing each other:
+//! the reply header with a stored job's id ([`ASYNC_ID_HEADER`]), the reply of a cancelled job
+//! ([`cancelled_reply`]), and the running job's cancel flag as the running task sees it
+//! ([`run_as_job`], [`cancelled`]).
+//!
+//! What it is not: the workers (`crate::async_exec` runs them) or HTTP (`crate::job`). It sits
+//! with the API's state, which holds the table, and imports nothing above it.
 //!
 //! Invariants: a job is in exactly one state; a cancelled or deleted queued job is removed
 //! from the table before any worker can take it, so it never runs (the worker skips its id);
@@ -28,9 +34,41 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
+use quince_errors::{ArangoError, REQUEST_CANCELED};
 use tokio::sync::{Notify, Semaphore};
 
+use crate::error::error_response;
 use crate::response::ApiResponse;
+
+/// The header that carries a stored job's id.
+pub(crate) const ASYNC_ID_HEADER: &str = "x-arango-async-id";
+
+tokio::task_local! {
+    /// The cancel flag of the job the current task runs.
+    static CANCEL: Arc<CancelFlag>;
+}
+
+/// Runs `work` as the job whose cancel flag is `flag`: [`cancelled`] inside it watches that
+/// flag.
+pub(crate) async fn run_as_job<F: std::future::Future>(
+    flag: Arc<CancelFlag>,
+    work: F,
+) -> F::Output {
+    CANCEL.scope(flag, work).await
+}
+
+/// Completes when the job the current task runs is cancelled; never, outside a job.
+pub(crate) async fn cancelled() {
+    match CANCEL.try_with(Arc::clone) {
+        Ok(flag) => flag.cancelled().await,
+        Err(_) => std::future::pending().await,
+    }
+}
+
+/// The reply a job cancelled before it ran leaves behind (410, errorNum 21).
+pub(crate) fn cancelled_reply() -> ApiResponse {
+    error_response(&ArangoError::new(REQUEST_CANCELED))
+}
 
 /// A job's id: random, server-wide unique, never 0.
 pub(crate) type JobId = u64;
