@@ -1,7 +1,7 @@
 //! `/_api/database`: list, current, user, create and drop (`reference/arangodb-http-api.md`
 //! §7.1).
 //!
-//! What it is: the handlers of the database endpoints, over the operations interface ([`quince_db::Engine`]).
+//! What it is: the handlers of the database endpoints, over the operations interface ([`quince_ops::Engine`]).
 //!
 //! What it is not: name validation or storage. The catalog decides whether a name is legal
 //! (1229) or taken (1207) and owns the files.

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use http::Method;
-use quince_db::CatalogStats;
+use quince_ops::CatalogStats;
 
 /// The methods counted separately; anything else is counted as `OTHER`.
 const METHODS: [&str; 8] = [

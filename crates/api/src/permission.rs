@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use http::Method;
 use quince_auth::{Account, Level, ROOT_USER};
-use quince_db::{DatabaseOps, Engine, USERS_COLLECTION};
 use quince_errors::{ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_READ_ONLY, FORBIDDEN};
+use quince_ops::{DatabaseOps, Engine, USERS_COLLECTION};
 
 use crate::error::unauthorized;
 use crate::request::ApiRequest;

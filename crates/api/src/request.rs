@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::{HeaderMap, Method};
-use quince_db::DatabaseOps;
 use quince_errors::{ArangoError, Result};
+use quince_ops::DatabaseOps;
 use serde_json::Value;
 
 use crate::permission::Caller;

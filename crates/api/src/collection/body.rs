@@ -11,8 +11,8 @@
 //! Invariants: an absent or `null` attribute means "not given" except for `schema` and
 //! `computedValues`, where `null` is a value that clears them.
 
-use quince_db::{CollectionType, CreateCollection, PropertiesUpdate};
 use quince_errors::{ArangoError, Result};
+use quince_ops::{CollectionType, CreateCollection, PropertiesUpdate};
 use serde_json::{Map, Value};
 
 /// The body of a create request.

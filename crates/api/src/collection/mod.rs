@@ -19,7 +19,7 @@ mod tests;
 use std::sync::Arc;
 
 use http::Method;
-use quince_db::CollectionOps;
+use quince_ops::CollectionOps;
 
 use crate::blocking::blocking;
 use quince_errors::{ArangoError, Result};

@@ -9,7 +9,7 @@
 //! Invariants: ids are decimal strings; `status` is always 3 ("loaded"), as in ArangoDB 3.9+;
 //! no success object carries `errorNum`.
 
-use quince_db::{CollectionProperties, FiguresReport};
+use quince_ops::{CollectionProperties, FiguresReport};
 use serde_json::{json, Map, Value};
 
 /// `{"error":false,"code":200}`, the head of every collection reply.
@@ -117,7 +117,7 @@ pub(super) fn engine_details(report: &FiguresReport, count: u64) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use quince_db::CollectionType;
+    use quince_ops::CollectionType;
 
     fn props() -> CollectionProperties {
         CollectionProperties {

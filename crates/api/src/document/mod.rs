@@ -27,8 +27,8 @@ pub(crate) mod tests;
 use std::sync::Arc;
 
 use http::Method;
-use quince_db::{CollectionOps, Durability};
 use quince_errors::{ArangoError, Result};
+use quince_ops::{CollectionOps, Durability};
 use serde_json::Value;
 
 use crate::request::ApiRequest;

@@ -16,8 +16,8 @@
 
 use std::sync::Arc;
 
-use quince_db::{CollectionOps, ReadRequest, WriteOptions, WriteRequest};
 use quince_errors::ArangoError;
+use quince_ops::{CollectionOps, ReadRequest, WriteOptions, WriteRequest};
 use serde_json::Value;
 
 use crate::blocking::blocking;

@@ -10,8 +10,8 @@
 //! Invariants: unknown parameters and unknown `overwriteMode` values are ignored, as ArangoDB
 //! ignores them; booleans are parsed with ArangoDB's rules ([`ApiRequest::bool_param`]).
 
-pub(crate) use quince_db::WriteKind;
-use quince_db::{OverwriteMode, WriteOptions};
+pub(crate) use quince_ops::WriteKind;
+use quince_ops::{OverwriteMode, WriteOptions};
 
 use crate::request::ApiRequest;
 

@@ -14,8 +14,8 @@ use std::collections::BTreeMap;
 
 use http::header::{HeaderName, ETAG, LOCATION};
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
-use quince_db::WriteOutcome;
 use quince_errors::ArangoError;
+use quince_ops::WriteOutcome;
 use serde::Serialize;
 
 use crate::error::item_error;

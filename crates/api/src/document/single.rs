@@ -13,8 +13,8 @@
 //! the URL's key wins over any `_key` in the body.
 
 use http::header::ETAG;
-use quince_db::WriteRequest;
 use quince_errors::ArangoError;
+use quince_ops::WriteRequest;
 use serde_json::{Map, Value};
 
 use crate::request::ApiRequest;
@@ -114,8 +114,8 @@ pub(super) async fn modify(
 /// The outcome of a one-item write request once it is durable (when synced); its error as
 /// the request's error.
 async fn write_one(
-    results: quince_db::WriteResults,
-) -> quince_errors::Result<quince_db::WriteOutcome> {
+    results: quince_ops::WriteResults,
+) -> quince_errors::Result<quince_ops::WriteOutcome> {
     let mut items = results.items;
     assert_eq!(items.len(), 1, "a one-item request has one result");
     let outcome = items.pop().expect("one item")?;

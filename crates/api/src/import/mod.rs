@@ -36,8 +36,8 @@ use bytes::Bytes;
 use http::header::HeaderValue;
 use http::Method;
 use http_body_util::{BodyExt, Full};
-use quince_db::{CollectionOps, CollectionType};
 use quince_errors::{ArangoError, Result};
+use quince_ops::{CollectionOps, CollectionType};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 

@@ -45,10 +45,10 @@
 use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
-use quince_db::{
+use quince_errors::{ArangoError, Result};
+use quince_ops::{
     CollectionOps, Durability, OverwriteMode, WriteKind, WriteOptions, WriteOutcome, WriteRequest,
 };
-use quince_errors::{ArangoError, Result};
 use serde_json::{Map, Value};
 
 use super::convert::{excerpt, render_map, Conversion, Invalid, RecordKind};

@@ -29,8 +29,8 @@ use std::time::{Duration, Instant};
 
 use http::{Extensions, Uri};
 use quince_auth::Users;
-use quince_db::Engine;
 use quince_errors::{ArangoError, QUEUE_FULL};
+use quince_ops::Engine;
 use tokio::sync::Semaphore;
 
 use crate::credentials::Authenticator;
