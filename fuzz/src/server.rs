@@ -197,7 +197,7 @@ impl Server {
     /// Sends a request and reads the reply whole.
     pub fn send<B>(&self, req: Request<B>) -> Reply
     where
-        B: Body<Data = Bytes>,
+        B: Body<Data = Bytes> + Send,
         B::Error: std::fmt::Display,
     {
         self.runtime.block_on(async {
