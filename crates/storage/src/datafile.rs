@@ -69,6 +69,8 @@ pub struct DataFile {
     /// The open file; shared by readers, kept open after unlinking while anyone holds it.
     pub handle: Box<dyn FileHandle>,
     sealed: AtomicBool,
+    /// The file's header and its directory entry are durable (see [`DataFile::entry_durable`]).
+    entry_durable: AtomicBool,
     /// The end of the file's good prefix: readers and scans never look past it.
     pub len: AtomicU64,
     live_count: AtomicU64,
@@ -116,6 +118,7 @@ impl DataFile {
             fid,
             handle,
             sealed: AtomicBool::new(sealed),
+            entry_durable: AtomicBool::new(true),
             len: AtomicU64::new(len),
             live_count: AtomicU64::new(0),
             live_bytes: AtomicU64::new(0),
@@ -129,6 +132,19 @@ impl DataFile {
     /// True once the file is a read-only datafile.
     pub fn is_sealed(&self) -> bool {
         self.sealed.load(Ordering::Acquire)
+    }
+
+    /// True once the file's header is fsynced and its directory entry is covered by a directory
+    /// fsync: only then may the manifest name it, and only then may a write in it be
+    /// acknowledged. Every file is born so except a journal the writer had to create itself
+    /// (no spare was ready), which the next group-commit round or maintenance pass makes so.
+    pub fn entry_durable(&self) -> bool {
+        self.entry_durable.load(Ordering::Acquire)
+    }
+
+    /// Records whether the file's header and directory entry are durable.
+    pub fn set_entry_durable(&self, durable: bool) {
+        self.entry_durable.store(durable, Ordering::Release);
     }
 
     /// Marks the journal sealed.

@@ -33,10 +33,13 @@ pub mod index;
 pub mod io;
 
 mod batch;
+mod chain;
 mod compaction;
+mod consistency;
 mod datafile;
 mod error;
 mod format;
+mod handoff;
 mod hint;
 mod journal;
 mod manifest;

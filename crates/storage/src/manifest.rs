@@ -18,11 +18,85 @@
 //! over `manifest.db` and syncing the directory, so a crash leaves the old or the new list whole;
 //! it is checksummed like every record; a file leaves the manifest before it leaves the disk.
 
+use std::collections::BTreeMap;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
+use parking_lot::{Mutex, RwLock};
+
+use crate::datafile::DataFile;
 use crate::error::StorageError;
 use crate::format::{self, RecordType};
 use crate::io::FileIo;
+
+/// A store's open journals and datafiles by fid, with the manifest that names them; shared by
+/// the store and its group commit (whose rounds name a journal the writer created before they
+/// acknowledge a record in it). Derefs to the file map.
+pub(crate) struct FileSet {
+    files: RwLock<BTreeMap<u64, Arc<DataFile>>>,
+    /// Serialises rewrites of the manifest; holds the fids the manifest on disk names (`None`:
+    /// not known to match, after a failed rewrite or a recovery that could not write one).
+    pub(crate) listed: Mutex<Option<Vec<u64>>>,
+    io: Arc<dyn FileIo>,
+    dir: PathBuf,
+}
+
+impl Deref for FileSet {
+    type Target = RwLock<BTreeMap<u64, Arc<DataFile>>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.files
+    }
+}
+
+impl FileSet {
+    /// An empty set for the store in `dir`.
+    pub(crate) fn new(io: Arc<dyn FileIo>, dir: &Path) -> FileSet {
+        FileSet {
+            files: RwLock::new(BTreeMap::new()),
+            listed: Mutex::new(None),
+            io,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// The fids the manifest should name: every file whose header and directory entry are
+    /// durable (all but a journal the writer created that nothing has made durable yet).
+    pub(crate) fn listable(&self) -> Vec<u64> {
+        let files = self.files.read();
+        files
+            .values()
+            .filter(|f| f.entry_durable())
+            .map(|f| f.fid)
+            .collect()
+    }
+
+    /// Rewrites the manifest from the current file set (call after changing it, before
+    /// deleting any file that left it).
+    pub(crate) fn write_manifest(&self) -> Result<(), StorageError> {
+        let mut listed = self.listed.lock();
+        let fids = self.listable();
+        // Unknown until the write succeeded: a failed rewrite may have left either list.
+        *listed = None;
+        write(self.io.as_ref(), &self.dir, &fids)?;
+        *listed = Some(fids);
+        Ok(())
+    }
+
+    /// The store's file system.
+    pub(crate) fn io(&self) -> &dyn FileIo {
+        self.io.as_ref()
+    }
+
+    /// Rewrites the manifest only when it does not name exactly the listable files.
+    pub(crate) fn refresh_manifest(&self) -> Result<(), StorageError> {
+        if self.listed.lock().as_deref() == Some(&self.listable()[..]) {
+            return Ok(());
+        }
+        self.write_manifest()
+    }
+}
 
 /// The manifest's file name.
 pub const MANIFEST_FILE: &str = "manifest.db";
