@@ -18,7 +18,7 @@ use crate::io::FileHandle;
 /// What a file in a store's directory is, by its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileName {
-    /// `journal-<fid>.db`: the active journal.
+    /// `journal-<fid>.db`: the active journal, a full one handed off, or the spare.
     Journal(u64),
     /// `datafile-<fid>.db`: a sealed datafile.
     Datafile(u64),

@@ -1,17 +1,22 @@
-//! The write path: appending records to the active journal, sealing it, starting the next.
+//! The write path: appending records to the active journal, handing it off when full, taking
+//! the next.
 //!
 //! What it is: methods of [`Store`] that run under the writer lock. Each record is encoded in
 //! full and handed to the file in ONE positional write, with no buffering in user space: a
 //! killed process loses nothing the kernel accepted. (A batch, `batch.rs`, hands the whole
 //! records of several writes to the file in one positional write, by the same rules.)
 //!
-//! What it is not: durability. Appends reach the page cache; `sync.rs` makes them durable.
+//! What it is not: durability, nor the seal. Appends reach the page cache; `sync.rs` makes them
+//! durable; `handoff.rs` seals handed-off journals and prepares spares, outside the writer lock.
 //!
-//! Invariants: a failed write or fsync poisons the store before anything else is appended, so
-//! no record is ever written after a torn one; a journal is sealed (footer, fsync, rename,
-//! directory fsync) before its successor exists, so at most one journal is on disk and every
-//! record of a sealed datafile is durable; the index is updated only after the record's write
-//! returned.
+//! Invariants: nothing here fsyncs (a file or the directory) or rewrites the manifest, so no
+//! writer waits for the disk under the writer lock; a failed write poisons the store before
+//! anything else is appended, so no record is ever written after a torn one; a full journal is
+//! handed off (its footer appended) before its successor takes a record, and journals become
+//! active in fid order, so the journals on disk read in fid order are one log: at most one
+//! active journal, the handed-off ones before it (each ending with its footer), the spare after
+//! it; every record of a sealed datafile is durable (the seal fsyncs before it renames); the
+//! index is updated only after the record's write returned.
 //!
 //! The hint file of a freshly sealed datafile is NOT written under the writer lock: reading back
 //! a 32 MiB datafile and writing its hint takes tens of milliseconds, and every writer of the

@@ -1,18 +1,20 @@
 //! The store's manifest: the durable list of the files (by fid) that hold its data.
 //!
 //! What it is: reading and atomically replacing `manifest.db`, one record of type `Manifest`
-//! whose value is the fids (u64 each, ascending) of the active journal and every sealed
-//! datafile. The store rewrites it after every change of that set, and *before* it deletes a
-//! file (a seal adds the new journal; a compaction adds its output and drops what it replaced).
+//! whose value is the fids (u64 each, ascending) of the journals and every sealed datafile whose
+//! header and directory entry are durable, and [`FileSet`], the store's open files with the
+//! lock that serialises those rewrites. The store rewrites it after every change of that set,
+//! and *before* it deletes a file (a spare or a journal the writer created is added before a
+//! record in it is acknowledged; a compaction adds its output and drops what it replaced).
 //! Recovery checks the directory against it: a file the manifest lists must be there (as a
 //! journal or a datafile) unless a datafile that is there supersedes it. So a datafile deleted
 //! behind the engine's back, or a lost journal, stops the store from opening instead of
 //! silently losing its documents.
 //!
 //! What it is not: the source of truth about what is *in* the files (records and hints are),
-//! nor of which files exist beyond it: files newer than the manifest (a journal created a moment
-//! before the manifest named it, a compaction output committed a moment before) are normal
-//! after a crash and recovery takes them.
+//! nor of which files exist beyond it: files newer than the manifest (a journal the writer
+//! created whose first round had not named it yet, a compaction output committed a moment
+//! before) are normal after a crash and recovery takes them.
 //!
 //! Invariants: the manifest is replaced by writing `manifest.db.tmp`, syncing it, renaming it
 //! over `manifest.db` and syncing the directory, so a crash leaves the old or the new list whole;

@@ -8,14 +8,15 @@
 //! 3. load every remaining datafile from its hint file when the hint is whole and matches,
 //!    else by scanning it strictly (any bad record in a sealed file is `Corrupted`), and write
 //!    a fresh hint for next time;
-//! 4. scan the journal, cutting it at the first record that does not verify;
+//! 4. read the journals as one log (`chain.rs`): finish the seals of handed-off journals, cut
+//!    the torn tail at the end of the log and every record after it, keep the spare;
 //! 5. for each key keep the record with the highest `seq`; drop keys whose winner is a
 //!    tombstone or is older than the newest truncate marker; count live and dead per file.
 //!
 //! What it is not: a repair tool. It never skips a bad record in the middle of a sealed file.
 //!
-//! Invariants: after recovery the journal ends at its last good record and is fsynced, so every
-//! record recovery kept is durable; the index names, per key, the record with the highest `seq`.
+//! Invariants: after recovery the active journal ends at its last good record and every journal
+//! kept is fsynced, so every record recovery kept is durable; the index names, per key, the record with the highest `seq`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;

@@ -628,8 +628,9 @@ impl Store {
 
     /// Flushes and closes: syncs the journal, writes the hints still owed for sealed
     /// datafiles, refuses later writes with `ShuttingDown`. Durability waiters registered before
-    /// are answered (the syncers finish their rounds). The journal is rescanned on the next open
-    /// (it has no hint), which is cheap because it is at most one journal's size. Idempotent; a
+    /// are answered (the syncers finish their rounds); journals handed off are sealed. The
+    /// active journal is rescanned on the next open (it has no hint), which is cheap because it
+    /// is at most one journal's size. Idempotent; a
     /// poisoned store reports its poison.
     pub fn close(&self) -> Result<(), StorageError> {
         if !self.mark_closed() {
