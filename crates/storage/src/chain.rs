@@ -9,18 +9,22 @@
 //! or journals whose records were all lost or cut). The rule:
 //! - a journal that holds records and ends with its footer is a finished hand-off: it is kept
 //!   whole and sealed now (fsync, rename to a datafile);
-//! - the first journal that holds records and has no footer, or whose first record does not
-//!   follow the previous journal's last one (`seq` numbers are consecutive across journals),
-//!   is where the log ends: its torn tail is cut (the shapes of `tail.rs`; anything else is
-//!   damage and refused), and it stays the active journal;
+//! - the first journal that holds records and has no footer is where the log ends: its torn
+//!   tail is cut (the shapes of `tail.rs`; anything else is damage and refused), and it stays
+//!   the active journal. The log also ends, with nothing kept of the journal, where a journal's
+//!   link record (written by the writer as the first record of every journal it takes) names a
+//!   journal found on disk that is not a finished hand-off (it lost its footer, or all of its
+//!   records, or even its header), and where a journal's first record does not follow the
+//!   previous journal's last one (`seq` numbers are consecutive across journals);
 //! - every record in a journal after that end is cut, leaving its header: those records were
 //!   written after a point of the log that did not survive, and none of them was acknowledged,
 //!   because a group-commit round fsyncs every journal handed off before a record's journal
 //!   before it acknowledges the record (so a journal holding an acknowledged record never
-//!   follows a lost footer or a gap);
-//! - journals holding only their header never end the log: the first one after the last
-//!   journal with records is kept as the spare; the others are retired (named in no manifest,
-//!   then removed: they hold no record).
+//!   links to a journal that lost its end);
+//! - journals holding no record (their header, and maybe a link) never end the log: nothing
+//!   links to a spare never taken. The first one after the last journal with records is kept,
+//!   cut to its header, as the spare; the others are retired (named in no manifest, then
+//!   removed: they hold no record).
 //!
 //! What it is not: a reader of sealed datafiles (`recovery.rs`), nor a repair tool: a bad
 //! record that is not a torn tail is `Corrupted` wherever it is, and nothing is cut from a
@@ -76,6 +80,8 @@ struct Examined {
     /// The file's length.
     len: u64,
     records: u64,
+    /// The journal its link record names (the one handed off before it), if it has one.
+    link: Option<u64>,
     first_seq: Option<u64>,
     last_seq: Option<u64>,
     /// The good prefix ends with a footer.
@@ -103,19 +109,34 @@ pub(crate) fn recover_journals(
     let mut handed_off = BTreeSet::new();
     let mut end = None;
     let mut prev_last: Option<u64> = None;
+    // Finished hand-offs: a journal whose link names one of the journals found must name one
+    // of these, or what it links to lost its end.
+    let mut intact = BTreeSet::new();
     for (i, j) in examined.iter().enumerate() {
         if j.records == 0 {
+            // Its header (and link) at most: nothing to keep but the header.
+            keep_until[i] = FILE_HEADER_RECORD_SIZE;
             continue;
         }
         let follows = prev_last.is_none_or(|p| j.first_seq == Some(p + 1));
-        if end.is_some() || !follows {
+        let linked = match j.link {
+            Some(previous) if fids.contains(&previous) => intact.contains(&previous),
+            _ => true,
+        };
+        if end.is_some() || !follows || !linked {
             let path = FileName::Journal(j.fid).path_in(dir);
             tracing::warn!(
                 event = "journal.unreachable_cut",
                 path = %path.display(),
                 records = j.records,
                 dropped_bytes = j.len - FILE_HEADER_RECORD_SIZE,
-                reason = if follows { "an earlier journal ends the log" } else { "a gap before it" },
+                reason = if !follows {
+                    "a gap before it"
+                } else if !linked {
+                    "the journal it follows lost its end"
+                } else {
+                    "an earlier journal ends the log"
+                },
             );
             keep_until[i] = FILE_HEADER_RECORD_SIZE;
             if end.is_none() {
@@ -126,6 +147,7 @@ pub(crate) fn recover_journals(
         }
         if j.footer {
             handed_off.insert(i);
+            intact.insert(j.fid);
             prev_last = j.last_seq;
             continue;
         }
@@ -220,6 +242,7 @@ fn examine(
     }
     let (mut records, mut first_seq, mut last_seq) = (0u64, None, None);
     let (mut footer, mut after_footer) = (false, None);
+    let (mut link, mut misplaced_link) = (None, None);
     let outcome = crate::scan::scan(
         handle.as_ref(),
         FILE_HEADER_RECORD_SIZE,
@@ -230,6 +253,13 @@ fn examine(
             }
             if r.kind == RecordType::Footer {
                 footer = true;
+            } else if r.kind == RecordType::Link {
+                match crate::format::parse_link(r.value) {
+                    Some(previous) if offset == FILE_HEADER_RECORD_SIZE => link = Some(previous),
+                    _ => {
+                        misplaced_link.get_or_insert(offset);
+                    }
+                }
             } else {
                 records += 1;
                 first_seq.get_or_insert(r.seq);
@@ -246,6 +276,13 @@ fn examine(
             "a record after the journal's footer",
         ));
     }
+    if let Some(offset) = misplaced_link {
+        return Err(StorageError::corrupted(
+            &path,
+            offset,
+            "a link record that is not the journal's first record",
+        ));
+    }
     let journal = Examined {
         fid,
         handle,
@@ -253,6 +290,7 @@ fn examine(
         good_end: outcome.good_end,
         len,
         records,
+        link,
         first_seq,
         last_seq,
         footer,

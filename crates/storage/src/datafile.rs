@@ -26,6 +26,9 @@ pub enum FileName {
     Compaction(u64),
     /// `datafile-<fid>.hint`: the hint file of a datafile.
     Hint(u64),
+    /// `spare-<fid>.db`: a spare journal being made; renamed to `journal-<fid>.db` once its
+    /// header is durable, so a journal never lacks its header because a spare was cut short.
+    Spare(u64),
 }
 
 impl FileName {
@@ -42,6 +45,7 @@ impl FileName {
             ("datafile", "db") => FileName::Datafile(fid),
             ("compaction", "db") => FileName::Compaction(fid),
             ("datafile", "hint") => FileName::Hint(fid),
+            ("spare", "db") => FileName::Spare(fid),
             _ => return None,
         })
     }
@@ -53,6 +57,7 @@ impl FileName {
             FileName::Datafile(fid) => format!("datafile-{fid}.db"),
             FileName::Compaction(fid) => format!("compaction-{fid}.db"),
             FileName::Hint(fid) => format!("datafile-{fid}.hint"),
+            FileName::Spare(fid) => format!("spare-{fid}.db"),
         }
     }
 
@@ -240,6 +245,7 @@ mod tests {
             FileName::Journal(3),
             FileName::Datafile(12),
             FileName::Compaction(7),
+            FileName::Spare(9),
         ] {
             assert_eq!(FileName::parse(&name.name()), Some(name));
         }

@@ -9,8 +9,9 @@
 //!   tell group commit (which raises `synced` to its last record);
 //! - [`Store::settle_entries`]: fsync the header and the directory of a journal the writer had
 //!   to create itself (no spare was ready), so the manifest may name it;
-//! - [`Store::prepare_spare`]: create the next journal (file, header, fsync, directory fsync),
-//!   name it in the manifest, and leave it for the writer to take without any I/O;
+//! - [`Store::prepare_spare`]: create the next journal (`spare-<fid>.db`, header, fsync,
+//!   rename to `journal-<fid>.db`, directory fsync), name it in the manifest, and leave it for
+//!   the writer to take without waiting for the disk (it appends the link record only);
 //! - [`Store::refresh_manifest`]: rewrite the manifest when the files it should name changed.
 //!
 //! What it is not: the writer. The writer (`journal.rs`) appends the footer, hands the journal
@@ -96,7 +97,7 @@ impl Store {
         }
         let fid = self.fid_next.fetch_add(1, Ordering::Relaxed);
         let capacity = self.journal_size.load(Ordering::Relaxed);
-        let spare = match self.create_journal(fid, capacity, true) {
+        let spare = match self.create_journal(fid, capacity, None) {
             Ok(spare) => spare,
             Err(e @ StorageError::Full { .. }) if self.poison.reason().is_none() => {
                 self.forget_half_made(fid)?;

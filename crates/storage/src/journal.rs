@@ -12,8 +12,9 @@
 //! Invariants: nothing here fsyncs (a file or the directory) or rewrites the manifest, so no
 //! writer waits for the disk under the writer lock; a failed write poisons the store before
 //! anything else is appended, so no record is ever written after a torn one; a full journal is
-//! handed off (its footer appended) before its successor takes a record, and journals become
-//! active in fid order, so the journals on disk read in fid order are one log: at most one
+//! handed off (its footer appended) before its successor takes a record, journals become
+//! active in fid order, and each journal the writer takes starts with a link record naming the
+//! one handed off before it, so the journals on disk read in fid order are one log: at most one
 //! active journal, the handed-off ones before it (each ending with its footer), the spare after
 //! it; every record of a sealed datafile is durable (the seal fsyncs before it renames); the
 //! index is updated only after the record's write returned.
@@ -166,15 +167,26 @@ impl Store {
         if let Some(journal) = &writer.journal {
             return Ok(journal.clone());
         }
+        let previous = writer.fid_last;
         let journal = match writer.spare.take() {
             Some(spare) => {
                 self.spare_fid.store(0, Ordering::Relaxed);
+                // The link to the journal handed off before, as its first record.
+                let link = format::encode_link(previous);
+                let offset = spare.len.load(Ordering::Relaxed);
+                if let Err(e) = spare.handle.write_all_at(&link, offset) {
+                    let path = spare.file_name().path_in(&self.dir);
+                    return Err(self.poison.poison(StorageError::io(&path, e)));
+                }
+                spare
+                    .len
+                    .store(offset + link.len() as u64, Ordering::Release);
                 spare
             }
-            None => self.start_journal()?,
+            None => self.start_journal(previous)?,
         };
         assert!(
-            journal.fid > writer.fid_last,
+            journal.fid > previous,
             "journals become active in the order of their fids"
         );
         writer.fid_last = journal.fid;
@@ -222,10 +234,10 @@ impl Store {
     /// stays writable, so a write after space was freed starts it again; a server whose
     /// journals were all sealed can open on a full disk, serve reads and drop collections. Any
     /// other failure poisons the store.
-    fn start_journal(&self) -> Result<Arc<DataFile>, StorageError> {
+    fn start_journal(&self, previous: u64) -> Result<Arc<DataFile>, StorageError> {
         let fid = self.fid_next.fetch_add(1, Ordering::Relaxed);
         let capacity = self.journal_size.load(Ordering::Relaxed);
-        match self.create_journal(fid, capacity, false) {
+        match self.create_journal(fid, capacity, Some(previous)) {
             Ok(journal) => Ok(journal),
             Err(e @ StorageError::Full { .. }) if self.poison.reason().is_none() => {
                 self.forget_half_made(fid)?;
@@ -239,13 +251,21 @@ impl Store {
     /// Removes the half-made journal `fid` (never in the file set, never listed) and gives its
     /// fid back unless another file took the next one meanwhile, so retries on a full disk do
     /// not use up the 32-bit fid space.
+    ///
+    /// The removal is not made durable here (that would be a directory fsync under the writer
+    /// lock): the directory is marked dirty, and the next group-commit round fsyncs it before it
+    /// acknowledges anything. Until then a crash may bring the half-made journal back; no write
+    /// after it can have been acknowledged, so recovery may read it as the end of the log.
     pub(crate) fn forget_half_made(&self, fid: u64) -> Result<(), StorageError> {
-        let path = FileName::Journal(fid).path_in(&self.dir);
-        match self.io.remove_file(&path) {
-            Ok(()) => Ok(()),
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-            Err(err) => Err(self.poison.poison(StorageError::io(&path, err))),
-        }?;
+        for name in [FileName::Journal(fid), FileName::Spare(fid)] {
+            let path = name.path_in(&self.dir);
+            match self.io.remove_file(&path) {
+                Ok(()) => Ok(()),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(err) => Err(self.poison.poison(StorageError::io(&path, err))),
+            }?;
+        }
+        self.files.mark_dir_dirty();
         let _ = self
             .fid_next
             .compare_exchange(fid + 1, fid, Ordering::Relaxed, Ordering::Relaxed);
@@ -269,29 +289,43 @@ impl Store {
         }
     }
 
-    /// Creates and heads a new journal and adds it to the store's files. With `durable`
-    /// (a spare, made by `maintain`) the header and the directory entry are fsynced first, and a
-    /// failed fsync poisons the store; without (the writer's own, see
-    /// [`Store::start_journal`]) nothing is fsynced.
+    /// Creates and heads a new journal and adds it to the store's files. Without a `link` (a
+    /// spare, made by `maintain`) it is made as `spare-<fid>.db`, its header fsynced, renamed to
+    /// `journal-<fid>.db` and the directory fsynced, and a failed fsync or rename poisons the
+    /// store; with one (the writer's own, see [`Store::start_journal`]) the header and the link
+    /// to the journal handed off before go out in one write, and nothing is fsynced.
     pub(crate) fn create_journal(
         &self,
         fid: u64,
         capacity: u64,
-        durable: bool,
+        link: Option<u64>,
     ) -> Result<Arc<DataFile>, StorageError> {
-        let path = FileName::Journal(fid).path_in(&self.dir);
+        let durable = link.is_none();
+        let journal_path = FileName::Journal(fid).path_in(&self.dir);
+        // A spare is made under a temporary name and renamed once its header is durable.
+        let path = match durable {
+            true => FileName::Spare(fid).path_in(&self.dir),
+            false => journal_path.clone(),
+        };
         let io_err = |e| StorageError::io(&path, e);
         let handle = self.io.create_new(&path).map_err(io_err)?;
-        let header = format::encode_file_header(FileHeader {
+        let mut header = format::encode_file_header(FileHeader {
             fid,
             maximal_size: capacity,
         });
+        if let Some(previous) = link {
+            // One write: a full disk fails the start before anything is in doubt.
+            header.extend_from_slice(&format::encode_link(previous));
+        }
         handle.write_all_at(&header, 0).map_err(io_err)?;
         if durable {
             handle
                 .sync_data()
                 .map_err(|e| self.poison.poison(io_err(e)))?;
             self.counters.syncs.fetch_add(1, Ordering::Relaxed);
+            self.io
+                .rename(&path, &journal_path)
+                .map_err(|e| self.poison.poison(io_err(e)))?;
             self.io
                 .sync_dir(&self.dir)
                 .map_err(|e| self.poison.poison(StorageError::io(&self.dir, e)))?;

@@ -23,6 +23,7 @@
 use std::collections::BTreeMap;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
@@ -40,6 +41,9 @@ pub(crate) struct FileSet {
     /// Serialises rewrites of the manifest; holds the fids the manifest on disk names (`None`:
     /// not known to match, after a failed rewrite or a recovery that could not write one).
     pub(crate) listed: Mutex<Option<Vec<u64>>>,
+    /// A file was removed without a directory fsync (a journal start that failed): the next
+    /// group-commit round fsyncs the directory before it acknowledges anything.
+    dir_dirty: AtomicBool,
     io: Arc<dyn FileIo>,
     dir: PathBuf,
 }
@@ -58,6 +62,7 @@ impl FileSet {
         FileSet {
             files: RwLock::new(BTreeMap::new()),
             listed: Mutex::new(None),
+            dir_dirty: AtomicBool::new(false),
             io,
             dir: dir.to_path_buf(),
         }
@@ -84,6 +89,16 @@ impl FileSet {
         write(self.io.as_ref(), &self.dir, &fids)?;
         *listed = Some(fids);
         Ok(())
+    }
+
+    /// Records that a file was removed without a directory fsync.
+    pub(crate) fn mark_dir_dirty(&self) {
+        self.dir_dirty.store(true, Ordering::Release);
+    }
+
+    /// True (once) when a removal awaits a directory fsync; the caller fsyncs the directory.
+    pub(crate) fn take_dir_dirty(&self) -> bool {
+        self.dir_dirty.swap(false, Ordering::AcqRel)
     }
 
     /// The store's file system.

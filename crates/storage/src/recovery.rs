@@ -112,7 +112,8 @@ impl Resolver {
             RecordType::FileHeader
             | RecordType::Footer
             | RecordType::Supersedes
-            | RecordType::Manifest => return,
+            | RecordType::Manifest
+            | RecordType::Link => return,
         }
         self.seq_max = self.seq_max.max(seq);
         self.tick = self.tick.max(rev);
@@ -138,6 +139,7 @@ struct Listing {
     datafiles: BTreeSet<u64>,
     hints: BTreeSet<u64>,
     compactions: Vec<u64>,
+    spares: Vec<u64>,
     fid_max: u64,
 }
 
@@ -162,6 +164,10 @@ fn list(io: &dyn FileIo, dir: &Path) -> Result<Listing, StorageError> {
             }
             FileName::Compaction(fid) => {
                 listing.compactions.push(fid);
+                fid
+            }
+            FileName::Spare(fid) => {
+                listing.spares.push(fid);
                 fid
             }
         };
@@ -279,6 +285,11 @@ impl Store {
         for fid in &listing.compactions {
             tracing::warn!(event = "compaction.leftover_removed", fid, dir = %dir.display());
             remove(FileName::Compaction(*fid))?;
+        }
+        for fid in &listing.spares {
+            // A spare journal whose making was cut short: it held its header at most.
+            tracing::info!(event = "journal.spare_leftover_removed", fid, dir = %dir.display());
+            remove(FileName::Spare(*fid))?;
         }
 
         // Open every datafile and finish compactions whose cleanup a crash interrupted.

@@ -325,7 +325,10 @@ impl GroupCommit {
             }
         }
         let fresh: Vec<&&Arc<DataFile>> = journals.iter().filter(|j| !j.entry_durable()).collect();
-        if !fresh.is_empty() {
+        // A journal start that failed removed its file without a directory fsync: made durable
+        // before anything written after it is acknowledged.
+        let removed = self.files.take_dir_dirty();
+        if !fresh.is_empty() || removed {
             // The header is durable now (fsynced above); the entry needs the directory's fsync.
             if let Err(e) = self.files.io().sync_dir(&self.dir) {
                 return Err(self.poison.poison(StorageError::io(&self.dir, e)));

@@ -289,3 +289,53 @@ fn records_written_after_a_lost_footer_are_cut() {
     store.check_consistency().unwrap();
     assert_eq!(prefix(&store), 2);
 }
+
+/// A journal the writer took lost every record (its header may survive alone, or nothing at
+/// all) while the next journal kept records, none of them acknowledged: the next journal's
+/// link record names the lost one, so recovery ends the log there and cuts the later records.
+/// (Without the link, a journal holding only its header looks like a spare never taken.)
+#[test]
+fn records_after_a_journal_that_lost_everything_are_cut() {
+    for keep_header in [false, true] {
+        let sim = SimFileIo::new();
+        let store = Store::create(
+            Arc::new(sim.clone()),
+            &common::dir(),
+            common::options(JOURNAL),
+        )
+        .unwrap();
+        let put = |i: u64| common::put(&store, &key(i), i + 1, &[i as u8; 100], false);
+        put(0).unwrap();
+        let first = common::files_named(&sim, &common::dir(), "journal-")[0].clone();
+        let mut i = 1;
+        while common::files_named(&sim, &common::dir(), "journal-").len() < 2 {
+            put(i).unwrap();
+            i += 1;
+        }
+        put(i).unwrap();
+        let later = common::files_named(&sim, &common::dir(), "journal-")
+            .into_iter()
+            .find(|p| *p != first)
+            .unwrap();
+        // Write-back of the later journal and of the directory, nothing of the first journal.
+        sim.open(&later).unwrap().sync_data().unwrap();
+        sim.sync_dir(&common::dir()).unwrap();
+        let header = sim.read_file(&first).unwrap()[..64].to_vec();
+        drop(store);
+        let image = sim.crash(0, false);
+        assert_eq!(image.read_file(&first).map(|b| b.len()), Some(0));
+        if keep_header {
+            image.append_durable(&first, &header);
+        }
+        let store = common::reopen(&image, JOURNAL).unwrap();
+        store.check_consistency().unwrap();
+        assert_eq!(prefix(&store), 0, "keep_header {keep_header}");
+        // Cut to its header: kept as the spare, or retired when the first journal's header is
+        // the spare.
+        let left = image.read_file(&later).map(|b| b.len());
+        assert!(left.is_none_or(|len| len == 64), "{left:?}");
+        drop(store);
+        let store = common::reopen(&image.crash(1, false), JOURNAL).unwrap();
+        assert_eq!(prefix(&store), 0);
+    }
+}
