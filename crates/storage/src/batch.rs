@@ -17,9 +17,10 @@
 //!   the append returned, all together; a failed append poisons the store first, and none of its
 //!   records becomes visible;
 //! - an append holds records of one journal only: a record that would not fit the active
-//!   journal makes the staged ones go out first, then the journal is sealed (as the single path
-//!   seals it), so a sealed datafile never holds a record the index does not know yet, and
-//!   compaction (which never takes the writer lock) can never drop it;
+//!   journal makes the staged ones go out first, then the journal is handed off (as the single
+//!   path hands it off), so a handed-off journal, and the datafile it becomes, never holds a
+//!   record the index does not know yet, and compaction (which never takes the writer lock) can
+//!   never drop it;
 //! - a key is staged at most once per append: an item whose key is already staged makes the
 //!   staged records go out first, so every decision reads the index (and disk) for the truth;
 //! - the staged buffer is bounded by [`STAGED_BYTES_MAX`] (plus one record).

@@ -18,7 +18,7 @@ use crate::io::FileHandle;
 /// What a file in a store's directory is, by its name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileName {
-    /// `journal-<fid>.db`: the active journal.
+    /// `journal-<fid>.db`: the active journal, a full one handed off, or the spare.
     Journal(u64),
     /// `datafile-<fid>.db`: a sealed datafile.
     Datafile(u64),
@@ -26,6 +26,9 @@ pub enum FileName {
     Compaction(u64),
     /// `datafile-<fid>.hint`: the hint file of a datafile.
     Hint(u64),
+    /// `spare-<fid>.db`: a spare journal being made; renamed to `journal-<fid>.db` once its
+    /// header is durable, so a journal never lacks its header because a spare was cut short.
+    Spare(u64),
 }
 
 impl FileName {
@@ -42,6 +45,7 @@ impl FileName {
             ("datafile", "db") => FileName::Datafile(fid),
             ("compaction", "db") => FileName::Compaction(fid),
             ("datafile", "hint") => FileName::Hint(fid),
+            ("spare", "db") => FileName::Spare(fid),
             _ => return None,
         })
     }
@@ -53,6 +57,7 @@ impl FileName {
             FileName::Datafile(fid) => format!("datafile-{fid}.db"),
             FileName::Compaction(fid) => format!("compaction-{fid}.db"),
             FileName::Hint(fid) => format!("datafile-{fid}.hint"),
+            FileName::Spare(fid) => format!("spare-{fid}.db"),
         }
     }
 
@@ -69,6 +74,8 @@ pub struct DataFile {
     /// The open file; shared by readers, kept open after unlinking while anyone holds it.
     pub handle: Box<dyn FileHandle>,
     sealed: AtomicBool,
+    /// The file's header and its directory entry are durable (see [`DataFile::entry_durable`]).
+    entry_durable: AtomicBool,
     /// The end of the file's good prefix: readers and scans never look past it.
     pub len: AtomicU64,
     live_count: AtomicU64,
@@ -116,6 +123,7 @@ impl DataFile {
             fid,
             handle,
             sealed: AtomicBool::new(sealed),
+            entry_durable: AtomicBool::new(true),
             len: AtomicU64::new(len),
             live_count: AtomicU64::new(0),
             live_bytes: AtomicU64::new(0),
@@ -129,6 +137,19 @@ impl DataFile {
     /// True once the file is a read-only datafile.
     pub fn is_sealed(&self) -> bool {
         self.sealed.load(Ordering::Acquire)
+    }
+
+    /// True once the file's header is fsynced and its directory entry is covered by a directory
+    /// fsync: only then may the manifest name it, and only then may a write in it be
+    /// acknowledged. Every file is born so except a journal the writer had to create itself
+    /// (no spare was ready), which the next group-commit round or maintenance pass makes so.
+    pub fn entry_durable(&self) -> bool {
+        self.entry_durable.load(Ordering::Acquire)
+    }
+
+    /// Records whether the file's header and directory entry are durable.
+    pub fn set_entry_durable(&self, durable: bool) {
+        self.entry_durable.store(durable, Ordering::Release);
     }
 
     /// Marks the journal sealed.
@@ -224,6 +245,7 @@ mod tests {
             FileName::Journal(3),
             FileName::Datafile(12),
             FileName::Compaction(7),
+            FileName::Spare(9),
         ] {
             assert_eq!(FileName::parse(&name.name()), Some(name));
         }

@@ -40,6 +40,9 @@ pub const FILE_MAGIC: [u8; 8] = *b"QUINCEJ1";
 pub const FORMAT_VERSION: u32 = 2;
 /// Bytes of a file header record (prefix plus magic, version, reserved, fid, maximal size).
 pub const FILE_HEADER_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 32;
+/// Bytes of a link record (prefix plus the fid it names): the first record of a journal the
+/// writer took, right after the file header.
+pub const LINK_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 8;
 /// Bytes of a footer record (prefix plus record count).
 pub const FOOTER_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 8;
 
@@ -68,6 +71,10 @@ pub enum RecordType {
     Meta = 7,
     /// The only record of a store's manifest file: the fids of its journal and datafiles.
     Manifest = 8,
+    /// First record after the header of a journal the writer took: the fid (u64) of the
+    /// journal it handed off before (0: none that could still be unsynced). Recovery reads the
+    /// journals as one log through these links (`chain.rs`).
+    Link = 9,
 }
 
 impl RecordType {
@@ -82,6 +89,7 @@ impl RecordType {
             6 => RecordType::Supersedes,
             7 => RecordType::Meta,
             8 => RecordType::Manifest,
+            9 => RecordType::Link,
             _ => return None,
         })
     }
@@ -291,6 +299,16 @@ pub fn parse_file_header(record: &RecordRef<'_>) -> Result<FileHeader, &'static 
         fid: u64_at(p, 16),
         maximal_size: u64_at(p, 24),
     })
+}
+
+/// Encodes a link record naming the journal handed off before this one.
+pub fn encode_link(previous_fid: u64) -> Vec<u8> {
+    encode(RecordType::Link, 0, 0, &[], &previous_fid.to_le_bytes())
+}
+
+/// The fid a link record's payload names.
+pub fn parse_link(payload: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(payload.try_into().ok()?))
 }
 
 /// Encodes a footer record for a file holding `records` records before it.

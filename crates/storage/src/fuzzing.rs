@@ -14,8 +14,8 @@
 
 pub use crate::format::{
     decode, encode, header_check, padded, parse_fids, parse_file_header, DecodeError, FileHeader,
-    RecordRef, RecordType, ALIGN, FILE_HEADER_RECORD_SIZE, HEADER_SIZE, KEY_SIZE_MAX, PREFIX_SIZE,
-    RECORD_SIZE_MAX,
+    RecordRef, RecordType, ALIGN, FILE_HEADER_RECORD_SIZE, HEADER_SIZE, KEY_SIZE_MAX,
+    LINK_RECORD_SIZE, PREFIX_SIZE, RECORD_SIZE_MAX,
 };
 pub use crate::hint::{parse as parse_hint, Hint, HintEntry};
 

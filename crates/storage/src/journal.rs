@@ -1,17 +1,23 @@
-//! The write path: appending records to the active journal, sealing it, starting the next.
+//! The write path: appending records to the active journal, handing it off when full, taking
+//! the next.
 //!
 //! What it is: methods of [`Store`] that run under the writer lock. Each record is encoded in
 //! full and handed to the file in ONE positional write, with no buffering in user space: a
 //! killed process loses nothing the kernel accepted. (A batch, `batch.rs`, hands the whole
 //! records of several writes to the file in one positional write, by the same rules.)
 //!
-//! What it is not: durability. Appends reach the page cache; `sync.rs` makes them durable.
+//! What it is not: durability, nor the seal. Appends reach the page cache; `sync.rs` makes them
+//! durable; `handoff.rs` seals handed-off journals and prepares spares, outside the writer lock.
 //!
-//! Invariants: a failed write or fsync poisons the store before anything else is appended, so
-//! no record is ever written after a torn one; a journal is sealed (footer, fsync, rename,
-//! directory fsync) before its successor exists, so at most one journal is on disk and every
-//! record of a sealed datafile is durable; the index is updated only after the record's write
-//! returned.
+//! Invariants: nothing here fsyncs (a file or the directory) or rewrites the manifest, so no
+//! writer waits for the disk under the writer lock; a failed write poisons the store before
+//! anything else is appended, so no record is ever written after a torn one; a full journal is
+//! handed off (its footer appended) before its successor takes a record, journals become
+//! active in fid order, and each journal the writer takes starts with a link record naming the
+//! one handed off before it, so the journals on disk read in fid order are one log: at most one
+//! active journal, the handed-off ones before it (each ending with its footer), the spare after
+//! it; every record of a sealed datafile is durable (the seal fsyncs before it renames); the
+//! index is updated only after the record's write returned.
 //!
 //! The hint file of a freshly sealed datafile is NOT written under the writer lock: reading back
 //! a 32 MiB datafile and writing its hint takes tens of milliseconds, and every writer of the
@@ -151,104 +157,119 @@ impl Store {
         Ok((journal, offset))
     }
 
-    /// The active journal, started first if there is none (a new store, a store reopened
-    /// without one, or one whose previous journal was just sealed). Fails when the store is
-    /// poisoned, or when the journal cannot be started (see [`Store::start_journal`]).
+    /// The active journal, taken first if there is none (a new store, a store reopened
+    /// without one, or one whose previous journal was just handed off): the spare journal
+    /// `maintain` prepared when there is one, else a journal created here (see
+    /// [`Store::start_journal`]). Fails when the store is poisoned, or when no journal can be
+    /// started. Never fsyncs.
     pub(crate) fn journal_of(&self, writer: &mut Writer) -> Result<Arc<DataFile>, StorageError> {
         self.poison.check()?;
         if let Some(journal) = &writer.journal {
             return Ok(journal.clone());
         }
-        let (journal, capacity) = self.start_journal()?;
+        let previous = writer.fid_last;
+        let journal = match writer.spare.take() {
+            Some(spare) => {
+                self.spare_fid.store(0, Ordering::Relaxed);
+                // The link to the journal handed off before, as its first record.
+                let link = format::encode_link(previous);
+                let offset = spare.len.load(Ordering::Relaxed);
+                if let Err(e) = spare.handle.write_all_at(&link, offset) {
+                    let path = spare.file_name().path_in(&self.dir);
+                    return Err(self.poison.poison(StorageError::io(&path, e)));
+                }
+                spare
+                    .len
+                    .store(offset + link.len() as u64, Ordering::Release);
+                spare
+            }
+            None => self.start_journal(previous)?,
+        };
+        assert!(
+            journal.fid > previous,
+            "journals become active in the order of their fids"
+        );
+        writer.fid_last = journal.fid;
         *self.active.write() = journal.clone();
-        writer.capacity = capacity;
+        writer.capacity = self.journal_size.load(Ordering::Relaxed);
         writer.journal = Some(journal.clone());
         writer.records = 0;
         Ok(journal)
     }
 
-    /// Seals the active journal; the next write starts its successor.
+    /// Hands the active journal off for sealing: appends its footer (to the page cache) and
+    /// gives it to group commit, whose rounds fsync it before they acknowledge anything newer,
+    /// and to `maintain`, which renames it to a datafile once an fsync covered it. The next
+    /// write takes the next journal. No fsync, no rename: nothing here waits for the disk.
     pub(crate) fn rotate_locked(&self, writer: &mut Writer) -> Result<(), StorageError> {
         let journal = self.journal_of(writer)?;
-        if let Err(e) = self.seal(&journal, writer.records) {
-            writer.journal = None;
-            return Err(self.poison.poison(e));
-        }
-        // Everything written so far sat in the journal just fsynced.
-        self.group_commit
-            .covered(self.seq_written.load(Ordering::Acquire));
-        self.hints_pending.lock().push(journal);
-        *self.active.write() = DataFile::no_journal();
-        writer.journal = None;
-        writer.records = 0;
-        self.counters.seals.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    }
-
-    /// Creates the next journal and names it in the manifest, under the writer lock.
-    ///
-    /// A full disk while creating the journal is not a failure of what is stored: the
-    /// half-made file (no record, never listed: `create_journal` adds it to the store's files
-    /// only once its header is durable) is removed, its fid given back, `Full` returned and
-    /// the store stays writable, so a write after space was freed starts it again; a server
-    /// whose journals were all sealed can open on a full disk, serve reads and drop
-    /// collections. Once the journal is durable, a failure to name it in the manifest poisons
-    /// the store (a manifest on disk may already name it, so it must stay), as does any other
-    /// failure.
-    fn start_journal(&self) -> Result<(Arc<DataFile>, u64), StorageError> {
-        let fid = self.fid_next.fetch_add(1, Ordering::Relaxed);
-        let capacity = self.journal_size.load(Ordering::Relaxed);
-        let journal = match self.create_journal(fid, capacity) {
-            Ok(journal) => journal,
-            Err(e @ StorageError::Full { .. }) if self.poison.reason().is_none() => {
-                let path = FileName::Journal(fid).path_in(&self.dir);
-                match self.io.remove_file(&path) {
-                    Ok(()) => Ok(()),
-                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                    Err(err) => Err(self.poison.poison(StorageError::io(&path, err))),
-                }?;
-                // Unless a compaction took the next one meanwhile, the fid is used again, so
-                // retries on a full disk do not use up the 32-bit fid space.
-                let _ = self.fid_next.compare_exchange(
-                    fid + 1,
-                    fid,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                );
-                tracing::warn!(event = "journal.start_failed", fid, error = %e);
-                return Err(e);
-            }
-            Err(e) => return Err(self.poison.poison(e)),
-        };
-        self.write_manifest().map_err(|e| self.poison.poison(e))?;
-        Ok((journal, capacity))
-    }
-
-    /// Footer, fsync, rename to a datafile, directory fsync (the hint comes later).
-    fn seal(&self, journal: &DataFile, records: u64) -> Result<(), StorageError> {
-        let from = FileName::Journal(journal.fid).path_in(&self.dir);
-        let to = FileName::Datafile(journal.fid).path_in(&self.dir);
         let offset = journal.len.load(Ordering::Relaxed);
-        let footer = format::encode_footer(records);
-        journal
-            .handle
-            .write_all_at(&footer, offset)
-            .map_err(|e| StorageError::io(&from, e))?;
+        let footer = format::encode_footer(writer.records);
+        if let Err(e) = journal.handle.write_all_at(&footer, offset) {
+            writer.journal = None;
+            *self.active.write() = DataFile::no_journal();
+            let path = journal.file_name().path_in(&self.dir);
+            return Err(self.poison.poison(StorageError::io(&path, e)));
+        }
         journal
             .len
             .store(offset + footer.len() as u64, Ordering::Release);
-        journal
-            .handle
-            .sync_data()
-            .map_err(|e| StorageError::io(&from, e))?;
-        self.counters.syncs.fetch_add(1, Ordering::Relaxed);
-        self.io
-            .rename(&from, &to)
-            .map_err(|e| StorageError::io(&from, e))?;
-        journal.seal();
-        self.io
-            .sync_dir(&self.dir)
-            .map_err(|e| StorageError::io(&self.dir, e))
+        // Every record written so far is in this journal or an older one.
+        self.group_commit
+            .hand_off(journal, self.seq_written.load(Ordering::Acquire));
+        *self.active.write() = DataFile::no_journal();
+        writer.journal = None;
+        writer.records = 0;
+        Ok(())
+    }
+
+    /// Creates the next journal under the writer lock because no spare was ready: the file and
+    /// its header, in the page cache only. Its header and directory entry become durable with
+    /// the first group-commit round that acknowledges a record in it (or a later one), or the
+    /// next maintenance pass, which also names it in the manifest; until then it is a file
+    /// newer than the manifest, which recovery takes.
+    ///
+    /// A full disk while creating the journal is not a failure of what is stored: the
+    /// half-made file (no record) is removed, its fid given back, `Full` returned and the store
+    /// stays writable, so a write after space was freed starts it again; a server whose
+    /// journals were all sealed can open on a full disk, serve reads and drop collections. Any
+    /// other failure poisons the store.
+    fn start_journal(&self, previous: u64) -> Result<Arc<DataFile>, StorageError> {
+        let fid = self.fid_next.fetch_add(1, Ordering::Relaxed);
+        let capacity = self.journal_size.load(Ordering::Relaxed);
+        match self.create_journal(fid, capacity, Some(previous)) {
+            Ok(journal) => Ok(journal),
+            Err(e @ StorageError::Full { .. }) if self.poison.reason().is_none() => {
+                self.forget_half_made(fid)?;
+                tracing::warn!(event = "journal.start_failed", fid, error = %e);
+                Err(e)
+            }
+            Err(e) => Err(self.poison.poison(e)),
+        }
+    }
+
+    /// Removes the half-made journal `fid` (never in the file set, never listed) and gives its
+    /// fid back unless another file took the next one meanwhile, so retries on a full disk do
+    /// not use up the 32-bit fid space.
+    ///
+    /// The removal is not made durable here (that would be a directory fsync under the writer
+    /// lock): the directory is marked dirty, and the next group-commit round fsyncs it before it
+    /// acknowledges anything. Until then a crash may bring the half-made journal back; no write
+    /// after it can have been acknowledged, so recovery may read it as the end of the log.
+    pub(crate) fn forget_half_made(&self, fid: u64) -> Result<(), StorageError> {
+        for name in [FileName::Journal(fid), FileName::Spare(fid)] {
+            let path = name.path_in(&self.dir);
+            match self.io.remove_file(&path) {
+                Ok(()) => Ok(()),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
+                Err(err) => Err(self.poison.poison(StorageError::io(&path, err))),
+            }?;
+        }
+        self.files.mark_dir_dirty();
+        let _ = self
+            .fid_next
+            .compare_exchange(fid + 1, fid, Ordering::Relaxed, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Writes the hint files still owed for sealed datafiles, outside the writer lock, with the
@@ -268,27 +289,49 @@ impl Store {
         }
     }
 
-    /// Creates, heads and makes durable a new journal. A failed fsync poisons the store.
+    /// Creates and heads a new journal and adds it to the store's files. Without a `link` (a
+    /// spare, made by `maintain`) it is made as `spare-<fid>.db`, its header fsynced, renamed to
+    /// `journal-<fid>.db` and the directory fsynced, and a failed fsync or rename poisons the
+    /// store; with one (the writer's own, see [`Store::start_journal`]) the header and the link
+    /// to the journal handed off before go out in one write, and nothing is fsynced.
     pub(crate) fn create_journal(
         &self,
         fid: u64,
         capacity: u64,
+        link: Option<u64>,
     ) -> Result<Arc<DataFile>, StorageError> {
-        let path = FileName::Journal(fid).path_in(&self.dir);
+        let durable = link.is_none();
+        let journal_path = FileName::Journal(fid).path_in(&self.dir);
+        // A spare is made under a temporary name and renamed once its header is durable.
+        let path = match durable {
+            true => FileName::Spare(fid).path_in(&self.dir),
+            false => journal_path.clone(),
+        };
         let io_err = |e| StorageError::io(&path, e);
         let handle = self.io.create_new(&path).map_err(io_err)?;
-        let header = format::encode_file_header(FileHeader {
+        let mut header = format::encode_file_header(FileHeader {
             fid,
             maximal_size: capacity,
         });
+        if let Some(previous) = link {
+            // One write: a full disk fails the start before anything is in doubt.
+            header.extend_from_slice(&format::encode_link(previous));
+        }
         handle.write_all_at(&header, 0).map_err(io_err)?;
-        handle
-            .sync_data()
-            .map_err(|e| self.poison.poison(io_err(e)))?;
-        self.io
-            .sync_dir(&self.dir)
-            .map_err(|e| self.poison.poison(StorageError::io(&self.dir, e)))?;
+        if durable {
+            handle
+                .sync_data()
+                .map_err(|e| self.poison.poison(io_err(e)))?;
+            self.counters.syncs.fetch_add(1, Ordering::Relaxed);
+            self.io
+                .rename(&path, &journal_path)
+                .map_err(|e| self.poison.poison(io_err(e)))?;
+            self.io
+                .sync_dir(&self.dir)
+                .map_err(|e| self.poison.poison(StorageError::io(&self.dir, e)))?;
+        }
         let file = Arc::new(DataFile::new(fid, handle, false, header.len() as u64));
+        file.set_entry_durable(durable);
         self.files.write().insert(fid, file.clone());
         Ok(file)
     }

@@ -2,8 +2,9 @@
 //!
 //! What it is: a Bitcask/MMFiles-style heap of records. Each [`Store`] owns one directory with
 //! at most one active *journal* (appended to) and any number of sealed, read-only *datafiles*.
-//! When the journal would grow past the store's maximal journal size it is sealed into a
-//! datafile and a new journal starts. An in-memory primary index maps each live key to the
+//! When the journal would grow past the store's maximal journal size the writer hands it off
+//! (footer appended) and takes the next one, a spare made ahead of need; the background seals
+//! the full one into a datafile (fsync, rename), so no writer waits for the disk. An in-memory primary index maps each live key to the
 //! location and revision of its newest record; removals append tombstones. Compaction rewrites
 //! datafiles whose dead share passes a threshold, without blocking writers. A hint file per
 //! sealed datafile lets a restart skip rescanning it.
@@ -33,10 +34,13 @@ pub mod index;
 pub mod io;
 
 mod batch;
+mod chain;
 mod compaction;
+mod consistency;
 mod datafile;
 mod error;
 mod format;
+mod handoff;
 mod hint;
 mod journal;
 mod manifest;

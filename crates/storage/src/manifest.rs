@@ -1,28 +1,119 @@
 //! The store's manifest: the durable list of the files (by fid) that hold its data.
 //!
 //! What it is: reading and atomically replacing `manifest.db`, one record of type `Manifest`
-//! whose value is the fids (u64 each, ascending) of the active journal and every sealed
-//! datafile. The store rewrites it after every change of that set, and *before* it deletes a
-//! file (a seal adds the new journal; a compaction adds its output and drops what it replaced).
+//! whose value is the fids (u64 each, ascending) of the journals and every sealed datafile whose
+//! header and directory entry are durable, and [`FileSet`], the store's open files with the
+//! lock that serialises those rewrites. The store rewrites it after every change of that set,
+//! and *before* it deletes a file (a spare or a journal the writer created is added before a
+//! record in it is acknowledged; a compaction adds its output and drops what it replaced).
 //! Recovery checks the directory against it: a file the manifest lists must be there (as a
 //! journal or a datafile) unless a datafile that is there supersedes it. So a datafile deleted
 //! behind the engine's back, or a lost journal, stops the store from opening instead of
 //! silently losing its documents.
 //!
 //! What it is not: the source of truth about what is *in* the files (records and hints are),
-//! nor of which files exist beyond it: files newer than the manifest (a journal created a moment
-//! before the manifest named it, a compaction output committed a moment before) are normal
-//! after a crash and recovery takes them.
+//! nor of which files exist beyond it: files newer than the manifest (a journal the writer
+//! created whose first round had not named it yet, a compaction output committed a moment
+//! before) are normal after a crash and recovery takes them.
 //!
 //! Invariants: the manifest is replaced by writing `manifest.db.tmp`, syncing it, renaming it
 //! over `manifest.db` and syncing the directory, so a crash leaves the old or the new list whole;
 //! it is checksummed like every record; a file leaves the manifest before it leaves the disk.
 
+use std::collections::BTreeMap;
+use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
+use parking_lot::{Mutex, RwLock};
+
+use crate::datafile::DataFile;
 use crate::error::StorageError;
 use crate::format::{self, RecordType};
 use crate::io::FileIo;
+
+/// A store's open journals and datafiles by fid, with the manifest that names them; shared by
+/// the store and its group commit (whose rounds name a journal the writer created before they
+/// acknowledge a record in it). Derefs to the file map.
+pub(crate) struct FileSet {
+    files: RwLock<BTreeMap<u64, Arc<DataFile>>>,
+    /// Serialises rewrites of the manifest; holds the fids the manifest on disk names (`None`:
+    /// not known to match, after a failed rewrite or a recovery that could not write one).
+    pub(crate) listed: Mutex<Option<Vec<u64>>>,
+    /// A file was removed without a directory fsync (a journal start that failed): the next
+    /// group-commit round fsyncs the directory before it acknowledges anything.
+    dir_dirty: AtomicBool,
+    io: Arc<dyn FileIo>,
+    dir: PathBuf,
+}
+
+impl Deref for FileSet {
+    type Target = RwLock<BTreeMap<u64, Arc<DataFile>>>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.files
+    }
+}
+
+impl FileSet {
+    /// An empty set for the store in `dir`.
+    pub(crate) fn new(io: Arc<dyn FileIo>, dir: &Path) -> FileSet {
+        FileSet {
+            files: RwLock::new(BTreeMap::new()),
+            listed: Mutex::new(None),
+            dir_dirty: AtomicBool::new(false),
+            io,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    /// The fids the manifest should name: every file whose header and directory entry are
+    /// durable (all but a journal the writer created that nothing has made durable yet).
+    pub(crate) fn listable(&self) -> Vec<u64> {
+        let files = self.files.read();
+        files
+            .values()
+            .filter(|f| f.entry_durable())
+            .map(|f| f.fid)
+            .collect()
+    }
+
+    /// Rewrites the manifest from the current file set (call after changing it, before
+    /// deleting any file that left it).
+    pub(crate) fn write_manifest(&self) -> Result<(), StorageError> {
+        let mut listed = self.listed.lock();
+        let fids = self.listable();
+        // Unknown until the write succeeded: a failed rewrite may have left either list.
+        *listed = None;
+        write(self.io.as_ref(), &self.dir, &fids)?;
+        *listed = Some(fids);
+        Ok(())
+    }
+
+    /// Records that a file was removed without a directory fsync.
+    pub(crate) fn mark_dir_dirty(&self) {
+        self.dir_dirty.store(true, Ordering::Release);
+    }
+
+    /// True (once) when a removal awaits a directory fsync; the caller fsyncs the directory.
+    pub(crate) fn take_dir_dirty(&self) -> bool {
+        self.dir_dirty.swap(false, Ordering::AcqRel)
+    }
+
+    /// The store's file system.
+    pub(crate) fn io(&self) -> &dyn FileIo {
+        self.io.as_ref()
+    }
+
+    /// Rewrites the manifest only when it does not name exactly the listable files.
+    pub(crate) fn refresh_manifest(&self) -> Result<(), StorageError> {
+        if self.listed.lock().as_deref() == Some(&self.listable()[..]) {
+            return Ok(());
+        }
+        self.write_manifest()
+    }
+}
 
 /// The manifest's file name.
 pub const MANIFEST_FILE: &str = "manifest.db";

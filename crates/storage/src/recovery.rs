@@ -8,14 +8,15 @@
 //! 3. load every remaining datafile from its hint file when the hint is whole and matches,
 //!    else by scanning it strictly (any bad record in a sealed file is `Corrupted`), and write
 //!    a fresh hint for next time;
-//! 4. scan the journal, cutting it at the first record that does not verify;
+//! 4. read the journals as one log (`chain.rs`): finish the seals of handed-off journals, cut
+//!    the torn tail at the end of the log and every record after it, keep the spare;
 //! 5. for each key keep the record with the highest `seq`; drop keys whose winner is a
 //!    tombstone or is older than the newest truncate marker; count live and dead per file.
 //!
 //! What it is not: a repair tool. It never skips a bad record in the middle of a sealed file.
 //!
-//! Invariants: after recovery the journal ends at its last good record and is fsynced, so every
-//! record recovery kept is durable; the index names, per key, the record with the highest `seq`.
+//! Invariants: after recovery the active journal ends at its last good record and every journal
+//! kept is fsynced, so every record recovery kept is durable; the index names, per key, the record with the highest `seq`.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -34,7 +35,6 @@ use crate::io::{FileHandle, FileIo};
 use crate::poison::Poison;
 use crate::store::{value_len, Counters, Store, StoreOptions, Writer};
 use crate::sync::GroupCommit;
-use crate::tail::Tail;
 
 /// Per-file totals seen while loading, before liveness is known.
 #[derive(Default)]
@@ -55,7 +55,7 @@ struct MetaAt {
 }
 
 /// The state recovery accumulates over all files.
-struct Resolver {
+pub(crate) struct Resolver {
     index: PrimaryIndex,
     totals: HashMap<u64, FileTotals>,
     truncate_seq: u64,
@@ -66,7 +66,7 @@ struct Resolver {
 
 impl Resolver {
     /// Takes one record of file `fid` into account.
-    fn apply(&mut self, fid: u64, e: &HintEntry<'_>) {
+    pub(crate) fn apply(&mut self, fid: u64, e: &HintEntry<'_>) {
         let (kind, seq, rev, offset, size, key) = (e.kind, e.seq, e.rev, e.offset, e.size, e.key);
         let totals = self.totals.entry(fid).or_default();
         let location = Location {
@@ -112,7 +112,8 @@ impl Resolver {
             RecordType::FileHeader
             | RecordType::Footer
             | RecordType::Supersedes
-            | RecordType::Manifest => return,
+            | RecordType::Manifest
+            | RecordType::Link => return,
         }
         self.seq_max = self.seq_max.max(seq);
         self.tick = self.tick.max(rev);
@@ -120,7 +121,7 @@ impl Resolver {
 }
 
 /// The hint entry describing the record `r` at `offset`.
-fn entry_of<'a>(offset: u64, r: &format::RecordRef<'a>) -> HintEntry<'a> {
+pub(crate) fn entry_of<'a>(offset: u64, r: &format::RecordRef<'a>) -> HintEntry<'a> {
     HintEntry {
         kind: r.kind,
         seq: r.seq,
@@ -138,6 +139,7 @@ struct Listing {
     datafiles: BTreeSet<u64>,
     hints: BTreeSet<u64>,
     compactions: Vec<u64>,
+    spares: Vec<u64>,
     fid_max: u64,
 }
 
@@ -164,6 +166,10 @@ fn list(io: &dyn FileIo, dir: &Path) -> Result<Listing, StorageError> {
                 listing.compactions.push(fid);
                 fid
             }
+            FileName::Spare(fid) => {
+                listing.spares.push(fid);
+                fid
+            }
         };
         listing.fid_max = listing.fid_max.max(fid);
     }
@@ -171,7 +177,11 @@ fn list(io: &dyn FileIo, dir: &Path) -> Result<Listing, StorageError> {
 }
 
 /// Reads and checks the file header record of `handle`.
-fn read_header(handle: &dyn FileHandle, len: u64, path: &Path) -> Result<FileHeader, StorageError> {
+pub(crate) fn read_header(
+    handle: &dyn FileHandle,
+    len: u64,
+    path: &Path,
+) -> Result<FileHeader, StorageError> {
     if len < FILE_HEADER_RECORD_SIZE {
         return Err(StorageError::corrupted(
             path,
@@ -256,9 +266,6 @@ impl Store {
             let e = std::io::Error::new(std::io::ErrorKind::AlreadyExists, "store exists");
             return Err(StorageError::io(dir, e));
         }
-        if listing.journals.len() > 1 {
-            return Err(StorageError::corrupted(dir, 0, "more than one journal"));
-        }
         if listing.fid_max >= u64::from(u32::MAX) {
             // The index keeps fids in 32 bits; the engine never names a file past that.
             return Err(StorageError::corrupted(
@@ -278,6 +285,11 @@ impl Store {
         for fid in &listing.compactions {
             tracing::warn!(event = "compaction.leftover_removed", fid, dir = %dir.display());
             remove(FileName::Compaction(*fid))?;
+        }
+        for fid in &listing.spares {
+            // A spare journal whose making was cut short: it held its header at most.
+            tracing::info!(event = "journal.spare_leftover_removed", fid, dir = %dir.display());
+            remove(FileName::Spare(*fid))?;
         }
 
         // Open every datafile and finish compactions whose cleanup a crash interrupted.
@@ -348,17 +360,20 @@ impl Store {
         }
         io.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
 
-        // The journal: lenient, its torn tail is cut.
+        // The journals: one log, lenient at its end (`chain.rs`).
         let fid_next = listing.fid_max + 1;
-        let journal = match listing.journals.first() {
-            Some(fid) => {
-                let is_listed = listed.as_ref().is_some_and(|l| l.contains(fid));
-                open_journal(io.as_ref(), dir, *fid, is_listed, &mut resolver)?
-            }
-            None => None,
-        };
-        let holds_records =
-            !datafiles.is_empty() || journal.as_ref().is_some_and(|j| j.records > 0);
+        let mut journals = listing.journals.clone();
+        journals.sort_unstable();
+        let chain = crate::chain::recover_journals(
+            io.as_ref(),
+            dir,
+            &journals,
+            listed.as_ref(),
+            &mut resolver,
+        )?;
+        let holds_records = !datafiles.is_empty()
+            || !chain.sealed.is_empty()
+            || chain.active.as_ref().is_some_and(|j| j.records > 0);
         if listed.is_none() && holds_records {
             // Only a store that never got past its creation (an empty journal at most) may lack
             // its manifest; otherwise which files belong to it can no longer be checked.
@@ -390,6 +405,7 @@ impl Store {
 
         let journal_size = options.journal_size;
         let poison = Arc::new(Poison::default());
+        let files = Arc::new(crate::manifest::FileSet::new(io.clone(), dir));
         let store = Store {
             dir: dir.to_path_buf(),
             io: io.clone(),
@@ -397,25 +413,32 @@ impl Store {
             sync_interval: options.sync_interval,
             journal_size: AtomicU64::new(journal_size),
             index,
-            files: RwLock::new(BTreeMap::new()),
+            files: files.clone(),
             writer: Mutex::new(Writer {
                 journal: None,
                 capacity: 0,
                 records: 0,
                 seq_next: 0,
+                spare: None,
+                fid_last: 0,
             }),
             active: RwLock::new(DataFile::no_journal()),
-            group_commit: Arc::new(GroupCommit::new(seq_max, dir.to_path_buf(), poison.clone())),
+            group_commit: Arc::new(GroupCommit::new(
+                seq_max,
+                dir.to_path_buf(),
+                files.clone(),
+                poison.clone(),
+            )),
             poison,
             hints_pending: Mutex::new(Vec::new()),
             closed: AtomicBool::new(false),
             deleted: AtomicBool::new(false),
             fid_next: AtomicU64::new(0),
+            spare_fid: AtomicU64::new(0),
             seq_written: AtomicU64::new(seq_max),
             last_tick: AtomicU64::new(tick),
             live_value_bytes: AtomicU64::new(0),
             upkeep: Mutex::new(Instant::now()),
-            manifest_lock: Mutex::new(()),
             meta: Mutex::new(None),
             relocation: RwLock::new(()),
             compactors: AtomicU64::new(0),
@@ -428,9 +451,24 @@ impl Store {
                 files.insert(fid, Arc::new(DataFile::new(fid, handle, true, len)));
             }
         }
-        // Without a journal (a new store, or every journal sealed), the first write starts one:
-        // opening writes no data file, so a store opens on a full disk.
-        let (journal, capacity, records) = match journal {
+        // Without a journal (a new store, or every journal sealed), the first write takes the
+        // spare or starts one: opening writes no data file, so a store opens on a full disk.
+        let crate::chain::Chain {
+            sealed,
+            active,
+            spare,
+            retired,
+        } = chain;
+        let sealed_last = sealed.iter().map(|j| j.fid).max();
+        for j in sealed {
+            store
+                .files
+                .write()
+                .insert(j.fid, Arc::new(DataFile::new(j.fid, j.handle, true, j.len)));
+            hints_missing.push(j.fid);
+        }
+        let fid_last = active.as_ref().map(|j| j.fid).or(sealed_last).unwrap_or(0);
+        let (journal, capacity, records) = match active {
             Some(j) => {
                 let file = Arc::new(DataFile::new(j.fid, j.handle, false, j.len));
                 store.files.write().insert(j.fid, file.clone());
@@ -439,25 +477,45 @@ impl Store {
             }
             None => (None, journal_size, 0),
         };
+        let spare = spare.map(|j| {
+            let file = Arc::new(DataFile::new(j.fid, j.handle, false, j.len));
+            store.files.write().insert(j.fid, file.clone());
+            store.spare_fid.store(j.fid, Ordering::Relaxed);
+            file
+        });
         store.fid_next.store(fid_next, Ordering::Relaxed);
         *store.writer.lock() = Writer {
             journal,
             capacity,
             records,
             seq_next: seq_max + 1,
+            spare,
+            fid_last,
         };
         store.settle_counters(&totals);
         if let Some(at) = meta {
             let value = store.read_meta_at(at)?;
             *store.meta.lock() = Some((at.seq, value));
         }
-        let fids: Vec<u64> = store.files.read().keys().copied().collect();
-        if listed.as_ref() != Some(&fids) {
+        let fids = store.files.listable();
+        if listed.as_ref() == Some(&fids) {
+            *store.files.listed.lock() = Some(fids);
+        } else {
             // Only a refresh: a manifest that lists files recovery removed (they were superseded)
             // or lacks a journal created after it is still right by its rule, so a failure (a
-            // full disk) is logged and the next change of the file set writes it.
-            if let Err(error) = crate::manifest::write(io.as_ref(), dir, &fids) {
+            // full disk) is logged and `maintain` writes it later.
+            if let Err(error) = store.write_manifest() {
                 tracing::warn!(event = "manifest.write_failed", dir = %dir.display(), error = %error);
+            }
+        }
+        if store.files.listed.lock().is_some() {
+            // Named by no manifest any more; they hold their header only.
+            for fid in &retired {
+                tracing::info!(event = "journal.unused_removed", fid, dir = %dir.display());
+                remove(FileName::Journal(*fid))?;
+            }
+            if !retired.is_empty() {
+                io.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
             }
         }
         for fid in hints_missing {
@@ -610,15 +668,6 @@ fn scan_datafile(
     Ok(())
 }
 
-/// The recovered journal.
-struct RecoveredJournal {
-    fid: u64,
-    handle: Box<dyn FileHandle>,
-    len: u64,
-    capacity: u64,
-    records: u64,
-}
-
 /// Every file the manifest lists must be on disk, unless a datafile on disk supersedes it.
 fn check_listed_files(
     io: &dyn FileIo,
@@ -655,83 +704,4 @@ fn check_listed_files(
         ));
     }
     Ok(())
-}
-
-/// Opens and scans the journal, cutting a torn tail; `None` if it never got a whole header.
-/// `listed`: the manifest names it (so it had a whole, durable header).
-fn open_journal(
-    io: &dyn FileIo,
-    dir: &Path,
-    fid: u64,
-    listed: bool,
-    resolver: &mut Resolver,
-) -> Result<Option<RecoveredJournal>, StorageError> {
-    let path = FileName::Journal(fid).path_in(dir);
-    let io_err = |e| StorageError::io(&path, e);
-    let handle = io.open(&path).map_err(io_err)?;
-    let len = handle.len().map_err(io_err)?;
-    if len <= FILE_HEADER_RECORD_SIZE {
-        // Records are appended only after the header is durable, so a journal this short
-        // never held one: it was being created when the process stopped.
-        let whole =
-            len == FILE_HEADER_RECORD_SIZE && read_header(handle.as_ref(), len, &path).is_ok();
-        if !whole && listed {
-            return Err(StorageError::corrupted(
-                &path,
-                0,
-                "journal is shorter than its header, but the manifest lists it",
-            ));
-        }
-        if !whole {
-            tracing::warn!(event = "journal.incomplete_removed", path = %path.display());
-            io.remove_file(&path).map_err(io_err)?;
-            io.sync_dir(dir).map_err(|e| StorageError::io(dir, e))?;
-            return Ok(None);
-        }
-    }
-    let header = read_header(handle.as_ref(), len, &path)?;
-    if header.fid != fid {
-        return Err(StorageError::corrupted(
-            &path,
-            0,
-            "fid does not match the name",
-        ));
-    }
-    let mut records = 0u64;
-    let outcome = crate::scan::scan(
-        handle.as_ref(),
-        FILE_HEADER_RECORD_SIZE,
-        len,
-        &mut |offset, r| {
-            records += 1;
-            resolver.apply(fid, &entry_of(offset, &r));
-            Ok(())
-        },
-        &|e| StorageError::io(&path, e),
-    )?;
-    if let Some((offset, error)) = outcome.bad {
-        match crate::tail::classify(handle.as_ref(), offset, len, &error, &io_err)? {
-            Tail::Torn => {
-                tracing::warn!(
-                    event = "journal.tail_truncated",
-                    path = %path.display(),
-                    offset,
-                    dropped_bytes = len - offset,
-                    reason = %error,
-                );
-                handle.set_len(outcome.good_end).map_err(io_err)?;
-            }
-            Tail::Damaged { reason } => return Err(StorageError::corrupted(&path, offset, reason)),
-        }
-    }
-    // What the journal holds may have survived a process crash in the page cache only; make
-    // it durable now so `synced` can start at the highest recovered seq.
-    handle.sync_data().map_err(io_err)?;
-    Ok(Some(RecoveredJournal {
-        fid,
-        handle,
-        len: outcome.good_end,
-        capacity: header.maximal_size,
-        records,
-    }))
 }

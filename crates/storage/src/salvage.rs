@@ -73,7 +73,9 @@ pub fn salvage_damaged_files(io: &dyn FileIo, dir: &Path) -> Result<usize, Stora
                 fid_max = fid_max.max(fid);
                 candidates.push(file);
             }
-            Some(FileName::Hint(fid) | FileName::Compaction(fid)) => fid_max = fid_max.max(fid),
+            Some(FileName::Hint(fid) | FileName::Compaction(fid) | FileName::Spare(fid)) => {
+                fid_max = fid_max.max(fid)
+            }
             None => {}
         }
     }

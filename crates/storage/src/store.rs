@@ -1,16 +1,41 @@
 //! [`Store`]: one collection's journal, datafiles, primary index and maintenance.
 //!
 //! What it is: the public face of the engine and the state it shares between threads. The work
-//! is split by concern: `journal.rs` appends and seals, `sync.rs` is group commit,
-//! `recovery.rs` opens, `compaction.rs` rewrites datafiles; each adds methods to [`Store`].
+//! is split by concern: `journal.rs` appends and hands full journals off, `handoff.rs` seals
+//! them and prepares the spare journal in the background, `sync.rs` is group commit,
+//! `recovery.rs` and `chain.rs` open, `compaction.rs` rewrites datafiles, `consistency.rs`
+//! checks the invariants; each adds methods to [`Store`].
 //!
 //! What it is not: a document store. Keys and values are bytes; `rev` is opaque.
 //!
 //! Invariants: one writer at a time (the `writer` mutex) appends, then updates the index, so
 //! the index never points past a file's written length; a key's index entry always names its
-//! newest record by `seq`; after poisoning no byte is appended.
+//! newest record by `seq`; after poisoning no byte is appended; nothing done under the writer
+//! lock waits for the disk (no fsync, no directory fsync, no manifest rewrite: a full journal is
+//! handed off with its footer in the page cache, and the next journal is the spare `maintain`
+//! made durable beforehand, or one created in the page cache and made durable by the
+//! group-commit round that first acknowledges a record in it). [`Store::check_consistency`]
+//! checks these and the counters.
+//!
+//! Lock order. A thread holding one of these locks takes only locks further down the list:
+//! 1. `upkeep`: maintenance passes, compaction, the second half of `rotate`, `close`,
+//!    `abandon`, `check_consistency`;
+//! 2. `writer`: every append (`mutate*`, `write_meta`, `truncate`), the first half of
+//!    `rotate`, `mark_closed`, `abandon`, `restore`; `prepare_spare` takes it (under
+//!    `upkeep`) only to install the spare;
+//! 3. `relocation`: shared by scans, exclusive while compaction re-points keys (under `upkeep`,
+//!    never under `writer`);
+//! 4. the index's shard locks (inside [`PrimaryIndex`]; released before a file is counted);
+//! 5. `meta` and `active` (each taken alone, under `writer`, or `meta` in compaction's scan);
+//! 6. `files.listed` (the manifest lock), then `files` itself (read or write);
+//! 7. `hints_pending`, then group commit's state lock, then the poison latch's mutex: leaves.
+//!
+//! Waiting for a ticket (an fsync by a syncer round) is allowed under `upkeep` (`maintain`'s
+//! sync, compaction's commit, `close`), never under `writer`. A syncer round takes none of the
+//! store's locks but group commit's state (never across an fsync) and, to name a journal the
+//! writer created, `files.listed` then `files`; so a round can never wait for a writer, and a
+//! writer never waits for a round.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -23,6 +48,7 @@ use crate::error::StorageError;
 use crate::format::{self, RecordType};
 use crate::index::{Location, PrimaryIndex};
 use crate::io::FileIo;
+use crate::manifest::FileSet;
 use crate::poison::Poison;
 use crate::sync::{GroupCommit, WriteTicket};
 
@@ -121,9 +147,10 @@ pub struct Figures {
     pub datafiles_count: u64,
     /// Total bytes of sealed datafiles.
     pub datafiles_file_size: u64,
-    /// Active journals (0 or 1).
+    /// Journals: the active one (0 or 1) and full ones handed off whose seal has not finished
+    /// yet. The spare journal made ahead of need is not counted.
     pub journals_count: u64,
-    /// Bytes of the active journal.
+    /// Bytes of those journals.
     pub journals_file_size: u64,
     /// Compaction files in progress.
     pub compactors_count: u64,
@@ -181,6 +208,12 @@ pub(crate) struct Writer {
     pub(crate) records: u64,
     /// The `seq` of the next record.
     pub(crate) seq_next: u64,
+    /// The spare journal `maintain` prepared (durable, named in the manifest, header only),
+    /// which the next journal start takes without I/O.
+    pub(crate) spare: Option<Arc<DataFile>>,
+    /// The highest fid that was ever the active journal (or, after open, of any file): a spare
+    /// is installed only above it, so journals become active in fid order.
+    pub(crate) fid_last: u64,
 }
 
 /// One collection's data: journal, datafiles, primary index.
@@ -195,7 +228,8 @@ pub struct Store {
     pub(crate) journal_size: AtomicU64,
     pub(crate) index: PrimaryIndex,
     /// Every open journal and datafile by fid.
-    pub(crate) files: RwLock<BTreeMap<u64, Arc<DataFile>>>,
+    /// Shared with `group_commit`, which names in the manifest a journal the writer created.
+    pub(crate) files: Arc<FileSet>,
     pub(crate) writer: Mutex<Writer>,
     /// The active journal, for `sync` (which must not take the writer lock).
     pub(crate) active: RwLock<Arc<DataFile>>,
@@ -210,6 +244,8 @@ pub struct Store {
     /// Set by [`Store::abandon`]: the store's directory is being deleted.
     pub(crate) deleted: AtomicBool,
     pub(crate) fid_next: AtomicU64,
+    /// The fid of `Writer::spare` (0: none), readable without the writer lock.
+    pub(crate) spare_fid: AtomicU64,
     /// The highest `seq` whose record has been written (published after the write).
     pub(crate) seq_written: AtomicU64,
     /// The highest revision on disk.
@@ -220,8 +256,6 @@ pub struct Store {
     /// store is closed nothing writes into its directory any more; holds when the last
     /// compaction ran.
     pub(crate) upkeep: Mutex<Instant>,
-    /// Serialises rewrites of the manifest (seals and compactions change the file set).
-    pub(crate) manifest_lock: Mutex<()>,
     /// The store's metadata: the newest `Meta` record's `seq` and value.
     pub(crate) meta: Mutex<Option<(u64, Vec<u8>)>>,
     /// Scans hold it shared; compaction holds it exclusively while it re-points keys and drops
@@ -498,7 +532,9 @@ impl Store {
         self.journal_size.store(bytes, Ordering::Relaxed);
     }
 
-    /// Seals the active journal now, if it holds any record, and writes its hint file.
+    /// Seals the active journal now, if it holds any record, and writes its hint file: hands
+    /// it off under the writer lock, then (outside it) finishes every seal handed off so far.
+    /// When it returns, every record written before the call is durable.
     pub fn rotate(&self) -> Result<(), StorageError> {
         {
             let mut writer = self.writer.lock();
@@ -509,19 +545,28 @@ impl Store {
         }
         let _upkeep = self.upkeep.lock();
         if !self.closed.load(Ordering::Acquire) {
+            self.finish_seals()?;
+            self.refresh_manifest()?;
             self.write_pending_hints_locked();
         }
         Ok(())
     }
 
-    /// Background upkeep, called periodically by one maintenance thread: writes the hint files
-    /// of datafiles sealed since the last pass, fsyncs writes older than the sync interval, and
-    /// compacts when the policy says so. Does nothing once the store is closed.
+    /// Background upkeep, called periodically by one maintenance thread: seals the journals
+    /// the writer handed off (fsync, rename, directory fsync), makes durable and names in the
+    /// manifest a journal the writer had to create itself, prepares the spare journal the next
+    /// rotation takes, writes the hint files of datafiles sealed since the last pass, fsyncs
+    /// writes older than the sync interval, and compacts when the policy says so. Does nothing
+    /// once the store is closed.
     pub fn maintain(&self) -> Result<(), StorageError> {
         let mut upkeep = self.upkeep.lock();
         if self.closed.load(Ordering::Acquire) || self.poison.reason().is_some() {
             return Ok(());
         }
+        self.finish_seals()?;
+        self.settle_entries()?;
+        self.prepare_spare()?;
+        self.refresh_manifest()?;
         self.write_pending_hints_locked();
         if self.sync_due(self.sync_interval) {
             self.sync()?;
@@ -548,7 +593,12 @@ impl Store {
             compactors_file_size: self.compactor_bytes.load(Ordering::Relaxed),
             ..Figures::default()
         };
+        let spare = self.spare_fid.load(Ordering::Relaxed);
         for file in self.files.read().values() {
+            if file.fid == spare {
+                // Holds its header only, and no record: not a journal in use yet.
+                continue;
+            }
             let c = file.counts();
             f.alive_count += c.live_count;
             f.alive_size += c.live_bytes;
@@ -578,8 +628,9 @@ impl Store {
 
     /// Flushes and closes: syncs the journal, writes the hints still owed for sealed
     /// datafiles, refuses later writes with `ShuttingDown`. Durability waiters registered before
-    /// are answered (the syncers finish their rounds). The journal is rescanned on the next open
-    /// (it has no hint), which is cheap because it is at most one journal's size. Idempotent; a
+    /// are answered (the syncers finish their rounds); journals handed off are sealed. The
+    /// active journal is rescanned on the next open (it has no hint), which is cheap because it
+    /// is at most one journal's size. Idempotent; a
     /// poisoned store reports its poison.
     pub fn close(&self) -> Result<(), StorageError> {
         if !self.mark_closed() {
@@ -589,6 +640,8 @@ impl Store {
         let _upkeep = self.upkeep.lock();
         self.poison.check()?;
         self.sync()?;
+        // Every handed-off journal is fsynced now; renaming them spares the next open a step.
+        self.finish_seals()?;
         self.write_pending_hints_locked();
         // A hint whose fsync failed just now poisons the store too.
         self.poison.check()
@@ -624,9 +677,7 @@ impl Store {
     /// Rewrites the manifest from the current file set (call after changing it, before
     /// deleting any file that left it).
     pub(crate) fn write_manifest(&self) -> Result<(), StorageError> {
-        let _manifest = self.manifest_lock.lock();
-        let fids: Vec<u64> = self.files.read().keys().copied().collect();
-        crate::manifest::write(self.io.as_ref(), &self.dir, &fids)
+        self.files.write_manifest()
     }
 
     /// The error that poisoned the store, if any.

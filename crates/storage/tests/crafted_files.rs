@@ -92,8 +92,9 @@ fn a_record_with_the_largest_sequence_number_is_refused() {
         .pop()
         .expect("a journal");
     let mut bytes = io.read_file(&journal).unwrap();
-    // The file header record, then the document: its seq is the u64 at 16.
-    let header_len = quince_storage::fuzzing::FILE_HEADER_RECORD_SIZE as usize;
+    // The file header record, the link record, then the document: its seq is the u64 at 16.
+    let header_len = (quince_storage::fuzzing::FILE_HEADER_RECORD_SIZE
+        + quince_storage::fuzzing::LINK_RECORD_SIZE) as usize;
     bytes[header_len + 16..header_len + 24].copy_from_slice(&u64::MAX.to_le_bytes());
     reseal_records(&mut bytes);
     overwrite(&io, &journal, &bytes);
@@ -109,9 +110,11 @@ fn a_record_whose_revision_differs_from_the_index_is_not_served() {
         .find(|p| p.extension().is_some_and(|e| e == "db"))
         .expect("a datafile");
     let mut bytes = io.read_file(&datafile).unwrap();
-    // The first document after the file header: its rev is the u64 at 24. The hint keeps the
-    // old one, so the index loads a revision that no record holds.
-    let at = quince_storage::fuzzing::FILE_HEADER_RECORD_SIZE as usize;
+    // The first document after the file header and the link record (the datafile was a
+    // journal the writer took): its rev is the u64 at 24. The hint keeps the old one, so the
+    // index loads a revision that no record holds.
+    let at = (quince_storage::fuzzing::FILE_HEADER_RECORD_SIZE
+        + quince_storage::fuzzing::LINK_RECORD_SIZE) as usize;
     let key_len = u32::from_le_bytes(bytes[at + 12..at + 16].try_into().unwrap()) as usize;
     let key = bytes[at + PREFIX_SIZE..at + PREFIX_SIZE + key_len].to_vec();
     bytes[at + 24..at + 32].copy_from_slice(&999u64.to_le_bytes());

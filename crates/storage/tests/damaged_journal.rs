@@ -54,10 +54,12 @@ fn assert_refused(io: &SimFileIo, journal: &std::path::Path, offset: u64) {
     );
 }
 
-/// Where record `i` (0-based, after the file header) starts: every record here has the same size.
+/// Where record `i` (0-based, after the file header and the link record) starts: every record
+/// here has the same size.
 fn record_offset(io: &SimFileIo, journal: &std::path::Path, n: u64, i: u64) -> u64 {
     let len = io.read_file(journal).unwrap().len() as u64;
-    let header = 64;
+    let header = quince_storage::fuzzing::FILE_HEADER_RECORD_SIZE
+        + quince_storage::fuzzing::LINK_RECORD_SIZE;
     let size = (len - header) / n;
     header + i * size
 }

@@ -19,6 +19,11 @@
 //! The store's metadata (`Store::write_meta`) is one more entry of the state, under a key no
 //! document uses: it follows the same prefix rule, and a truncate leaves it alone.
 //!
+//! Maintenance passes (`Store::maintain`) join the operations: they finish the seals of journals
+//! the writer handed off and prepare the spare journal, so crashes fall between every step of a
+//! journal's hand-off. After every operation the store's own invariants are checked
+//! (`Store::check_consistency`).
+//!
 //! Half of the cases run the store behind `CachedFileIo` with one to three descriptors, so
 //! descriptors are closed (synced first) and reopened across every operation.
 
@@ -58,6 +63,8 @@ enum Op {
         value: u8,
     },
     Rotate,
+    /// A maintenance pass: finishes seals, prepares the spare journal, writes hints.
+    Maintain,
     Compact,
     Sync,
     Reopen,
@@ -82,6 +89,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<bool>().prop_map(|sync| Op::Truncate { sync }),
         1 => any::<u8>().prop_map(|value| Op::Meta { value }),
         1 => Just(Op::Rotate),
+        2 => Just(Op::Maintain),
         2 => Just(Op::Compact),
         1 => Just(Op::Sync),
         1 => Just(Op::Reopen),
@@ -333,6 +341,10 @@ fn run(ops: Vec<Op>, capacity: Option<usize>) -> Result<(), TestCaseError> {
                     oracle.all_durable();
                 }
             }
+            Op::Maintain => {
+                // Not a durability point either: it fsyncs what it seals, not the active journal.
+                let _ = s.maintain();
+            }
             Op::Compact => {
                 // Not a durability point: with nothing to compact it syncs nothing.
                 let _ = s.compact();
@@ -375,6 +387,7 @@ fn run(ops: Vec<Op>, capacity: Option<usize>) -> Result<(), TestCaseError> {
             }
         }
         let s = store.as_ref().unwrap();
+        s.check_consistency().map_err(TestCaseError::fail)?;
         // A poisoned store's memory may hold a write whose fsync failed; only a crash tells.
         if s.poisoned().is_none() {
             prop_assert_eq!(contents(s), oracle.current());

@@ -114,8 +114,11 @@ fn corrupt_datafile_is_caught_on_read_with_a_hint_and_on_open_without() {
     fill(&store, 200);
     drop(store);
     let first = files_named(&io, &dir(), "datafile-")[0].clone();
-    // The first record after the 48-byte file header is key0000; its value starts at 48+32+7.
-    io.flip_byte(&first, 48 + 32 + 7 + 10);
+    // The first record after the file header and the link record is key0000; its value
+    // starts 32 + 7 bytes in.
+    let first_record = quince_storage::fuzzing::FILE_HEADER_RECORD_SIZE
+        + quince_storage::fuzzing::LINK_RECORD_SIZE;
+    io.flip_byte(&first, first_record + 32 + 7 + 10);
     let store = reopen(&io, JOURNAL).unwrap();
     assert!(matches!(
         store.get(b"key0000"),

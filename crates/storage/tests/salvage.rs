@@ -62,6 +62,8 @@ fn a_damaged_sealed_datafile_is_salvaged() {
     for i in 0..300u64 {
         put(&store, &key(i), i + 1, &[b'v'; 100], true).unwrap();
     }
+    // Closing finishes the seals the writer handed off.
+    store.close().unwrap();
     drop(store);
     let io = io.crash(1, false);
     // Without its hint the datafile is scanned, and the damage is seen at open.
