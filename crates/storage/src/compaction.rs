@@ -99,9 +99,14 @@ impl Output {
 }
 
 impl Store {
-    /// Compacts every datafile that the policy selects, now, on the caller's thread.
+    /// Compacts every datafile that the policy selects, now, on the caller's thread; journals
+    /// handed off and not yet sealed are sealed first, so an explicit compaction sees every
+    /// full journal as the datafile it is.
     pub fn compact(&self) -> Result<CompactionReport, StorageError> {
         let mut upkeep = self.upkeep.lock();
+        if !self.closed.load(Ordering::Acquire) {
+            self.finish_seals()?;
+        }
         self.compact_locked(&mut upkeep)
     }
 

@@ -148,7 +148,7 @@ pub struct Figures {
     /// Total bytes of sealed datafiles.
     pub datafiles_file_size: u64,
     /// Journals: the active one (0 or 1) and full ones handed off whose seal has not finished
-    /// yet. The spare journal made ahead of need is not counted.
+    /// yet. A spare journal made ahead of need (or being made) is not counted.
     pub journals_count: u64,
     /// Bytes of those journals.
     pub journals_file_size: u64,
@@ -593,10 +593,18 @@ impl Store {
             compactors_file_size: self.compactor_bytes.load(Ordering::Relaxed),
             ..Figures::default()
         };
-        let spare = self.spare_fid.load(Ordering::Relaxed);
+        // The journals in use: the active one and those handed off and not sealed yet. Any
+        // other journal is a spare (prepared, or being prepared by the maintenance pass): it
+        // holds its header only and is not reported.
+        let active = self.active.read().fid;
+        let handed_off: Vec<u64> = self
+            .group_commit
+            .handed_off()
+            .iter()
+            .map(|(journal, _)| journal.fid)
+            .collect();
         for file in self.files.read().values() {
-            if file.fid == spare {
-                // Holds its header only, and no record: not a journal in use yet.
+            if !file.is_sealed() && file.fid != active && !handed_off.contains(&file.fid) {
                 continue;
             }
             let c = file.counts();

@@ -188,3 +188,34 @@ fn compaction_output_survives_a_crash_right_after_it() {
         assert_eq!(value(&store, format!("k{i}").as_bytes()), expect, "k{i}");
     }
 }
+
+#[test]
+fn an_explicit_compaction_seals_handed_off_journals_first() {
+    // Full journals are handed off by the writes that fill them and sealed by the next
+    // maintenance pass; an explicit compaction must not wait for that pass to see them.
+    let (_io, store) = sim_store(JOURNAL);
+    for round in 0..3u64 {
+        for i in 0..40u64 {
+            let rev = round * 1000 + i + 1;
+            put(
+                &store,
+                format!("k{i}").as_bytes(),
+                rev,
+                &[round as u8; 80],
+                false,
+            )
+            .unwrap();
+        }
+    }
+    let before = store.figures();
+    assert!(
+        before.journals_count > 1,
+        "journals handed off, not sealed yet: {before:?}"
+    );
+    let report = store.compact().unwrap();
+    assert!(report.files_compacted > 0, "{report:?}, before: {before:?}");
+    let after = store.figures();
+    assert_eq!(after.journals_count, 1, "{after:?}");
+    assert_eq!(after.alive_count, 40);
+    store.check_consistency().unwrap();
+}
