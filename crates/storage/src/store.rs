@@ -594,8 +594,8 @@ impl Store {
             ..Figures::default()
         };
         // The journals in use: the active one and those handed off and not sealed yet. Any
-        // other journal is a spare (prepared, or being prepared by the maintenance pass): it
-        // holds its header only and is not reported.
+        // other journal that holds nothing is a spare (prepared, or being prepared by the
+        // maintenance pass): it holds its header only and is not reported.
         let active = self.active.read().fid;
         let handed_off: Vec<u64> = self
             .group_commit
@@ -604,10 +604,13 @@ impl Store {
             .map(|(journal, _)| journal.fid)
             .collect();
         for file in self.files.read().values() {
-            if !file.is_sealed() && file.fid != active && !handed_off.contains(&file.fid) {
+            let c = file.counts();
+            let holds_nothing =
+                c.live_count == 0 && c.dead_count == 0 && c.tombstones == 0 && c.marker_bytes == 0;
+            let in_use = file.fid == active || handed_off.contains(&file.fid);
+            if !file.is_sealed() && !in_use && holds_nothing {
                 continue;
             }
-            let c = file.counts();
             f.alive_count += c.live_count;
             f.alive_size += c.live_bytes;
             f.dead_count += c.dead_count;
