@@ -24,8 +24,10 @@
 //! compaction and needs no hook of its own.
 //!
 //! Locks (also in `docs/architecture.md`): every hook of a collection runs under that
-//! collection's hook lock, which the write path holds for a whole write call and `add_hook`
-//! holds while it replays the documents, so hooks never see two writes interleaved; `check`
+//! collection's hook lock, which the write path holds for each run of a write call (up to
+//! 1,024 items decided and appended together, from the first `check` to the last `applied`)
+//! and `add_hook` holds while it replays the documents, so hooks never see two runs
+//! interleaved; `check`
 //! additionally runs under the store's writer lock (it is part of the decision); `applied`,
 //! `aborted` and `truncated` run after the writer lock is released and before the write is
 //! acknowledged; `recovered` runs with no store lock held.

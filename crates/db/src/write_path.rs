@@ -4,8 +4,8 @@
 //!
 //! What it is: three steps per request. (1) The items are parsed (`ops::request`) and
 //! prepared without any lock: keys accepted or generated in input order, edge ends checked.
-//! (2) Under the collection's hook lock, runs of at most [`LOCKED_DOCS_MAX`] prepared items are
-//! decided and appended under ONE acquisition of the store's writer lock
+//! (2) Runs of at most [`LOCKED_DOCS_MAX`] prepared items are decided and appended, each under
+//! the collection's hook lock and ONE acquisition of the store's writer lock
 //! (`Store::mutate_batch_deferred`; a lone item uses `Store::mutate_deferred`, which writes the
 //! same record): each decision sees the current version (including the earlier items of the
 //! run), and the hooks' `check` runs inside it, so a refused change appends nothing. (3) Each
@@ -66,13 +66,16 @@ enum PreparedOp {
 impl Collection {
     /// Writes the items of `request`, each on its own (see the module doc).
     pub fn write(&self, request: WriteRequest) -> WriteResults {
-        let options = request.options.clone();
-        let sync = self.effective_sync(&options);
         let is_removal = request.kind == WriteKind::Remove;
-        let ops = parse_items(request, &self.name());
+        // Only a removal's selectors name the collection (`"coll/key"`).
+        let own_name = if is_removal {
+            self.name()
+        } else {
+            String::new()
+        };
+        let (ops, options) = parse_items(request, &own_name);
+        let sync = self.effective_sync(&options);
         let count = ops.len();
-        let mut results: Vec<Option<Result<WriteOutcome>>> = Vec::with_capacity(count);
-        results.resize_with(count, || None);
         if is_removal && ops.iter().any(Result::is_ok) {
             // A removal first records the key generator's `lastValue`, so a generated key
             // cannot come back after a crash even when its document is gone.
@@ -88,7 +91,26 @@ impl Collection {
                 };
             }
         }
-        let hooks = self.hooks.lock();
+        if count == 1 {
+            // The single-document forms: no bookkeeping of positions.
+            let op = ops.into_iter().next().expect("one item");
+            let (outcome, durability) = match op.and_then(|op| self.prepare(op)) {
+                Ok((key, op)) => {
+                    let prepared = Prepared { item: 0, key, op };
+                    let run = self.write_run(std::slice::from_ref(&prepared), &options, sync);
+                    let outcome = run.outcomes.into_iter().next().expect("one outcome");
+                    (outcome, run.durability)
+                }
+                Err(err) => (Err(err), None),
+            };
+            return WriteResults {
+                items: vec![outcome],
+                durability,
+                synced: sync,
+            };
+        }
+        let mut results: Vec<Option<Result<WriteOutcome>>> = Vec::with_capacity(count);
+        results.resize_with(count, || None);
         let mut durability = None;
         let mut ops = ops.into_iter().enumerate().peekable();
         let mut prepared: Vec<Prepared> = Vec::with_capacity(count.min(LOCKED_DOCS_MAX));
@@ -107,13 +129,12 @@ impl Collection {
             if prepared.is_empty() {
                 continue;
             }
-            let run = self.write_run(&prepared, &hooks, &options, sync);
+            let run = self.write_run(&prepared, &options, sync);
             for (p, outcome) in prepared.iter().zip(run.outcomes) {
                 results[p.item] = Some(outcome);
             }
             durability = Durability::newest(durability, run.durability);
         }
-        drop(hooks);
         WriteResults {
             items: results
                 .into_iter()
@@ -166,14 +187,10 @@ impl Collection {
     }
 
     /// Decides and appends one run of prepared items under one acquisition of the writer lock,
-    /// then tells the hooks what became of each change.
-    fn write_run(
-        &self,
-        prepared: &[Prepared],
-        hooks: &[Arc<dyn DocumentHook>],
-        options: &WriteOptions,
-        sync: bool,
-    ) -> Run {
+    /// then tells the hooks what became of each change; the hook lock is held throughout.
+    fn write_run(&self, prepared: &[Prepared], options: &WriteOptions, sync: bool) -> Run {
+        let hooks = self.hooks.lock();
+        let hooks: &[Arc<dyn DocumentHook>] = &hooks;
         let mut changes: Vec<Option<OwnedChange>> = Vec::new();
         if !hooks.is_empty() {
             changes.resize_with(prepared.len(), || None);

@@ -569,9 +569,8 @@ impl CollectionOps for FakeCollection {
     }
 
     fn write(&self, request: WriteRequest) -> WriteResults {
-        let options = request.options.clone();
+        let (ops, options) = parse_items(request, &self.name());
         let sync = options.wait_for_sync || self.wait_for_sync();
-        let ops = parse_items(request, &self.name());
         let mut docs = self.docs.lock();
         let mut wrote = false;
         let items = ops

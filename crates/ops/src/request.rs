@@ -159,15 +159,19 @@ impl DocumentOp {
     }
 }
 
-/// Parses every item of `request` against the collection `own_name`.
-pub fn parse_items(request: WriteRequest, own_name: &str) -> Vec<Result<DocumentOp>> {
+/// Parses every item of `request` against the collection `own_name` (only removals by
+/// selector read it); hands the options back.
+pub fn parse_items(
+    request: WriteRequest,
+    own_name: &str,
+) -> (Vec<Result<DocumentOp>>, WriteOptions) {
     let WriteRequest {
         kind,
         items,
         options,
         key,
     } = request;
-    items
+    let ops = items
         .into_iter()
         .map(|item| match (&key, kind) {
             (Some(key), WriteKind::Remove) => Ok(DocumentOp::Remove {
@@ -184,7 +188,8 @@ pub fn parse_items(request: WriteRequest, own_name: &str) -> Vec<Result<Document
             },
             _ => parse_item(kind, item, own_name, &options),
         })
-        .collect()
+        .collect();
+    (ops, options)
 }
 
 /// Parses one item (see the module doc for the errors).
