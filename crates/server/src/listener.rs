@@ -12,7 +12,9 @@
 //! the connection), or who may keep a connection (`crate::governor`).
 //!
 //! Invariants: every connection holds one of the governor's permits for as long as its task
-//! lives, and is registered with it for as long; once the stop signal is seen no new
+//! lives, and is registered with it for as long; a place is made only for a connection already
+//! accepted (at most one accepted socket waits for its place, which the descriptor budget's
+//! reserve covers), so the governor never evicts anyone for a connection that has not come; once the stop signal is seen no new
 //! connection is accepted, and each open one is told to finish its in-flight request and
 //! close; a connection the governor closes "now" runs no handler (a running one gets its body
 //! cut and closes after its reply).
@@ -56,10 +58,9 @@ pub async fn serve_connections(
 ) {
     let builder = Arc::new(http_builder());
     loop {
-        let permit = tokio::select! {
-            permit = governor.place() => permit,
-            _ = stopped(&mut stop) => break,
-        };
+        // Accept first, then make a place: a place made ahead of a connection that has not
+        // arrived would evict the newest idle connection (an administrator's, before its first
+        // request was read) for nobody.
         let (stream, client) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(pair) => pair,
@@ -69,6 +70,10 @@ pub async fn serve_connections(
                     continue;
                 }
             },
+            _ = stopped(&mut stop) => break,
+        };
+        let permit = tokio::select! {
+            permit = governor.place() => permit,
             _ = stopped(&mut stop) => break,
         };
         let connection = governor.register(client.ip());
