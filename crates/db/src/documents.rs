@@ -18,7 +18,7 @@
 //! `Durability` exactly when the effective `waitForSync` is true and a record was written.
 
 use quince_errors::{
-    ArangoError, Result, ARANGO_CONFLICT, ARANGO_DOCUMENT_KEY_BAD, ARANGO_DOCUMENT_NOT_FOUND,
+    ArangoError, Result, ARANGO_DOCUMENT_KEY_BAD, ARANGO_DOCUMENT_NOT_FOUND,
     ARANGO_DOCUMENT_TYPE_INVALID, ARANGO_UNIQUE_CONSTRAINT_VIOLATED,
 };
 use quince_model::document::{
@@ -31,8 +31,8 @@ use quince_storage::{Existing, Mutation, WriteTicket};
 use serde_json::{Map, Value};
 
 use quince_ops::{
-    CollectionType, Durability, OverwriteMode, StoredDocument, WriteKind, WriteOptions,
-    WriteOutcome, WriteRequest, WriteResults,
+    check_revisions, CollectionType, Durability, OverwriteMode, StoredDocument, WriteKind,
+    WriteOptions, WriteOutcome, WriteRequest, WriteResults,
 };
 
 use crate::collection::Collection;
@@ -52,12 +52,6 @@ pub(crate) fn not_found() -> ArangoError {
 
 fn not_an_object() -> ArangoError {
     ArangoError::new(ARANGO_DOCUMENT_TYPE_INVALID)
-}
-
-/// True when `expected` (a `_rev` text) names revision `current`. Text that is not a revision
-/// names none, so it never matches (ArangoDB treats it as an impossible revision).
-fn rev_matches(expected: &str, current: RevisionId) -> bool {
-    RevisionId::decode(expected) == Some(current)
 }
 
 /// A write's outcome and, when it must be synced, its pending durability.
@@ -117,17 +111,8 @@ impl Collection {
         }
     }
 
-    /// The 412 of a failed revision precondition, naming the current version.
-    fn rev_conflict(&self, key: &str, current: RevisionId) -> ArangoError {
-        ArangoError::with_message(ARANGO_CONFLICT, "conflict, _rev values do not match")
-            .with_status(412)
-            .with_extra("_id", format!("{}/{key}", self.meta.read().name))
-            .with_extra("_key", key)
-            .with_extra("_rev", current.encode())
-    }
-
-    /// Checks `If-Match` (always) and the selector's or body's `_rev` (when given: the caller
-    /// passes it only when `ignoreRevs` is false). An empty `_rev` is no precondition.
+    /// Checks the revision preconditions of a write of `key` (the shared rule,
+    /// [`quince_ops::check_revisions`]).
     pub(crate) fn check_preconditions(
         &self,
         key: &str,
@@ -135,13 +120,8 @@ impl Collection {
         expected_rev: Option<&str>,
         options: &WriteOptions,
     ) -> Result<()> {
-        let expected = options.if_match.as_deref().into_iter().chain(expected_rev);
-        for expected in expected {
-            if !expected.is_empty() && !rev_matches(expected, current) {
-                return Err(self.rev_conflict(key, current));
-            }
-        }
-        Ok(())
+        let name = self.meta.read().name.clone();
+        check_revisions(&name, key, current, expected_rev, options)
     }
 
     /// Reads a document. 1202 if missing, 1221 for a syntactically bad key... (ArangoDB answers

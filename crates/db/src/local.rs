@@ -16,9 +16,9 @@ use std::sync::Arc;
 use quince_errors::Result;
 
 use quince_ops::{
-    read_each, CatalogStats, CollectionOps, CollectionProperties, CollectionType, CreateCollection,
-    DatabaseOps, Engine, FiguresReport, PropertiesUpdate, ReadRequest, StoredDocument,
-    WriteRequest, WriteResults,
+    CatalogStats, CollectionOps, CollectionProperties, CollectionType, CreateCollection,
+    DatabaseOps, Engine, FiguresReport, PropertiesUpdate, StoredDocument, WriteRequest,
+    WriteResults,
 };
 
 use crate::catalog::Catalog;
@@ -139,15 +139,6 @@ impl CollectionOps for Collection {
 
     fn read_rev(&self, key: &str) -> Result<String> {
         Collection::read_rev(self, key)
-    }
-
-    fn read_many(
-        &self,
-        request: &ReadRequest,
-        visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
-    ) -> Result<()> {
-        read_each(self, request, visit);
-        Ok(())
     }
 
     fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()> {

@@ -19,7 +19,7 @@ use quince_errors::{ArangoError, Result, ARANGO_UNIQUE_CONSTRAINT_VIOLATED};
 use quince_storage::io::{FileIo, OsFileIo, SimFileIo};
 use serde_json::{json, Value};
 
-use common::{config, create, opts};
+use common::{collection, config, opts};
 
 /// A unique index on attribute `u`, plus the (key, revision) of every document it knows.
 #[derive(Default)]
@@ -201,8 +201,7 @@ fn a_hook_refuses_a_violation_before_anything_is_appended() {
     let dir = tempfile::tempdir().unwrap();
     let factory = Arc::new(Factory::default());
     let catalog = open(dir.path(), Arc::new(OsFileIo::new()), &factory);
-    let db = catalog.database("_system").unwrap();
-    let c = db.create_collection(create("c")).unwrap();
+    let c = collection(&catalog, "c");
     let hook = factory.last();
 
     c.insert(json!({"_key": "a", "u": 1}), &opts()).unwrap();
@@ -241,11 +240,7 @@ fn a_refusal_by_one_hook_releases_what_the_others_accepted() {
         ..Factory::default()
     });
     let catalog = open(dir.path(), Arc::new(OsFileIo::new()), &factory);
-    let c = catalog
-        .database("_system")
-        .unwrap()
-        .create_collection(create("c"))
-        .unwrap();
+    let c = collection(&catalog, "c");
     let hook = factory.last();
     assert_eq!(
         c.insert(json!({"_key": "a", "u": 1}), &opts())
@@ -265,11 +260,7 @@ fn the_recovery_hook_rebuilds_derived_state_on_open() {
     let factory = Arc::new(Factory::default());
     let before = {
         let catalog = open(dir.path(), Arc::new(OsFileIo::new()), &factory);
-        let c = catalog
-            .database("_system")
-            .unwrap()
-            .create_collection(create("c"))
-            .unwrap();
+        let c = collection(&catalog, "c");
         let docs = (0..50)
             .map(|i| json!({"_key": format!("k{i}"), "u": i}))
             .collect();
@@ -312,11 +303,7 @@ fn compaction_never_invalidates_derived_state() {
     let dir = tempfile::tempdir().unwrap();
     let factory = Arc::new(Factory::default());
     let catalog = open(dir.path(), Arc::new(OsFileIo::new()), &factory);
-    let c = catalog
-        .database("_system")
-        .unwrap()
-        .create_collection(create("c"))
-        .unwrap();
+    let c = collection(&catalog, "c");
     let hook = factory.last();
     let pad = "x".repeat(2000);
     // About 3 MiB over 1 MiB journals, then most of it superseded or removed.
@@ -364,11 +351,7 @@ fn truncate_and_failed_appends_reach_the_hooks() {
     let sim = SimFileIo::new();
     let factory = Arc::new(Factory::default());
     let catalog = open(dir.path(), Arc::new(sim.clone()), &factory);
-    let c = catalog
-        .database("_system")
-        .unwrap()
-        .create_collection(create("c"))
-        .unwrap();
+    let c = collection(&catalog, "c");
     let hook = factory.last();
     c.insert(json!({"_key": "a", "u": 1}), &opts()).unwrap();
     c.truncate(false).unwrap();

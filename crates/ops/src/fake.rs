@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 use quince_errors::{
-    ArangoError, Result, ARANGO_CONFLICT, ARANGO_DATABASE_NOT_FOUND, ARANGO_DATA_SOURCE_NOT_FOUND,
+    ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_DATA_SOURCE_NOT_FOUND,
     ARANGO_DOCUMENT_KEY_BAD, ARANGO_DOCUMENT_NOT_FOUND, ARANGO_DUPLICATE_NAME,
     ARANGO_UNIQUE_CONSTRAINT_VIOLATED, ARANGO_USE_SYSTEM_DATABASE, FORBIDDEN,
 };
@@ -41,9 +41,9 @@ use crate::catalog::{
 };
 use crate::checksum::Checksum;
 use crate::durability::Durability;
-use crate::interface::{read_each, CollectionOps, DatabaseOps, Engine};
+use crate::interface::{CollectionOps, DatabaseOps, Engine};
 use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
-use crate::request::{parse_items, DocumentOp, ReadRequest, WriteRequest, WriteResults};
+use crate::request::{check_revisions, parse_items, DocumentOp, WriteRequest, WriteResults};
 
 /// What fake databases and collections share: ids and the revision clock.
 #[derive(Default)]
@@ -287,19 +287,7 @@ impl FakeCollection {
         expected_rev: Option<&str>,
         options: &WriteOptions,
     ) -> Result<()> {
-        for expected in options.if_match.as_deref().into_iter().chain(expected_rev) {
-            if !expected.is_empty() && RevisionId::decode(expected) != Some(current) {
-                return Err(ArangoError::with_message(
-                    ARANGO_CONFLICT,
-                    "conflict, _rev values do not match",
-                )
-                .with_status(412)
-                .with_extra("_id", format!("{}/{key}", self.properties.read().name))
-                .with_extra("_key", key)
-                .with_extra("_rev", current.encode()));
-            }
-        }
-        Ok(())
+        check_revisions(&self.name(), key, current, expected_rev, options)
     }
 
     fn edge<'b>(&self, body: &'b Map<String, Value>) -> Result<Option<EdgeEnds<'b>>> {
@@ -538,15 +526,6 @@ impl CollectionOps for FakeCollection {
             .get(key)
             .map(|(rev, _)| rev.encode())
             .ok_or_else(|| ArangoError::new(ARANGO_DOCUMENT_NOT_FOUND))
-    }
-
-    fn read_many(
-        &self,
-        request: &ReadRequest,
-        visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
-    ) -> Result<()> {
-        read_each(self, request, visit);
-        Ok(())
     }
 
     fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()> {

@@ -127,12 +127,16 @@ pub trait CollectionOps: Send + Sync {
     fn read_rev(&self, key: &str) -> Result<String>;
 
     /// Reads each selected document, handing each item's result to `visit` in order until it
-    /// returns false.
+    /// returns false. By default item by item through [`CollectionOps::read`], with the shared
+    /// rules of [`read_each`]; an engine overrides it when it can read many at once.
     fn read_many(
         &self,
         request: &ReadRequest,
         visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        read_each(self, request, visit);
+        Ok(())
+    }
 
     /// Visits every document (as [`CollectionOps::read`] renders it), in no particular order,
     /// until `visit` returns false. Documents written during the visit may or may not be
@@ -145,8 +149,8 @@ pub trait CollectionOps: Send + Sync {
 
 /// Reads each selected document of `collection` with its own `read`, by the rules every
 /// engine shares: selectors parsed, a `_rev` checked unless revisions are ignored.
-pub fn read_each(
-    collection: &dyn CollectionOps,
+pub fn read_each<C: CollectionOps + ?Sized>(
+    collection: &C,
     request: &ReadRequest,
     visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
 ) {

@@ -38,7 +38,7 @@ pub use durability::{Completer, Durability};
 pub use interface::{read_each, CollectionOps, DatabaseOps, Engine};
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
 pub use request::{
-    parse_item, parse_items, read_conflict, selector, DocumentOp, ReadRequest, WriteKind,
-    WriteRequest, WriteResults,
+    check_revisions, parse_item, parse_items, read_conflict, selector, DocumentOp, ReadRequest,
+    WriteKind, WriteRequest, WriteResults,
 };
 pub use users::{UserDocuments, USERS_COLLECTION, USER_DOCUMENTS_MAX};

@@ -18,6 +18,7 @@ use quince_errors::{
     ArangoError, Result, ARANGO_DOCUMENT_HANDLE_BAD, ARANGO_DOCUMENT_KEY_BAD,
     ARANGO_DOCUMENT_NOT_FOUND, ARANGO_DOCUMENT_TYPE_INVALID,
 };
+use quince_model::rev::RevisionId;
 use serde_json::{Map, Value};
 
 use crate::durability::Durability;
@@ -279,6 +280,28 @@ pub fn selector<'v>(item: &'v Value, own_name: &str) -> Result<(&'v str, Option<
         return Err(ArangoError::new(ARANGO_DOCUMENT_HANDLE_BAD));
     }
     Ok((key, rev))
+}
+
+/// Checks a write's revision preconditions against the current revision of `collection/key`:
+/// `If-Match` (always) and the selector's or body's `_rev` (when given: parsing passes it only
+/// when `ignoreRevs` is false). An empty `_rev` is no precondition; text that is not a revision
+/// names none, so it never matches. A failure is 412/1200 naming the current version.
+pub fn check_revisions(
+    collection: &str,
+    key: &str,
+    current: RevisionId,
+    expected_rev: Option<&str>,
+    options: &WriteOptions,
+) -> Result<()> {
+    for expected in options.if_match.as_deref().into_iter().chain(expected_rev) {
+        if !expected.is_empty() && RevisionId::decode(expected) != Some(current) {
+            return Err(read_conflict()
+                .with_extra("_id", format!("{collection}/{key}"))
+                .with_extra("_key", key)
+                .with_extra("_rev", current.encode()));
+        }
+    }
+    Ok(())
 }
 
 /// The 412/1200 of a bulk read whose selector names another revision than the current one.
