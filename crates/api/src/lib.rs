@@ -71,6 +71,7 @@ mod server_mode;
 mod state;
 pub mod static_files;
 mod token;
+mod transaction;
 mod user;
 
 pub use request::ApiRequest;

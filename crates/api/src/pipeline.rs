@@ -223,7 +223,7 @@ impl Api {
             // The route reads its own body as it streams in, within its own bound.
             let limit = (streaming.limit)(self.config());
             body::check_declared_length(&parts.headers, limit)?;
-            let request = ApiRequest {
+            let mut request = ApiRequest {
                 method: parts.method,
                 database,
                 path,
@@ -235,6 +235,7 @@ impl Api {
                 json_depth_max: self.config().json_depth_max,
                 replies: self.replies().clone(),
             };
+            route.enter_transaction(&mut request)?;
             route.check_permissions(&request)?;
             timing.queued = Some(timing.received.elapsed());
             let body = body.map_err(|err| err.to_string());

@@ -50,7 +50,8 @@ use crate::request::ApiRequest;
 use crate::response::ApiResult;
 use crate::state::{Api, ApiConfig};
 use crate::{
-    admin, batch, collection, database, document, import, job, open_auth, server_mode, token, user,
+    admin, batch, collection, database, document, import, job, open_auth, server_mode, token,
+    transaction, user,
 };
 
 /// What a handler gets.
@@ -139,6 +140,8 @@ pub(crate) struct Route {
     credentials: Credentials,
     /// Which bound the request counts against.
     lane: Lane,
+    /// Whether `x-arango-trx-id` makes the request run inside that stream transaction.
+    transactional: bool,
 }
 
 /// A row whose prefix may be followed by more segments, with the default policies: the
@@ -152,6 +155,7 @@ const fn family(prefix: &'static [&'static str], handler: Handler) -> Route {
         body: BodyPolicy::Whole,
         credentials: Credentials::Required,
         lane: Lane::Queued,
+        transactional: false,
     }
 }
 
@@ -184,6 +188,15 @@ impl Route {
     const fn fast_lane(self) -> Route {
         Route {
             lane: Lane::Fast,
+            ..self
+        }
+    }
+
+    /// `x-arango-trx-id` makes the request run inside that stream transaction: its
+    /// collections are the transaction's ([`transaction::in_transaction`]).
+    const fn in_transactions(self) -> Route {
+        Route {
+            transactional: true,
             ..self
         }
     }
@@ -229,8 +242,9 @@ const JOBS: Handler = handler!(|c| job::handle(c.api, c.req).await);
 /// first.
 #[rustfmt::skip]
 static ROUTES: &[Route] = &[
-    family(&["_api", "document"], handler!(|c| document::handle(c.req).await)).own_permissions(),
-    family(&["_api", "collection"], handler!(|c| collection::handle(c.api, c.req).await)).own_permissions(),
+    family(&["_api", "document"], handler!(|c| document::handle(c.req).await)).own_permissions().in_transactions(),
+    family(&["_api", "collection"], handler!(|c| collection::handle(c.api, c.req).await)).own_permissions().in_transactions(),
+    family(&["_api", "transaction"], handler!(|c| transaction::handle(c.req).await)).own_permissions(),
     exact(&["_api", "key-generators"], handler!(|c| collection::key_generators(c.req).await)),
     family(&["_api", "database"], handler!(|c| database::handle(c.api, c.req).await)).own_permissions(),
     exact(&["_api", "version"], handler!(|c| admin::server::version(&c.req))),
@@ -252,7 +266,7 @@ static ROUTES: &[Route] = &[
     family(&["_admin", "job"], JOBS).own_permissions().fast_lane(),
     exact(&["_api", "batch"], handler!(|c| batch::handle(c.api, c.req).await)),
     exact(&["_admin", "sleep"], handler!(|c| job::sleep::sleep(c.req).await)),
-    exact(&["_api", "import"], handler!(|c| import::handle_whole(c.req).await))
+    exact(&["_api", "import"], handler!(|c| import::handle_whole(c.req).await)).in_transactions()
         .streams(stream_handler!(|req, body, limit| import::handle_stream(req, body, limit).await), |config| config.import_size_max),
 ];
 
@@ -328,6 +342,19 @@ impl Matched {
         segments.split_off(self.prefix_len)
     }
 
+    /// Points the request at its stream transaction when the row honours `x-arango-trx-id`
+    /// and the request names one (404/1655 for a transaction that does not exist).
+    pub(crate) fn enter_transaction(&self, req: &mut ApiRequest) -> Result<(), ArangoError> {
+        if !self.route.transactional {
+            return Ok(());
+        }
+        let header = req.header(transaction::TRX_HEADER);
+        if let Some(database) = transaction::in_transaction(&req.database, header)? {
+            req.database = database;
+        }
+        Ok(())
+    }
+
     /// The row's permission policy: nothing when the family checks levels itself, else the
     /// coarse check by method.
     pub(crate) fn check_permissions(&self, req: &ApiRequest) -> Result<(), ArangoError> {
@@ -349,6 +376,7 @@ impl Matched {
         extensions: &Extensions,
     ) -> ApiResult {
         req.suffix = self.suffix(segments);
+        self.enter_transaction(&mut req)?;
         self.check_permissions(&req)?;
         (self.route.handler)(Ctx {
             api,

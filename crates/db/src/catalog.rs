@@ -68,6 +68,9 @@ pub struct DbConfig {
     /// no derived state). On open, every live document is handed to the hooks before the
     /// collection serves a request.
     pub hooks: Option<Arc<dyn HookFactory>>,
+    /// How long a stream transaction may idle before it is aborted
+    /// (`--transaction.streaming-idle-timeout`).
+    pub transaction_idle_timeout: Duration,
 }
 
 /// The default of [`DbConfig::open_files_max`]; the server derives its own from the process's
@@ -87,6 +90,7 @@ impl DbConfig {
             ignore_datafile_errors: false,
             open_files_max: OPEN_FILES_MAX_DEFAULT,
             hooks: None,
+            transaction_idle_timeout: crate::transaction::IDLE_TIMEOUT_DEFAULT,
         }
     }
 }
@@ -164,7 +168,7 @@ impl Catalog {
             return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
         }
         let id = self.shared.allocate_id()?;
-        let database = Arc::new(Database::create(&self.shared, id, name)?);
+        let database = Database::create(&self.shared, id, name)?.into_shared();
         self.databases
             .write()
             .insert(name.to_owned(), Arc::clone(&database));
@@ -317,7 +321,7 @@ fn open_databases(shared: &Arc<Shared>, root: &Path) -> Result<BTreeMap<String, 
             Some(Classified::Live { dir, params }) => {
                 shared.observe_id(params.id);
                 let database = Database::open(shared, dir, params)?;
-                databases.insert(database.name().to_owned(), Arc::new(database));
+                databases.insert(database.name().to_owned(), database.into_shared());
             }
             Some(Classified::Debris { dir, why }) => {
                 tracing::info!(event = "database.debris_removed", dir = %dir.display(), why);

@@ -36,6 +36,7 @@ use crate::params::{
     collection_dir, io_error, sync_parent, write_atomic, CollectionParams, PARAMETER_FILE,
 };
 use crate::shared::Shared;
+use crate::transaction::locks::TrxLocks;
 
 /// One collection.
 pub struct Collection {
@@ -70,6 +71,8 @@ pub struct Collection {
     /// The hooks of derived state; the lock is the hook lock every write call holds
     /// (`write_path.rs`).
     pub(crate) hooks: Mutex<Vec<Arc<dyn DocumentHook>>>,
+    /// The keys stream transactions reserved, and their collection lock.
+    pub(crate) trx_locks: TrxLocks,
 }
 
 /// The properties that can change after creation.
@@ -192,6 +195,7 @@ impl Collection {
             params_lock: Mutex::new(()),
             dropped: AtomicBool::new(false),
             hooks: Mutex::new(Vec::new()),
+            trx_locks: TrxLocks::default(),
         }
     }
 

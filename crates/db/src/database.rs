@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use parking_lot::{Mutex, RwLock};
 use quince_errors::{
@@ -24,7 +24,9 @@ use quince_errors::{
 use quince_model::keygen::{KeyGenerator, KeyOptions};
 use quince_model::names::validate_collection_name;
 
-use quince_ops::{check_journal_size, check_not_enforced, CreateCollection};
+use quince_ops::{
+    check_journal_size, check_not_enforced, CreateCollection, TransactionOps, TransactionOptions,
+};
 
 use crate::collection::{remove_dir, Collection};
 use crate::debris::{self, dropped_path, Classified};
@@ -33,6 +35,7 @@ use crate::params::{
     DatabaseParams, PARAMETER_FILE,
 };
 use crate::shared::Shared;
+use crate::transaction::Transactions;
 
 /// One database.
 pub struct Database {
@@ -50,6 +53,10 @@ pub struct Database {
     ddl: Mutex<()>,
     /// Set (under `ddl`) once the database's directory was renamed as dropped.
     dropped: AtomicBool,
+    /// The stream transactions.
+    transactions: Transactions,
+    /// This database, for the transactions it hands out (set by [`Database::into_shared`]).
+    me: Weak<Database>,
 }
 
 impl Database {
@@ -111,7 +118,40 @@ impl Database {
             collections: RwLock::new(BTreeMap::new()),
             ddl: Mutex::new(()),
             dropped: AtomicBool::new(false),
+            transactions: Transactions::new(shared.transaction_idle_timeout),
+            me: Weak::new(),
         }
+    }
+
+    /// Shares the database, knowing itself (for the transactions it begins).
+    pub(crate) fn into_shared(mut self) -> Arc<Database> {
+        Arc::new_cyclic(|me| {
+            self.me = me.clone();
+            self
+        })
+    }
+
+    /// The catalog's shared context.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// The stream transactions.
+    pub(crate) fn transactions(&self) -> &Transactions {
+        &self.transactions
+    }
+
+    /// Begins a stream transaction (see [`Transactions::begin`]).
+    pub fn begin_transaction(
+        &self,
+        options: TransactionOptions,
+    ) -> Result<Arc<dyn TransactionOps>> {
+        self.check_not_dropped()?;
+        let me = self
+            .me
+            .upgrade()
+            .ok_or_else(|| ArangoError::new(ARANGO_DATABASE_NOT_FOUND))?;
+        Ok(self.transactions.begin(&me, options)?)
     }
 
     /// Drops the database. Its commit point is the rename of its directory to
@@ -135,6 +175,7 @@ impl Database {
             return Err(io_error(&self.dir, e));
         }
         self.dropped.store(true, Ordering::Release);
+        self.transactions.abort_all();
         let synced = sync_parent(io, &self.dir);
         self.collections.write().clear();
         if let Err(e) = remove_dir(io, &marked) {
@@ -146,6 +187,7 @@ impl Database {
     /// Closes every collection (parameters written, stores closed). The first error is
     /// returned after all were tried.
     pub(crate) fn close(&self) -> Result<()> {
+        self.transactions.abort_all();
         let mut first_error = None;
         for collection in self.collections() {
             if let Err(e) = collection.close() {

@@ -27,7 +27,7 @@ use quince_model::document::{
 use quince_model::key::is_valid_key;
 use quince_model::merge::{merge_patch, version_allows_write, MergeOptions};
 use quince_model::rev::RevisionId;
-use quince_storage::{Existing, Mutation, WriteTicket};
+use quince_storage::{Mutation, WriteTicket};
 use serde_json::{Map, Value};
 
 use quince_ops::{
@@ -36,6 +36,7 @@ use quince_ops::{
 };
 
 use crate::collection::Collection;
+use crate::current::Current;
 
 /// How a write over an existing version builds the new one.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -223,7 +224,7 @@ impl Collection {
         key: &str,
         body: &Map<String, Value>,
         edge: Option<EdgeEnds<'_>>,
-        existing: Option<Existing<'_>>,
+        existing: Option<&dyn Current>,
         options: &WriteOptions,
         sync: bool,
     ) -> Result<(Mutation, WriteOutcome)> {
@@ -239,7 +240,7 @@ impl Collection {
         match options.overwrite_mode {
             OverwriteMode::Conflict => Err(ArangoError::new(ARANGO_UNIQUE_CONSTRAINT_VIOLATED)),
             OverwriteMode::Ignore => {
-                let outcome = self.outcome(key, RevisionId(existing.rev), sync);
+                let outcome = self.outcome(key, RevisionId(existing.rev()), sync);
                 Ok((Mutation::Keep, outcome))
             }
             OverwriteMode::Replace => {
@@ -313,14 +314,14 @@ impl Collection {
     pub(crate) fn write_over(
         &self,
         key: &str,
-        existing: Existing<'_>,
+        existing: &dyn Current,
         body: &Map<String, Value>,
         how: Overwrite,
         expected_rev: Option<&str>,
         options: &WriteOptions,
         sync: bool,
     ) -> Result<(Mutation, WriteOutcome)> {
-        let current = RevisionId(existing.rev);
+        let current = RevisionId(existing.rev());
         self.check_preconditions(key, current, expected_rev, options)?;
         let needs_old = how == Overwrite::Update || options.version_attribute.is_some();
         let old_bytes = if needs_old || options.return_old {
@@ -422,12 +423,12 @@ impl Collection {
     pub(crate) fn decide_remove(
         &self,
         key: &str,
-        existing: Existing<'_>,
+        existing: &dyn Current,
         expected_rev: Option<&str>,
         options: &WriteOptions,
         sync: bool,
     ) -> Result<(Mutation, WriteOutcome)> {
-        let current = RevisionId(existing.rev);
+        let current = RevisionId(existing.rev());
         self.check_preconditions(key, current, expected_rev, options)?;
         let mut outcome = self.outcome(key, current, sync);
         if options.return_old {

@@ -21,6 +21,7 @@
 
 mod catalog;
 mod collection;
+mod current;
 mod database;
 mod debris;
 mod documents;
@@ -29,6 +30,7 @@ mod local;
 mod maintenance;
 mod params;
 mod shared;
+mod transaction;
 mod write_path;
 
 pub use catalog::{Catalog, DbConfig, OPEN_FILES_MAX_DEFAULT};
@@ -45,3 +47,4 @@ pub use quince_ops::{
     UserDocuments, WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
     JOURNAL_SIZE_MIN, USERS_COLLECTION, USER_DOCUMENTS_MAX,
 };
+pub use transaction::IDLE_TIMEOUT_DEFAULT as TRANSACTION_IDLE_TIMEOUT_DEFAULT;

@@ -17,8 +17,8 @@ use quince_errors::Result;
 
 use quince_ops::{
     CatalogStats, CollectionOps, CollectionProperties, CollectionType, CreateCollection,
-    DatabaseOps, Engine, FiguresReport, PropertiesUpdate, StoredDocument, WriteRequest,
-    WriteResults,
+    DatabaseOps, Engine, FiguresReport, PropertiesUpdate, StoredDocument, TransactionOps,
+    TransactionOptions, WriteRequest, WriteResults,
 };
 
 use crate::catalog::Catalog;
@@ -77,6 +77,18 @@ impl DatabaseOps for Database {
 
     fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<dyn CollectionOps>> {
         Ok(Database::rename_collection(self, name, new_name)?)
+    }
+
+    fn begin_transaction(&self, options: TransactionOptions) -> Result<Arc<dyn TransactionOps>> {
+        Database::begin_transaction(self, options)
+    }
+
+    fn transaction(&self, id: &str) -> Result<Arc<dyn TransactionOps>> {
+        Ok(self.transactions().get(id)?)
+    }
+
+    fn running_transactions(&self) -> Vec<String> {
+        self.transactions().running_ids()
     }
 }
 

@@ -1,8 +1,9 @@
 //! [`Maintenance`]: the one background thread that keeps every collection's store in shape.
 //!
 //! What it is: a thread named `quince-maintenance` that, about every
-//! [`MAINTENANCE_INTERVAL`], calls `Store::maintain` (background fsync of unsynced writes,
-//! compaction when due) on every collection of every database.
+//! [`MAINTENANCE_INTERVAL`], aborts the stream transactions idle past their timeout and calls
+//! `Store::maintain` (background fsync of unsynced writes, compaction when due) on every
+//! collection of every database.
 //!
 //! What it is not: a scheduler for client work; it never runs a request.
 //!
@@ -65,9 +66,12 @@ fn run(databases: &RwLock<BTreeMap<String, Arc<Database>>>, stopped: &mpsc::Rece
             Err(RecvTimeoutError::Timeout) => {}
             Ok(()) | Err(RecvTimeoutError::Disconnected) => return,
         }
+        let databases: Vec<Arc<Database>> = databases.read().values().cloned().collect();
+        for database in &databases {
+            database.transactions().expire_idle();
+        }
         let collections: Vec<_> = databases
-            .read()
-            .values()
+            .iter()
             .flat_map(|database| database.collections())
             .collect();
         for collection in collections {

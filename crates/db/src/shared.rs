@@ -48,6 +48,8 @@ pub(crate) struct Shared {
     pub hlc: Hlc,
     /// Makes each collection's hooks of derived state.
     pub hooks: Option<Arc<dyn HookFactory>>,
+    /// How long a stream transaction may idle before it is aborted.
+    pub transaction_idle_timeout: Duration,
     /// The highest id handed out (durable in `catalog.json`).
     id_last: Mutex<u64>,
     /// Set by shutdown; catalog changes are refused afterwards.
@@ -66,6 +68,7 @@ impl Shared {
             salvage: config.ignore_datafile_errors,
             hlc: Hlc::new(),
             hooks: config.hooks.clone(),
+            transaction_idle_timeout: config.transaction_idle_timeout,
             id_last: Mutex::new(0),
             closed: AtomicBool::new(false),
         }

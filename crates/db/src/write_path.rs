@@ -36,6 +36,7 @@ use quince_ops::{
 };
 
 use crate::collection::Collection;
+use crate::current::Current;
 use crate::documents::{durability_of, not_found, Overwrite};
 use crate::hooks::{DocumentHook, OwnedChange, Version};
 
@@ -43,15 +44,15 @@ use crate::hooks::{DocumentHook, OwnedChange, Version};
 pub(crate) const LOCKED_DOCS_MAX: usize = 1024;
 
 /// An item that passed the checks made before the store is asked.
-struct Prepared {
+pub(crate) struct Prepared {
     /// Its position in the request.
-    item: usize,
+    pub(crate) item: usize,
     /// The document's key (accepted or generated for an insert).
-    key: String,
-    op: PreparedOp,
+    pub(crate) key: String,
+    pub(crate) op: PreparedOp,
 }
 
-enum PreparedOp {
+pub(crate) enum PreparedOp {
     Insert(Map<String, Value>),
     Modify {
         body: Map<String, Value>,
@@ -147,7 +148,7 @@ impl Collection {
 
     /// The checks of an item made before the store is asked: an insert's key (given and
     /// valid, or generated) and edge ends; a named key that cannot exist is not found.
-    fn prepare(&self, op: DocumentOp) -> Result<(String, PreparedOp)> {
+    pub(crate) fn prepare(&self, op: DocumentOp) -> Result<(String, PreparedOp)> {
         match op {
             DocumentOp::Insert(body) => {
                 let key = self.insert_key(&body)?;
@@ -232,7 +233,8 @@ impl Collection {
     }
 
     /// One item's decision inside the store's mutate closure: what to write, what to answer,
-    /// and (when hooks exist) the change, which every hook has checked.
+    /// and (when hooks exist) the change, which every hook has checked. A key a running
+    /// transaction reserved, or a collection a transaction holds exclusively, refuses it.
     fn decide(
         &self,
         p: &Prepared,
@@ -241,66 +243,54 @@ impl Collection {
         options: &WriteOptions,
         sync: bool,
     ) -> Result<Decided> {
+        self.trx_locks.check_plain_write(&p.key)?;
         let old = match (&existing, hooks.is_empty()) {
-            (Some(existing), false) => Some((RevisionId(existing.rev), existing.value()?)),
+            (Some(existing), false) => Some((RevisionId(existing.rev), Current::value(existing)?)),
             _ => None,
         };
         let key = p.key.as_str();
-        let (mutation, outcome) = match &p.op {
+        let current = existing.as_ref().map(|e| e as &dyn Current);
+        let (mutation, outcome) = self.decide_op(p, current, options, sync)?;
+        let change = checked_change(hooks, key, old, &mutation)?;
+        if let Some(rev) = mutation_rev(&mutation) {
+            self.note_revision(rev);
+        }
+        Ok(Decided {
+            mutation,
+            outcome,
+            change,
+        })
+    }
+
+    /// What one prepared item writes over `current` (the store's version, or a transaction's
+    /// own), and what it answers.
+    pub(crate) fn decide_op(
+        &self,
+        p: &Prepared,
+        current: Option<&dyn Current>,
+        options: &WriteOptions,
+        sync: bool,
+    ) -> Result<(Mutation, WriteOutcome)> {
+        let key = p.key.as_str();
+        match &p.op {
             PreparedOp::Insert(body) => {
                 let edge: Option<EdgeEnds<'_>> = self.insert_edge(body)?;
-                self.decide_insert(key, body, edge, existing, options, sync)?
+                self.decide_insert(key, body, edge, current, options, sync)
             }
             PreparedOp::Modify {
                 body,
                 how,
                 expected_rev,
             } => {
-                let existing = existing.ok_or_else(not_found)?;
+                let current = current.ok_or_else(not_found)?;
                 let expected = expected_rev.as_deref();
-                self.write_over(key, existing, body, *how, expected, options, sync)?
+                self.write_over(key, current, body, *how, expected, options, sync)
             }
             PreparedOp::Remove { expected_rev } => {
-                let existing = existing.ok_or_else(not_found)?;
-                self.decide_remove(key, existing, expected_rev.as_deref(), options, sync)?
+                let current = current.ok_or_else(not_found)?;
+                self.decide_remove(key, current, expected_rev.as_deref(), options, sync)
             }
-        };
-        let written = match &mutation {
-            Mutation::Put { rev, value } => Some((RevisionId(*rev), Some(value))),
-            Mutation::Remove { rev } => Some((RevisionId(*rev), None)),
-            Mutation::Keep => None,
-        };
-        let Some((rev, new_value)) = written else {
-            return Ok(Decided {
-                mutation,
-                outcome,
-                change: None,
-            });
-        };
-        let mut change = None;
-        if !hooks.is_empty() {
-            let owned = OwnedChange {
-                key: key.to_owned(),
-                old,
-                new: new_value.map(|value| (rev, value.clone())),
-            };
-            for (i, hook) in hooks.iter().enumerate() {
-                if let Err(refusal) = hook.check(&owned.view()) {
-                    // The hooks that accepted it hold it as pending: let them go.
-                    for accepted in &hooks[..i] {
-                        accepted.aborted(&owned.view());
-                    }
-                    return Err(refusal);
-                }
-            }
-            change = Some(owned);
         }
-        self.note_revision(rev);
-        Ok(Decided {
-            mutation,
-            outcome,
-            change,
-        })
     }
 
     /// Removes every document: through the hook lock, so hooks see the truncate between two
@@ -366,6 +356,47 @@ impl Collection {
         hooks.push(hook);
         Ok(())
     }
+}
+
+/// The revision a mutation writes (none for `Keep`).
+pub(crate) fn mutation_rev(mutation: &Mutation) -> Option<RevisionId> {
+    match mutation {
+        Mutation::Put { rev, .. } | Mutation::Remove { rev } => Some(RevisionId(*rev)),
+        Mutation::Keep => None,
+    }
+}
+
+/// The change `mutation` makes to `key` (whose version was `old`), checked by every hook; none
+/// when there are no hooks or nothing is written. A refusal lets the hooks that accepted it go.
+pub(crate) fn checked_change(
+    hooks: &[Arc<dyn DocumentHook>],
+    key: &str,
+    old: Option<(RevisionId, Vec<u8>)>,
+    mutation: &Mutation,
+) -> Result<Option<OwnedChange>> {
+    if hooks.is_empty() {
+        return Ok(None);
+    }
+    let new = match mutation {
+        Mutation::Put { rev, value } => Some((RevisionId(*rev), value.clone())),
+        Mutation::Remove { .. } => None,
+        Mutation::Keep => return Ok(None),
+    };
+    let owned = OwnedChange {
+        key: key.to_owned(),
+        old,
+        new,
+    };
+    for (i, hook) in hooks.iter().enumerate() {
+        if let Err(refusal) = hook.check(&owned.view()) {
+            // The hooks that accepted it hold it as pending: let them go.
+            for accepted in &hooks[..i] {
+                accepted.aborted(&owned.view());
+            }
+            return Err(refusal);
+        }
+    }
+    Ok(Some(owned))
 }
 
 /// What one run wrote: each item's outcome and the newest synced write's durability.

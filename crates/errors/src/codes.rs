@@ -48,6 +48,7 @@ error_codes! {
     SHUTTING_DOWN                          = 30,    503, "shutting down";
     ONLY_ENTERPRISE                        = 31,    501, "only enterprise version";
     RESOURCE_LIMIT                         = 32,    400, "resource limit exceeded";
+    DISABLED                               = 36,    403, "disabled";
     // HTTP.
     HTTP_BAD_PARAMETER                     = 400,   400, "bad parameter";
     HTTP_UNAUTHORIZED                      = 401,   401, "unauthorized";
@@ -116,6 +117,13 @@ error_codes! {
     // Queries (parse errors only, for clients that probe).
     QUERY_PARSE                            = 1501,  400, "syntax error";
     CURSOR_NOT_FOUND                       = 1600,  404, "cursor not found";
+    // Transactions.
+    TRANSACTION_INTERNAL                   = 1650,  500, "internal transaction error";
+    TRANSACTION_NESTED                     = 1651,  400, "nested transactions detected";
+    TRANSACTION_UNREGISTERED_COLLECTION    = 1652,  400, "unregistered collection used in transaction";
+    TRANSACTION_DISALLOWED_OPERATION       = 1653,  400, "disallowed operation inside transaction";
+    TRANSACTION_ABORTED                    = 1654,  410, "transaction aborted";
+    TRANSACTION_NOT_FOUND                  = 1655,  404, "transaction not found";
     // Users.
     USER_INVALID_NAME                      = 1700,  400, "invalid user name";
     USER_INVALID_PASSWORD                  = 1701,  400, "invalid password";

@@ -8,7 +8,9 @@
 //! resolved.
 //!
 //! What it is not: persistent, fast, or a model of the local engine's internals (no journals,
-//! no compaction, no hooks, no limits on open files). Figures report documents only.
+//! no compaction, no hooks, no limits on open files). Figures report documents only. It has no
+//! stream transactions: a begin answers 1653, and no transaction is ever found (1655); the
+//! transaction conformance cases run on the local engine.
 //!
 //! Invariants: the same observable answers as the local engine for every operation of
 //! `quince-db`'s `tests/ops_conformance.rs`; one lock per collection serialises its writes, so a write
@@ -44,6 +46,7 @@ use crate::durability::Durability;
 use crate::interface::{CollectionOps, DatabaseOps, Engine};
 use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
 use crate::request::{check_revisions, parse_items, DocumentOp, WriteRequest, WriteResults};
+use crate::transaction::{TransactionOps, TransactionOptions};
 
 /// What fake databases and collections share: ids and the revision clock.
 #[derive(Default)]
@@ -158,6 +161,21 @@ impl FakeDatabase {
 impl DatabaseOps for FakeDatabase {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn begin_transaction(&self, _options: TransactionOptions) -> Result<Arc<dyn TransactionOps>> {
+        Err(ArangoError::with_message(
+            quince_errors::TRANSACTION_DISALLOWED_OPERATION,
+            "the fake engine has no stream transactions",
+        ))
+    }
+
+    fn transaction(&self, _id: &str) -> Result<Arc<dyn TransactionOps>> {
+        Err(ArangoError::new(quince_errors::TRANSACTION_NOT_FOUND))
+    }
+
+    fn running_transactions(&self) -> Vec<String> {
+        Vec::new()
     }
 
     fn id(&self) -> u64 {

@@ -30,6 +30,7 @@ use crate::catalog::{
     PropertiesUpdate, StoredDocument,
 };
 use crate::request::{read_conflict, selector, ReadRequest, WriteRequest, WriteResults};
+use crate::transaction::{TransactionOps, TransactionOptions};
 
 /// The databases of a server.
 pub trait Engine: Send + Sync {
@@ -76,6 +77,17 @@ pub trait DatabaseOps: Send + Sync {
 
     /// Renames a collection (1207 when the new name is taken). Blocks.
     fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<dyn CollectionOps>>;
+
+    /// Begins a stream transaction (1203 for a collection that does not exist, 18 when a lock
+    /// is not granted within `lockTimeout`, 32 when too many are running). Blocks while it
+    /// waits for locks.
+    fn begin_transaction(&self, options: TransactionOptions) -> Result<Arc<dyn TransactionOps>>;
+
+    /// A transaction of this database by id, running or recently finished (1655 if none).
+    fn transaction(&self, id: &str) -> Result<Arc<dyn TransactionOps>>;
+
+    /// The running transactions' ids.
+    fn running_transactions(&self) -> Vec<String>;
 }
 
 /// One collection: its properties and its documents.

@@ -27,6 +27,7 @@ pub mod fake;
 mod interface;
 mod options;
 mod request;
+mod transaction;
 mod users;
 
 pub use catalog::{
@@ -40,5 +41,9 @@ pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
 pub use request::{
     check_revisions, parse_item, parse_items, read_conflict, selector, DocumentOp, ReadRequest,
     WriteKind, WriteRequest, WriteResults,
+};
+pub use transaction::{
+    TransactionOps, TransactionOptions, TransactionStatus, LOCK_TIMEOUT_DEFAULT,
+    MAX_TRANSACTION_SIZE_DEFAULT,
 };
 pub use users::{UserDocuments, USERS_COLLECTION, USER_DOCUMENTS_MAX};

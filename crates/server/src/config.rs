@@ -135,6 +135,15 @@ pub struct ServeArgs {
     )]
     pub ignore_datafile_errors: bool,
 
+    /// Seconds a stream transaction may stay idle (no operation) before it is aborted.
+    #[arg(
+        long = "transaction.streaming-idle-timeout",
+        value_name = "SECONDS",
+        default_value_t = 60.0,
+        value_parser = parse_idle_timeout
+    )]
+    pub transaction_idle_timeout: f64,
+
     /// Root's password (else $QUINCE_ROOT_PASSWORD, else $ARANGO_ROOT_PASSWORD, else empty).
     #[arg(long = "database.password", value_name = "PASSWORD")]
     pub password: Option<String>,
@@ -649,5 +658,15 @@ mod tests {
         std::fs::write(&file, "\n").unwrap();
         assert!(read_jwt_secret(&file).is_err());
         assert!(read_jwt_secret(&dir.path().join("missing")).is_err());
+    }
+}
+
+/// A stream transaction's idle timeout in seconds: a positive number of at most a day.
+fn parse_idle_timeout(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds <= 86_400.0 => Ok(seconds),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds between 0 and 86400"
+        )),
     }
 }

@@ -87,6 +87,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         default_wait_for_sync: args.wait_for_sync,
         sync_interval: Duration::from_millis(args.sync_interval_ms),
         ignore_datafile_errors: args.ignore_datafile_errors,
+        transaction_idle_timeout: Duration::from_secs_f64(args.transaction_idle_timeout),
         open_files_max: usize::try_from(budget.engine_files).expect("bounded by the budget"),
         ..DbConfig::new(args.data_dir.clone(), Arc::new(OsFileIo::new()))
     })

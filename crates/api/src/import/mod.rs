@@ -14,14 +14,15 @@
 //! from memory the same way.
 //!
 //! Invariants: memory is bounded by the channel ([`CHANNEL_CHUNKS`] chunks as hyper delivers
-//! them), one record ([`records::RECORD_LEN_MAX`]), the details and, for `complete=true`, the
-//! undo log — never by the size of the body. Writes run on the blocking pool, never on an
-//! async worker. A body that ends early (the client went away, a read error, a bound) ends the
-//! import with an error, and an all-or-nothing import is rolled back whatever the reason; an
-//! import that is not all-or-nothing keeps the documents written before the error.
-//! `overwrite=true` truncates the collection before the first document; a failed
-//! all-or-nothing import rolls back its own writes but cannot bring back what the truncation
-//! removed (the database layer has no way to restore a truncated collection).
+//! them), one record ([`records::RECORD_LEN_MAX`]) and the details; an all-or-nothing import
+//! (`complete=true`) also holds its documents until they commit, which the import's body bound
+//! limits. Writes run on the blocking pool, never on an async worker. A body that ends early
+//! (the client went away, a read error, a bound) ends the import with an error. An
+//! all-or-nothing import runs inside a stream transaction (its own, or the one the request's
+//! `x-arango-trx-id` names) and commits only at the end: on any failure the transaction is
+//! aborted and nothing of the import (nor of its `overwrite=true` truncation) is ever seen,
+//! and after a crash it is whole or absent. An import that is not all-or-nothing keeps the
+//! documents written before the error.
 
 mod convert;
 mod decode;
@@ -37,7 +38,7 @@ use http::header::HeaderValue;
 use http::Method;
 use http_body_util::{BodyExt, Full};
 use quince_errors::{ArangoError, Result};
-use quince_ops::{CollectionOps, CollectionType};
+use quince_ops::{CollectionOps, CollectionType, TransactionOps, TransactionOptions};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
@@ -126,7 +127,12 @@ async fn import(req: ApiRequest, body: BodyStream<'_>, limit: usize) -> ApiResul
             }
         })?;
     let decoder = StreamDecoder::new(&req.headers, limit)?;
-    let importer = Importer::new(collection, &options, req.json_depth_max, decoder);
+    let (collection, transaction) = match options.complete {
+        true => all_or_nothing(&req, collection, &options).await?,
+        false => (collection, None),
+    };
+    let mut importer = Importer::new(collection, &options, req.json_depth_max, decoder);
+    importer.transaction = transaction;
     let (sender, receiver) = mpsc::channel(CHANNEL_CHUNKS);
     let worker = tokio::task::spawn_blocking(move || importer.run(receiver));
     let last = match pump(body, &sender, limit).await {
@@ -142,6 +148,50 @@ async fn import(req: ApiRequest, body: BodyStream<'_>, limit: usize) -> ApiResul
         Err(_) => return Err(ArangoError::new(quince_errors::SHUTTING_DOWN)),
     };
     Ok(render(report))
+}
+
+/// The collection and transaction of an all-or-nothing import: the request's stream
+/// transaction when it names one (a failure aborts it), else a transaction of its own that
+/// writes the collection (committed at the end).
+async fn all_or_nothing(
+    req: &ApiRequest,
+    collection: Arc<dyn CollectionOps>,
+    options: &ImportOptions,
+) -> Result<(Arc<dyn CollectionOps>, Option<Owned>)> {
+    if let Some(id) = req.header(crate::transaction::TRX_HEADER) {
+        let transaction = req.database.transaction(id)?;
+        return Ok((
+            collection,
+            Some(Owned {
+                transaction,
+                own: false,
+            }),
+        ));
+    }
+    let begin = TransactionOptions {
+        write: vec![collection.name()],
+        wait_for_sync: options.wait_for_sync,
+        // The import's body bound is the bound on what it can buffer.
+        max_transaction_size: u64::MAX,
+        ..TransactionOptions::default()
+    };
+    let database = Arc::clone(&req.database);
+    let transaction = crate::blocking::blocking(move || database.begin_transaction(begin)).await?;
+    let collection = transaction.database().collection(&collection.name())?;
+    Ok((
+        collection,
+        Some(Owned {
+            transaction,
+            own: true,
+        }),
+    ))
+}
+
+/// The stream transaction an all-or-nothing import runs in.
+struct Owned {
+    transaction: Arc<dyn TransactionOps>,
+    /// The import began it (and commits it); else it is the request's.
+    own: bool,
 }
 
 /// Handles an import whose body was read already (and decoded: its `Content-Encoding` no
@@ -204,11 +254,12 @@ fn render(report: Report) -> ApiResponse {
 struct Importer {
     collection: Arc<dyn CollectionOps>,
     overwrite: bool,
-    complete: bool,
     decoder: StreamDecoder,
     parser: Parser,
     conversion: Conversion,
     writer: Writer,
+    /// The stream transaction of an all-or-nothing import.
+    transaction: Option<Owned>,
 }
 
 impl Importer {
@@ -231,24 +282,40 @@ impl Importer {
             writer: Writer::new(Arc::clone(&collection), options),
             collection,
             overwrite: options.overwrite,
-            complete: options.complete,
             decoder,
             parser: Parser::new(options.format, options.line_offset),
             conversion,
+            transaction: None,
         }
     }
 
     /// Imports the body arriving on `input`.
     fn run(mut self, mut input: mpsc::Receiver<Input>) -> Result<Report> {
-        if self.overwrite {
-            self.collection.truncate(false)?;
-        }
-        let report = match self.consume(&mut input) {
-            Ok(()) => self.writer.finish(&self.conversion),
-            Err(err) => Err(err),
+        let mut report = match self.overwrite {
+            true => self.collection.truncate(false),
+            false => Ok(()),
         };
-        if report.is_err() && self.complete {
-            self.writer.roll_back();
+        if report.is_ok() {
+            report = self.consume(&mut input);
+        }
+        let mut report = report.and_then(|()| self.writer.finish(&self.conversion));
+        if let Some(owned) = &self.transaction {
+            report = match report {
+                Ok(report) if owned.own => owned.transaction.commit().and_then(|durability| {
+                    match durability {
+                        Some(durability) => durability.wait(),
+                        None => Ok(()),
+                    }
+                    .map(|()| report)
+                }),
+                Ok(report) => Ok(report),
+                Err(error) => {
+                    if let Err(abort) = owned.transaction.abort() {
+                        tracing::debug!(event = "import.abort_failed", error = %abort);
+                    }
+                    Err(error)
+                }
+            };
         }
         report
     }

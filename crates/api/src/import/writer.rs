@@ -9,20 +9,11 @@
 //! (`insert_many_deferred`: one writer-lock acquisition and one journal append per run of
 //! documents), each still its own insert with its own outcome.
 //!
-//! All or nothing: with `complete=true` every successful write is remembered in an undo log
-//! (the key and the revision this import wrote, and for an overwrite the version it replaced,
-//! which the insert returns atomically as `old`). On the first failure the log is replayed
-//! backwards (a failure in the middle of a batch is found after the whole batch was written, so
-//! the batch's later writes are logged too): a created document is removed and an overwritten
-//! one is put back, each only if
-//! its current revision is still the one this import wrote (an `If-Match` precondition).
-//! This was chosen over validating everything before writing because validation cannot see
-//! concurrent writers anyway (a key free at validation time may be taken before the write),
-//! and it keeps the body streaming: nothing but the log is held. Concurrent writers are never
-//! blocked; one that changes a document this import wrote wins over the rollback (its write
-//! happened after ours, and undoing ours would destroy it). A restored document has its old
-//! content under a new `_rev`: the database layer gives every write a fresh revision. The log
-//! is bounded ([`UNDO_BYTES_MAX`]); an import that would exceed it fails (and rolls back).
+//! All or nothing: with `complete=true` the import runs inside a stream transaction (its own,
+//! or the request's `x-arango-trx-id`): the writer stops at the first failure and the importer
+//! aborts the transaction, so nothing of it is ever visible; on success the importer commits,
+//! and the storage engine's transaction groups make the whole import appear at once and, after
+//! a crash, be whole or absent.
 //!
 //! Batches: documents are converted (parsed) as they arrive, outside any lock, and written in
 //! batches of up to [`BATCH_DOCS`] under a per-collection import lock, so two imports into one
@@ -53,9 +44,6 @@ use serde_json::{Map, Value};
 
 use super::convert::{excerpt, render_map, Conversion, Invalid, RecordKind};
 use super::options::{ImportOptions, OnDuplicate};
-
-/// The bound on the undo log of an all-or-nothing import, in (estimated) bytes.
-pub(crate) const UNDO_BYTES_MAX: usize = 256 << 20;
 
 /// Documents written per batch under the import lock.
 pub(crate) const BATCH_DOCS: usize = 512;
@@ -88,18 +76,6 @@ pub(crate) struct Report {
     pub details: Option<Vec<String>>,
 }
 
-/// One write to undo.
-enum Undo {
-    /// The import created `key` at `rev`.
-    Remove { key: String, rev: String },
-    /// The import overwrote `old` with `rev`.
-    Restore {
-        key: String,
-        rev: String,
-        old: Value,
-    },
-}
-
 /// A converted document waiting for its batch: the document, its record kind, its position in
 /// details, and where its record is in [`Pending::raw`].
 type Waiting = (Map<String, Value>, RecordKind, u64, Range<usize>);
@@ -127,8 +103,6 @@ pub(crate) struct Writer {
     details_bytes: usize,
     /// The position of the next document that passes conversion.
     next_index: u64,
-    undo: Vec<Undo>,
-    undo_bytes: usize,
     pending: Pending,
     /// The durability of the newest synced write (waitForSync imports).
     durability: Option<Durability>,
@@ -145,8 +119,6 @@ impl Writer {
         let write_options = WriteOptions {
             wait_for_sync: options.wait_for_sync || collection.wait_for_sync(),
             overwrite_mode,
-            // The undo log needs the version an overwrite replaced.
-            return_old: options.complete && overwrite_mode != OverwriteMode::Conflict,
             ..WriteOptions::default()
         };
         Writer {
@@ -159,8 +131,6 @@ impl Writer {
             details: Vec::new(),
             details_bytes: 0,
             next_index: 0,
-            undo: Vec::new(),
-            undo_bytes: 0,
             pending: Pending::default(),
             durability: None,
         }
@@ -233,9 +203,8 @@ impl Writer {
         drop(guard);
         let (written, durability) = (results.items, results.durability);
         self.durability = Durability::newest(self.durability.take(), durability);
-        // Every outcome is counted (and, for an all-or-nothing import, logged for undo) even
-        // after a failure: the batch's later documents were written too. The first failure is
-        // the one reported.
+        // Every outcome is counted even after a failure: the batch's later documents were
+        // written too. The first failure is the one reported.
         let mut result = Ok(());
         for ((_, kind, index, range), outcome) in pending.docs.drain(..).zip(written) {
             let counted = self.account(outcome, kind, &pending.raw[range], index, conversion);
@@ -250,36 +219,7 @@ impl Writer {
         result
     }
 
-    /// Undoes every write of this import, latest first (all-or-nothing imports only).
-    pub fn roll_back(&mut self) {
-        assert!(self.complete || self.undo.is_empty());
-        let undone = self.undo.len();
-        while let Some(entry) = self.undo.pop() {
-            let result = match entry {
-                Undo::Remove { key, rev } => {
-                    let request =
-                        WriteRequest::one(WriteKind::Remove, &key, Map::new(), if_match(rev));
-                    self.collection.write(request).settle_one().map(|_| ())
-                }
-                Undo::Restore { key, rev, old } => {
-                    let Value::Object(old) = old else {
-                        unreachable!("a stored document is an object")
-                    };
-                    let request = WriteRequest::one(WriteKind::Replace, &key, old, if_match(rev));
-                    self.collection.write(request).settle_one().map(|_| ())
-                }
-            };
-            if let Err(err) = result {
-                // A concurrent writer changed or removed the document after this import wrote
-                // it; its write is the later one and stays.
-                tracing::debug!(event = "import.rollback_skipped", error = %err);
-            }
-        }
-        self.undo_bytes = 0;
-        tracing::info!(event = "import.rolled_back", writes = undone);
-    }
-
-    /// Counts the outcome of one document's insert (and logs it for undo).
+    /// Counts the outcome of one document's insert.
     fn account(
         &mut self,
         written: Result<WriteOutcome>,
@@ -294,20 +234,6 @@ impl Writer {
                     self.counts.updated += 1;
                 } else {
                     self.counts.created += 1;
-                }
-                if self.complete {
-                    let entry = match outcome.old {
-                        Some(old) if outcome.old_rev.is_some() => Undo::Restore {
-                            key: outcome.key.clone(),
-                            rev: outcome.rev.clone(),
-                            old,
-                        },
-                        _ => Undo::Remove {
-                            key: outcome.key.clone(),
-                            rev: outcome.rev.clone(),
-                        },
-                    };
-                    self.remember(entry)?;
                 }
                 Ok(())
             }
@@ -343,40 +269,11 @@ impl Writer {
         }
     }
 
-    fn remember(&mut self, entry: Undo) -> Result<()> {
-        let size = match &entry {
-            Undo::Remove { key, rev } => key.len() + rev.len() + 64,
-            Undo::Restore { key, rev, old } => {
-                key.len() + rev.len() + 64 + super::convert::render(old).len() * 2
-            }
-        };
-        self.undo_bytes += size;
-        self.undo.push(entry);
-        if self.undo_bytes > UNDO_BYTES_MAX {
-            return Err(ArangoError::with_message(
-                quince_errors::HTTP_REQUEST_ENTITY_TOO_LARGE,
-                format!(
-                    "an all-or-nothing import (complete=true) may overwrite at most \
-                     {UNDO_BYTES_MAX} bytes of undo information; import in smaller requests"
-                ),
-            ));
-        }
-        Ok(())
-    }
-
     fn detail(&mut self, detail: String) {
         if !self.keep_details || self.details_bytes + detail.len() > DETAILS_BYTES_MAX {
             return;
         }
         self.details_bytes += detail.len();
         self.details.push(detail);
-    }
-}
-
-/// The options of a write that must find the revision `rev`.
-fn if_match(rev: String) -> WriteOptions {
-    WriteOptions {
-        if_match: Some(rev),
-        ..WriteOptions::default()
     }
 }

@@ -1,0 +1,132 @@
+//! `/_api/transaction`: stream transactions (ArangoDB 3.12's Stream Transaction HTTP API), and
+//! the answer to JavaScript transactions.
+//!
+//! What it is: begin (`POST /_api/transaction/begin`), the list of running transactions
+//! (`GET /_api/transaction`), status (`GET /_api/transaction/{id}`), commit (`PUT`) and abort
+//! (`DELETE`), over the operations interface ([`quince_ops::TransactionOps`]); and the rule that
+//! makes other endpoints honour `x-arango-trx-id` ([`in_transaction`], applied by the router to
+//! the rows that accept it).
+//!
+//! What it is not: isolation or the commit protocol (the engine's: `docs/transactions.md`).
+//! Nor JavaScript: `POST /_api/transaction` with an `action` needs a JavaScript engine, which
+//! Quince does not have; it answers 403/36 ("disabled"), the error of a disabled feature.
+//!
+//! Invariants: a begin needs read access to the collections it reads and write access to those
+//! it writes; status, commit and abort need access to the database; begin and commit may wait
+//! (for collection locks, for an fsync) and run on the blocking pool.
+
+use std::sync::Arc;
+
+use http::Method;
+use quince_errors::{ArangoError, Result};
+use quince_ops::{DatabaseOps, TransactionOps, TransactionOptions};
+use serde_json::{json, Value};
+
+use crate::blocking::blocking;
+use crate::error::{method_not_allowed, unknown_path};
+use crate::permission::Access;
+use crate::request::ApiRequest;
+use crate::response::{ApiResponse, ApiResult};
+
+/// The header naming the transaction a request runs in.
+pub(crate) const TRX_HEADER: &str = "x-arango-trx-id";
+
+/// Handles every request under `/_api/transaction`.
+pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
+    let suffix: Vec<String> = req.suffix.clone();
+    let suffix: Vec<&str> = suffix.iter().map(String::as_str).collect();
+    match (&req.method, suffix.as_slice()) {
+        (&Method::POST, ["begin"]) => begin(req).await,
+        (&Method::POST, []) => Err(ArangoError::with_message(
+            quince_errors::DISABLED,
+            "JavaScript transactions are disabled: Quince has no JavaScript engine; use a \
+             stream transaction (POST /_api/transaction/begin)",
+        )),
+        (&Method::GET, []) => list(&req),
+        (&Method::GET, [id]) => status(&req, id),
+        (&Method::PUT, [id]) => commit(&req, id).await,
+        (&Method::DELETE, [id]) => abort(&req, id).await,
+        (_, [] | [_]) => Err(method_not_allowed()),
+        _ => Err(unknown_path(&req.path)),
+    }
+}
+
+/// `{"code":N,"error":false,"result":{"id":…,"status":…}}`.
+fn answer(code: u16, transaction: &dyn TransactionOps) -> ApiResponse {
+    ApiResponse::json(
+        code,
+        &json!({
+            "code": code,
+            "error": false,
+            "result": {"id": transaction.id(), "status": transaction.status().as_str()},
+        }),
+    )
+}
+
+async fn begin(req: ApiRequest) -> ApiResult {
+    let options = TransactionOptions::parse(&req.required_json_body()?)?;
+    for name in &options.read {
+        req.require(Access::Read, name)?;
+    }
+    for name in options.write.iter().chain(&options.exclusive) {
+        req.require(Access::Write, name)?;
+    }
+    if options.read.is_empty() && options.write.is_empty() && options.exclusive.is_empty() {
+        req.require_database(Access::Read)?;
+    }
+    let database = Arc::clone(&req.database);
+    let transaction = blocking(move || database.begin_transaction(options)).await?;
+    Ok(answer(201, &*transaction))
+}
+
+fn list(req: &ApiRequest) -> ApiResult {
+    req.require_database(Access::Read)?;
+    let transactions: Vec<Value> = req
+        .database
+        .running_transactions()
+        .into_iter()
+        .map(|id| json!({"id": id, "state": "running"}))
+        .collect();
+    Ok(ApiResponse::json(
+        200,
+        &json!({"transactions": transactions}),
+    ))
+}
+
+fn status(req: &ApiRequest, id: &str) -> ApiResult {
+    req.require_database(Access::Read)?;
+    let transaction = req.database.transaction(id)?;
+    Ok(answer(200, &*transaction))
+}
+
+async fn commit(req: &ApiRequest, id: &str) -> ApiResult {
+    req.require_database(Access::Read)?;
+    let transaction = req.database.transaction(id)?;
+    let committing = Arc::clone(&transaction);
+    let durability = blocking(move || committing.commit()).await?;
+    if let Some(durability) = durability {
+        durability.await?;
+    }
+    Ok(answer(200, &*transaction))
+}
+
+async fn abort(req: &ApiRequest, id: &str) -> ApiResult {
+    req.require_database(Access::Read)?;
+    let transaction = req.database.transaction(id)?;
+    let aborting = Arc::clone(&transaction);
+    blocking(move || aborting.abort()).await?;
+    Ok(answer(200, &*transaction))
+}
+
+/// The database a request of a row that honours `x-arango-trx-id` runs in: the transaction's
+/// view when the header names one (404/1655 when it names none), else the database itself.
+pub(crate) fn in_transaction(
+    database: &Arc<dyn DatabaseOps>,
+    req_header: Option<&str>,
+) -> Result<Option<Arc<dyn DatabaseOps>>> {
+    let Some(id) = req_header.map(str::trim).filter(|id| !id.is_empty()) else {
+        return Ok(None);
+    };
+    let transaction = database.transaction(id)?;
+    Ok(Some(transaction.database()))
+}

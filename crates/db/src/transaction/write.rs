@@ -1,0 +1,266 @@
+//! The operations of a running transaction on one collection: writes decided into its buffer,
+//! and reads that see the buffer over the committed data.
+//!
+//! What it is: [`Transaction::write`] (every item of a write request: parsed and prepared as
+//! the write path does, then decided under the store's writer lock against the transaction's
+//! own version of the key or the committed one, the key reserved, the result buffered),
+//! [`Transaction::truncate`], [`Transaction::read`], [`Transaction::read_rev`],
+//! [`Transaction::count`] and [`Transaction::scan`].
+//!
+//! What it is not: a write to the store. Nothing is appended before commit.
+//!
+//! Invariants: a decision reads the committed version and reserves the key in one step under
+//! the store's writer lock, so a plain writer can never slip in between; items are
+//! independent, as in the write path (an item that fails leaves the others, and the
+//! transaction, as they are); the buffered bytes never pass `maxTransactionSize` (32).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use quince_errors::{ArangoError, Result, RESOURCE_LIMIT};
+use quince_model::document::render_document;
+use quince_model::key::is_valid_key;
+use quince_model::rev::RevisionId;
+use quince_ops::{
+    parse_items, StoredDocument, WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
+};
+use quince_storage::Mutation;
+
+use crate::collection::Collection;
+use crate::current::{Buffered, Current};
+use crate::documents::not_found;
+use crate::write_path::Prepared;
+
+use super::buffer::Buffer;
+use super::{Operation, Transaction};
+
+impl Transaction {
+    /// Writes each item of `request` into the transaction (nothing is visible to others, or
+    /// durable, before commit; `waitForSync` of an item applies at commit).
+    pub(crate) fn write(
+        &self,
+        collection: &Arc<Collection>,
+        request: WriteRequest,
+    ) -> WriteResults {
+        let count = request.items.len();
+        let refused = |error: ArangoError| WriteResults {
+            items: (0..count).map(|_| Err(error.clone())).collect(),
+            durability: None,
+            synced: false,
+        };
+        let mut operation = match self.running() {
+            Ok(operation) => operation,
+            Err(error) => return refused(error),
+        };
+        if let Err(error) = self.check_writable(collection) {
+            return refused(error);
+        }
+        let own_name = if request.kind == WriteKind::Remove {
+            collection.name()
+        } else {
+            String::new()
+        };
+        let (ops, options) = parse_items(request, &own_name);
+        let items = ops
+            .into_iter()
+            .enumerate()
+            .map(|(item, op)| {
+                let (key, op) = op.and_then(|op| collection.prepare(op))?;
+                let prepared = Prepared { item, key, op };
+                operation.write_one(collection, &prepared, &options)
+            })
+            .collect();
+        WriteResults {
+            items,
+            durability: None,
+            synced: false,
+        }
+    }
+
+    /// Removes every document the transaction sees, inside the transaction.
+    pub(crate) fn truncate(&self, collection: &Arc<Collection>) -> Result<()> {
+        let mut operation = self.running()?;
+        self.check_writable(collection)?;
+        let mut keys: Vec<String> = Vec::new();
+        collection.store.for_each_key(&mut |key, _rev| {
+            keys.push(String::from_utf8_lossy(key).into_owned());
+            true
+        });
+        if let Some(buffer) = operation.state.buffers.get(&collection.id()) {
+            let seen: HashSet<&str> = keys.iter().map(String::as_str).collect();
+            let added: Vec<String> = buffer
+                .order
+                .iter()
+                .filter(|k| !seen.contains(k.as_str()))
+                .cloned()
+                .collect();
+            keys.extend(added);
+        }
+        let options = WriteOptions::default();
+        for key in keys {
+            let prepared = Prepared {
+                item: 0,
+                key,
+                op: crate::write_path::PreparedOp::Remove { expected_rev: None },
+            };
+            match operation.write_one(collection, &prepared, &options) {
+                Ok(_) => {}
+                Err(error) if error.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => {}
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(())
+    }
+
+    /// One document as the transaction sees it.
+    pub(crate) fn read(&self, collection: &Collection, key: &str) -> Result<StoredDocument> {
+        let operation = self.running()?;
+        self.check_readable(collection)?;
+        match operation.buffered(collection, key) {
+            Some(Some((rev, value))) => Ok(StoredDocument {
+                rev: RevisionId(*rev).encode(),
+                json: render_document(value, &collection.current_id_prefix()),
+            }),
+            Some(None) => Err(not_found()),
+            None => collection.read(key),
+        }
+    }
+
+    /// The `_rev` of a document as the transaction sees it.
+    pub(crate) fn read_rev(&self, collection: &Collection, key: &str) -> Result<String> {
+        let operation = self.running()?;
+        self.check_readable(collection)?;
+        match operation.buffered(collection, key) {
+            Some(Some((rev, _))) => Ok(RevisionId(*rev).encode()),
+            Some(None) => Err(not_found()),
+            None => collection.read_rev(key),
+        }
+    }
+
+    /// The number of documents as the transaction sees it.
+    pub(crate) fn count(&self, collection: &Collection) -> Result<u64> {
+        let operation = self.running()?;
+        self.check_readable(collection)?;
+        let delta = operation
+            .state
+            .buffers
+            .get(&collection.id())
+            .map_or(0, Buffer::count_delta);
+        Ok((collection.count() as i64 + delta).max(0) as u64)
+    }
+
+    /// Visits every document the transaction sees.
+    pub(crate) fn scan(
+        &self,
+        collection: &Collection,
+        visit: &mut dyn FnMut(StoredDocument) -> bool,
+    ) -> Result<()> {
+        let operation = self.running()?;
+        self.check_readable(collection)?;
+        let prefix = collection.current_id_prefix();
+        let buffer = operation.state.buffers.get(&collection.id());
+        let mut going = true;
+        collection.store.scan(&mut |key, rev, stored| {
+            let mine = buffer.is_some_and(|b| {
+                std::str::from_utf8(key).is_ok_and(|key| b.changes.contains_key(key))
+            });
+            if mine {
+                return true;
+            }
+            going = visit(StoredDocument {
+                rev: RevisionId(rev).encode(),
+                json: render_document(stored, &prefix),
+            });
+            going
+        })?;
+        if let (true, Some(buffer)) = (going, buffer) {
+            for key in &buffer.order {
+                if let Some((rev, value)) = &buffer.changes[key].new {
+                    let document = StoredDocument {
+                        rev: RevisionId(*rev).encode(),
+                        json: render_document(value, &prefix),
+                    };
+                    if !visit(document) {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Operation<'_> {
+    /// The transaction's own version of `key` in `collection`: `None` when it did not write
+    /// the key, `Some(None)` when it removed it.
+    fn buffered(&self, collection: &Collection, key: &str) -> Option<Option<&(u64, Vec<u8>)>> {
+        if !is_valid_key(key) {
+            return None;
+        }
+        let change = self.state.buffers.get(&collection.id())?.changes.get(key)?;
+        Some(change.new.as_ref())
+    }
+
+    /// Decides one prepared item against the transaction's version of its key (or the
+    /// committed one), reserves the key and buffers the result.
+    fn write_one(
+        &mut self,
+        collection: &Arc<Collection>,
+        p: &Prepared,
+        options: &WriteOptions,
+    ) -> Result<WriteOutcome> {
+        let trx = self.transaction.id;
+        let used: u64 = self.state.buffers.values().map(|b| b.bytes).sum();
+        let left = self
+            .transaction
+            .options
+            .max_transaction_size
+            .saturating_sub(used);
+        let max = self.transaction.options.max_transaction_size;
+        let buffer = self
+            .state
+            .buffers
+            .entry(collection.id())
+            .or_insert_with(|| Buffer::new(Arc::clone(collection)));
+        let key = p.key.as_str();
+        let (outcome, _) = collection.store.mutate_deferred(
+            key.as_bytes(),
+            |existing| -> Result<(Mutation, WriteOutcome)> {
+                let committed = existing.as_ref().map(|e| e.rev);
+                let (mutation, outcome) = match buffer.changes.get(key) {
+                    Some(change) => {
+                        let own = change
+                            .new
+                            .as_ref()
+                            .map(|(rev, value)| Buffered { rev: *rev, value });
+                        let own = own.as_ref().map(|c| c as &dyn Current);
+                        collection.decide_op(p, own, options, false)?
+                    }
+                    None => {
+                        let current = existing.as_ref().map(|e| e as &dyn Current);
+                        collection.decide_op(p, current, options, false)?
+                    }
+                };
+                let (rev, new) = match mutation {
+                    Mutation::Keep => return Ok((Mutation::Keep, outcome)),
+                    Mutation::Put { rev, value } => (rev, Some((rev, value))),
+                    Mutation::Remove { rev } => (rev, None),
+                };
+                let size = new.as_ref().map_or(0, |(_, v)| v.len()) as u64 + key.len() as u64;
+                if size > left {
+                    return Err(ArangoError::with_message(
+                        RESOURCE_LIMIT,
+                        format!(
+                            "aborting transaction because maximal transaction size limit of \
+                             {max} bytes is reached"
+                        ),
+                    ));
+                }
+                collection.trx_locks.reserve(key, trx)?;
+                buffer.record(key, committed, rev, new);
+                Ok((Mutation::Keep, outcome))
+            },
+        )?;
+        Ok(outcome)
+    }
+}
