@@ -448,6 +448,16 @@ pub fn read_jwt_secret(path: &Path) -> Result<Vec<u8>, String> {
     Ok(secret)
 }
 
+/// A stream transaction's idle timeout in seconds: a positive number of at most a day.
+fn parse_idle_timeout(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(seconds) if seconds > 0.0 && seconds <= 86_400.0 => Ok(seconds),
+        _ => Err(format!(
+            "'{text}' is not a number of seconds between 0 and 86400"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -658,15 +668,5 @@ mod tests {
         std::fs::write(&file, "\n").unwrap();
         assert!(read_jwt_secret(&file).is_err());
         assert!(read_jwt_secret(&dir.path().join("missing")).is_err());
-    }
-}
-
-/// A stream transaction's idle timeout in seconds: a positive number of at most a day.
-fn parse_idle_timeout(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(seconds) if seconds > 0.0 && seconds <= 86_400.0 => Ok(seconds),
-        _ => Err(format!(
-            "'{text}' is not a number of seconds between 0 and 86400"
-        )),
     }
 }
