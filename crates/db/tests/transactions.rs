@@ -1,0 +1,301 @@
+//! Stream transactions of the local engine through the operations interface: visibility
+//! (own writes inside, nothing outside before commit), write-write conflicts, collection
+//! locks, the size bound, the idle timeout, the status rules, and that a commit survives a
+//! restart whole.
+
+mod common;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quince_db::{
+    Catalog, CollectionOps, DatabaseOps, DbConfig, WriteKind, WriteOptions, WriteRequest,
+};
+use quince_ops::{TransactionOps, TransactionOptions, TransactionStatus};
+use serde_json::{json, Value};
+
+use common::{collection, config};
+
+fn database(catalog: &Catalog) -> Arc<dyn DatabaseOps> {
+    catalog.database("_system").unwrap()
+}
+
+fn begin(catalog: &Catalog, write: &[&str]) -> Arc<dyn TransactionOps> {
+    database(catalog)
+        .begin_transaction(TransactionOptions {
+            write: write.iter().map(|s| s.to_string()).collect(),
+            ..TransactionOptions::default()
+        })
+        .expect("begins")
+}
+
+fn insert(c: &dyn CollectionOps, doc: Value) -> quince_errors::Result<String> {
+    c.write(WriteRequest::new(
+        WriteKind::Insert,
+        vec![doc],
+        WriteOptions::default(),
+    ))
+    .settle_one()
+    .map(|o| o.key)
+}
+
+fn value(c: &dyn CollectionOps, key: &str) -> Option<Value> {
+    c.read(key)
+        .ok()
+        .map(|d| serde_json::from_slice::<Value>(&d.json).unwrap()["v"].clone())
+}
+
+#[test]
+fn writes_are_seen_inside_and_nowhere_else_until_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    let (a, b) = (collection(&catalog, "a"), collection(&catalog, "b"));
+    insert(&*a, json!({"_key": "old", "v": 0})).unwrap();
+    let trx = begin(&catalog, &["a", "b"]);
+    let view = trx.database();
+    let (ta, tb) = (view.collection("a").unwrap(), view.collection("b").unwrap());
+    insert(&*ta, json!({"_key": "x", "v": 1})).unwrap();
+    insert(&*tb, json!({"_key": "y", "v": 2})).unwrap();
+    ta.write(WriteRequest::one(
+        WriteKind::Remove,
+        "old",
+        Default::default(),
+        WriteOptions::default(),
+    ))
+    .settle_one()
+    .unwrap();
+    assert_eq!(value(&*ta, "x"), Some(json!(1)));
+    assert_eq!(value(&*ta, "old"), None);
+    assert_eq!(ta.count(), 1);
+    assert_eq!(value(&*a, "x"), None, "not visible outside before commit");
+    assert_eq!(value(&*a, "old"), Some(json!(0)));
+    assert_eq!(a.count(), 1);
+    let mut seen = 0;
+    ta.scan(&mut |_| {
+        seen += 1;
+        true
+    })
+    .unwrap();
+    assert_eq!(seen, 1);
+    trx.commit().unwrap();
+    assert_eq!(trx.status(), TransactionStatus::Committed);
+    assert_eq!(value(&*a, "x"), Some(json!(1)));
+    assert_eq!(value(&*b, "y"), Some(json!(2)));
+    assert_eq!(value(&*a, "old"), None);
+    // Committed is final: a second commit is fine, an abort is refused.
+    trx.commit().unwrap();
+    assert_eq!(trx.abort().unwrap_err().num(), 1653);
+    drop((a, b, ta, tb, view, trx));
+    catalog.shutdown().unwrap();
+    drop(catalog);
+    let catalog = common::open_os(dir.path());
+    let db = database(&catalog);
+    assert_eq!(value(&*db.collection("a").unwrap(), "x"), Some(json!(1)));
+    assert_eq!(value(&*db.collection("b").unwrap(), "y"), Some(json!(2)));
+    assert_eq!(value(&*db.collection("a").unwrap(), "old"), None);
+}
+
+#[test]
+fn abort_drops_everything_and_releases_the_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    let a = collection(&catalog, "a");
+    let trx = begin(&catalog, &["a"]);
+    let ta = trx.database().collection("a").unwrap();
+    insert(&*ta, json!({"_key": "x", "v": 1})).unwrap();
+    assert_eq!(insert(&*a, json!({"_key": "x"})).unwrap_err().num(), 1200);
+    trx.abort().unwrap();
+    trx.abort().unwrap();
+    assert_eq!(trx.commit().unwrap_err().num(), 1653);
+    assert_eq!(insert(&*ta, json!({"_key": "z"})).unwrap_err().num(), 1654);
+    assert_eq!(a.count(), 0);
+    insert(&*a, json!({"_key": "x", "v": 9})).unwrap();
+    assert_eq!(value(&*a, "x"), Some(json!(9)));
+}
+
+#[test]
+fn two_transactions_writing_one_key_do_not_both_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    let a = collection(&catalog, "a");
+    insert(&*a, json!({"_key": "k", "v": 0})).unwrap();
+    let (t1, t2) = (begin(&catalog, &["a"]), begin(&catalog, &["a"]));
+    let (c1, c2) = (
+        t1.database().collection("a").unwrap(),
+        t2.database().collection("a").unwrap(),
+    );
+    let patch = |c: &dyn CollectionOps, v: i64| {
+        c.write(WriteRequest::one(
+            WriteKind::Update,
+            "k",
+            json!({"v": v}).as_object().unwrap().clone(),
+            WriteOptions::default(),
+        ))
+        .settle_one()
+    };
+    patch(&*c1, 1).unwrap();
+    assert_eq!(patch(&*c2, 2).unwrap_err().num(), 1200);
+    // Each sees its own state: t2 still reads the committed version.
+    assert_eq!(value(&*c1, "k"), Some(json!(1)));
+    assert_eq!(value(&*c2, "k"), Some(json!(0)));
+    t1.commit().unwrap();
+    assert_eq!(value(&*c2, "k"), Some(json!(1)), "read committed");
+    patch(&*c2, 2).unwrap();
+    t2.commit().unwrap();
+    assert_eq!(value(&*a, "k"), Some(json!(2)));
+}
+
+#[test]
+fn exclusive_collections_wait_and_time_out_with_18() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    let a = collection(&catalog, "a");
+    let db = database(&catalog);
+    let exclusive = db
+        .begin_transaction(TransactionOptions {
+            exclusive: vec!["a".into()],
+            ..TransactionOptions::default()
+        })
+        .unwrap();
+    let started = Instant::now();
+    let refused = db
+        .begin_transaction(TransactionOptions {
+            write: vec!["a".into()],
+            lock_timeout: 0.2,
+            ..TransactionOptions::default()
+        })
+        .err()
+        .unwrap();
+    assert_eq!(refused.num(), 18);
+    assert!(started.elapsed() >= Duration::from_millis(150));
+    assert_eq!(insert(&*a, json!({"_key": "p"})).unwrap_err().num(), 18);
+    exclusive.commit().unwrap();
+    insert(&*a, json!({"_key": "p"})).unwrap();
+    begin(&catalog, &["a"]).abort().unwrap();
+}
+
+#[test]
+fn undeclared_collections_and_the_size_bound_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    collection(&catalog, "a");
+    collection(&catalog, "r");
+    let db = database(&catalog);
+    assert_eq!(
+        db.begin_transaction(TransactionOptions {
+            write: vec!["missing".into()],
+            ..TransactionOptions::default()
+        })
+        .err()
+        .unwrap()
+        .num(),
+        1203
+    );
+    let trx = db
+        .begin_transaction(TransactionOptions {
+            write: vec!["a".into()],
+            read: vec!["r".into()],
+            allow_implicit: false,
+            max_transaction_size: 200,
+            ..TransactionOptions::default()
+        })
+        .unwrap();
+    let view = trx.database();
+    let r = view.collection("r").unwrap();
+    assert_eq!(insert(&*r, json!({"_key": "q"})).unwrap_err().num(), 1652);
+    assert_eq!(r.read("q").unwrap_err().num(), 1202, "declared for reading");
+    let a = view.collection("a").unwrap();
+    insert(&*a, json!({"_key": "small"})).unwrap();
+    let big = json!({"_key": "big", "pad": "x".repeat(300)});
+    assert_eq!(insert(&*a, big).unwrap_err().num(), 32);
+    assert_eq!(trx.status(), TransactionStatus::Running);
+    trx.commit().unwrap();
+    assert_eq!(db.collection("a").unwrap().count(), 1);
+}
+
+#[test]
+fn idle_transactions_are_aborted() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = Catalog::open(DbConfig {
+        transaction_idle_timeout: Duration::from_millis(50),
+        ..config(dir.path(), Arc::new(quince_storage::io::OsFileIo::new()))
+    })
+    .unwrap();
+    collection(&catalog, "a");
+    let trx = begin(&catalog, &["a"]);
+    insert(
+        &*trx.database().collection("a").unwrap(),
+        json!({"_key": "x"}),
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while trx.status() == TransactionStatus::Running {
+        assert!(
+            Instant::now() < deadline,
+            "the idle transaction was never aborted"
+        );
+        std::thread::yield_now();
+    }
+    assert_eq!(trx.status(), TransactionStatus::Aborted);
+    assert!(database(&catalog).running_transactions().is_empty());
+    assert_eq!(database(&catalog).collection("a").unwrap().count(), 0);
+    // Its key is free again.
+    insert(
+        &*database(&catalog).collection("a").unwrap(),
+        json!({"_key": "x"}),
+    )
+    .unwrap();
+}
+
+#[test]
+fn truncate_inside_a_transaction_is_undone_by_abort() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    let a = collection(&catalog, "a");
+    for i in 0..5 {
+        insert(&*a, json!({"_key": format!("k{i}")})).unwrap();
+    }
+    let trx = begin(&catalog, &["a"]);
+    let ta = trx.database().collection("a").unwrap();
+    insert(&*ta, json!({"_key": "new"})).unwrap();
+    ta.truncate(false).unwrap();
+    assert_eq!(ta.count(), 0);
+    assert_eq!(a.count(), 5);
+    trx.abort().unwrap();
+    assert_eq!(a.count(), 5);
+    let trx = begin(&catalog, &["a"]);
+    trx.database()
+        .collection("a")
+        .unwrap()
+        .truncate(false)
+        .unwrap();
+    trx.commit().unwrap();
+    assert_eq!(a.count(), 0);
+}
+
+#[test]
+fn transactions_are_listed_and_found_by_id() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    collection(&catalog, "a");
+    let db = database(&catalog);
+    let trx = begin(&catalog, &["a"]);
+    assert_eq!(db.running_transactions(), vec![trx.id()]);
+    assert_eq!(db.transaction(&trx.id()).unwrap().id(), trx.id());
+    trx.commit().unwrap();
+    assert!(db.running_transactions().is_empty());
+    assert_eq!(
+        db.transaction(&trx.id()).unwrap().status(),
+        TransactionStatus::Committed
+    );
+    assert_eq!(db.transaction("42").err().unwrap().num(), 1655);
+    assert_eq!(db.transaction("nope").err().unwrap().num(), 1655);
+    assert_eq!(
+        trx.database()
+            .begin_transaction(TransactionOptions::default())
+            .err()
+            .unwrap()
+            .num(),
+        1651
+    );
+}
