@@ -158,6 +158,8 @@ impl Collection {
             .store(persisted, Ordering::Release);
         collection.revision.fetch_max(rev_max, Ordering::AcqRel);
         shared.hlc.observe(RevisionId(rev_max));
+        // Transaction ids come from the same clock and must keep growing past a restart.
+        shared.hlc.observe(RevisionId(collection.store.newest_commit()));
         Ok(collection)
     }
 

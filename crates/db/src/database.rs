@@ -87,16 +87,15 @@ impl Database {
             .list_dir(&database.dir)
             .map_err(|e| io_error(&database.dir, e))?;
         entries.sort();
-        let mut collections = BTreeMap::new();
+        let mut opened: Vec<(PathBuf, CollectionParams, Collection)> = Vec::new();
         for entry in entries {
             if let Some(id) = id_from_dir_name(&entry, "collection-") {
                 shared.observe_id(id);
             }
             match debris::classify::<CollectionParams>(io, &database.dir, &entry, "collection-")? {
                 Some(Classified::Live { dir, params }) => {
-                    let collection = Collection::open(shared, dir, params)?;
-                    collection.attach_hooks(&database.name)?;
-                    collections.insert(collection.name(), Arc::new(collection));
+                    let collection = Collection::open(shared, dir.clone(), params.clone())?;
+                    opened.push((dir, params, collection));
                 }
                 Some(Classified::Debris { dir, why }) => {
                     tracing::info!(event = "collection.debris_removed", dir = %dir.display(), why);
@@ -104,6 +103,22 @@ impl Database {
                 }
                 None => {}
             }
+        }
+        // A transaction that a crash cut short across collections is cut from every log it
+        // reached (`quince_storage::settle`); those collections are opened again.
+        let stores: Vec<(u64, &quince_storage::Store)> =
+            opened.iter().map(|(_, _, c)| (c.id(), &c.store)).collect();
+        let cut = quince_storage::settle(&stores);
+        let mut collections = BTreeMap::new();
+        for (dir, params, collection) in opened {
+            let collection = if cut.contains(&collection.id()) {
+                drop(collection);
+                Collection::open(shared, dir, params)?
+            } else {
+                collection
+            };
+            collection.attach_hooks(&database.name)?;
+            collections.insert(collection.name(), Arc::new(collection));
         }
         *database.collections.write() = collections;
         Ok(database)

@@ -1,25 +1,30 @@
 //! The one write path of a [`Collection`]: every insert, replace, update and remove (single,
 //! multi-document, import batch, batch-request part: they all arrive as a [`WriteRequest`]),
 //! and every truncate, passes through [`Collection::write`] or [`Collection::truncate`].
+//! (A stream transaction decides its writes with the same decisions, `decide_op`, and commits
+//! them through the storage engine's transaction groups: `transaction/commit.rs`.)
 //!
 //! What it is: three steps per request. (1) The items are parsed (`ops::request`) and
 //! prepared without any lock: keys accepted or generated in input order, edge ends checked.
-//! (2) Runs of at most [`LOCKED_DOCS_MAX`] prepared items are decided and appended, each under
-//! the collection's hook lock and ONE acquisition of the store's writer lock
-//! (`Store::mutate_batch_deferred`; a lone item uses `Store::mutate_deferred`, which writes the
-//! same record): each decision sees the current version (including the earlier items of the
-//! run), and the hooks' `check` runs inside it, so a refused change appends nothing. (3) Each
-//! change is reported to the hooks as applied (or aborted when its append failed), the
-//! collection's revision moves, and one durability handle covers the request.
+//! (2) The prepared items are decided and appended under the collection's hook lock and ONE
+//! acquisition of the store's writer lock: a lone item with `Store::mutate_deferred` (one
+//! record), several as one storage `Part` committed as one transaction group
+//! (`quince_storage::commit`). Each decision sees the current version (including the earlier
+//! items of the request), a key a running stream transaction reserved is refused (1200), and
+//! the hooks' `check` runs inside it, so a refused change appends nothing. (3) Each change is
+//! reported to the hooks as applied (or aborted when its append failed), the collection's
+//! revision moves, and one durability handle covers the request.
 //!
-//! What it is not: atomic. Items are independent: one that fails does not stop or undo the
-//! others (transactions are a later layer on this path).
+//! What it is not: all-or-nothing for the items' decisions. Items are independent: one that
+//! fails does not stop or undo the others (as in ArangoDB). But the items that succeed are
+//! written as one group, so a crash keeps all of them or none.
 //!
 //! Invariants: one result per item, in input order; a durability handle exactly when the
 //! effective `waitForSync` is true and a record was written, and it is the newest write's, so
-//! when it resolves every write of the request is durable; the writer lock is held for at most
-//! [`LOCKED_DOCS_MAX`] items at a time; no fsync happens here (synced writes are awaited by the
-//! caller after every lock is released); hooks see every change exactly once, in append order.
+//! when it resolves every write of the request is durable; the writer lock is held for the
+//! whole request (the request's size, which the body bound limits, bounds the time); no fsync
+//! happens here (synced writes are awaited by the caller after every lock is released); hooks
+//! see every change exactly once, in append order.
 
 use std::sync::Arc;
 
@@ -39,9 +44,6 @@ use crate::collection::Collection;
 use crate::current::Current;
 use crate::documents::{durability_of, not_found, Overwrite};
 use crate::hooks::{DocumentHook, OwnedChange, Version};
-
-/// Items decided and written per acquisition of the store's writer lock.
-pub(crate) const LOCKED_DOCS_MAX: usize = 1024;
 
 /// An item that passed the checks made before the store is asked.
 pub(crate) struct Prepared {
@@ -110,31 +112,24 @@ impl Collection {
                 synced: sync,
             };
         }
+        // Many items: each is prepared (keys generated in input order), then every prepared
+        // item is decided and the successful ones are written as ONE storage group.
         let mut results: Vec<Option<Result<WriteOutcome>>> = Vec::with_capacity(count);
         results.resize_with(count, || None);
+        let mut prepared: Vec<Prepared> = Vec::with_capacity(count);
+        for (item, op) in ops.into_iter().enumerate() {
+            match op.and_then(|op| self.prepare(op)) {
+                Ok((key, op)) => prepared.push(Prepared { item, key, op }),
+                Err(err) => results[item] = Some(Err(err)),
+            }
+        }
         let mut durability = None;
-        let mut ops = ops.into_iter().enumerate().peekable();
-        let mut prepared: Vec<Prepared> = Vec::with_capacity(count.min(LOCKED_DOCS_MAX));
-        while ops.peek().is_some() {
-            // Keys are generated per run, in input order, as one-by-one writes would.
-            prepared.clear();
-            for (item, op) in ops.by_ref() {
-                match op.and_then(|op| self.prepare(op)) {
-                    Ok((key, op)) => prepared.push(Prepared { item, key, op }),
-                    Err(err) => results[item] = Some(Err(err)),
-                }
-                if prepared.len() == LOCKED_DOCS_MAX {
-                    break;
-                }
-            }
-            if prepared.is_empty() {
-                continue;
-            }
+        if !prepared.is_empty() {
             let run = self.write_run(&prepared, &options, sync);
             for (p, outcome) in prepared.iter().zip(run.outcomes) {
                 results[p.item] = Some(outcome);
             }
-            durability = Durability::newest(durability, run.durability);
+            durability = run.durability;
         }
         WriteResults {
             items: results
@@ -214,8 +209,26 @@ impl Collection {
                 Err(err) => (vec![Err(err)], None),
             }
         } else {
-            let keys: Vec<&[u8]> = prepared.iter().map(|p| p.key.as_bytes()).collect();
-            self.store.mutate_batch_deferred(&keys, decide)
+            // One part, one group: a crash keeps every successful item or none of them.
+            let mut part = self.store.part(self.id());
+            let mut outcomes: Vec<Result<WriteOutcome>> = prepared
+                .iter()
+                .enumerate()
+                .map(|(i, p)| part.mutate(p.key.as_bytes(), |existing| decide(i, existing)))
+                .collect();
+            match quince_storage::commit(self.shared.hlc.next().0, vec![part]) {
+                Ok(mut tickets) => (outcomes, tickets.pop().flatten()),
+                Err(err) => {
+                    // Nothing was published: every item that was to be written failed.
+                    let err = ArangoError::from(err);
+                    for outcome in &mut outcomes {
+                        if outcome.is_ok() {
+                            *outcome = Err(err.clone());
+                        }
+                    }
+                    (outcomes, None)
+                }
+            }
         };
         for (change, outcome) in changes.iter().zip(&outcomes) {
             let Some(change) = change else { continue };

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use parking_lot::MutexGuard;
 use quince_errors::{ArangoError, Result, INTERNAL};
 use quince_model::rev::RevisionId;
-use quince_storage::Mutation;
+use quince_storage::{Mutation, Part};
 
 use crate::current::Current;
 use crate::hooks::{DocumentHook, OwnedChange};
@@ -65,13 +65,30 @@ impl Transaction {
         let sync =
             self.options.wait_for_sync || writes.iter().any(|b| b.collection.wait_for_sync());
         let hooks: Vec<Hooks<'_>> = writes.iter().map(|b| b.collection.hooks.lock()).collect();
+        // Every part is decided (and checked by the hooks) before anything is written: a
+        // refusal drops the parts, which writes nothing.
+        let mut parts = Vec::with_capacity(writes.len());
         let mut applied: Vec<Vec<OwnedChange>> = Vec::with_capacity(writes.len());
-        let mut tickets = Vec::new();
         for (buffer, hooks) in writes.iter().zip(&hooks) {
-            let (changes, ticket) = write_part(buffer, hooks)?;
-            applied.push(changes);
-            tickets.extend(ticket);
+            let mut part = buffer.collection.store.part(buffer.collection.id());
+            let mut accepted = Vec::new();
+            let staged = stage(buffer, hooks, &mut part, &mut accepted);
+            applied.push(accepted);
+            if let Err(error) = staged {
+                let_go(&hooks, &applied);
+                return Err(error);
+            }
+            parts.push(part);
         }
+        // Taken while every part is held: commits touching a store get increasing ids.
+        let trx = writes[0].collection.shared.hlc.next().0;
+        let tickets = match quince_storage::commit(trx, parts) {
+            Ok(tickets) => tickets,
+            Err(error) => {
+                let_go(&hooks, &applied);
+                return Err(error.into());
+            }
+        };
         for ((buffer, hooks), changes) in writes.iter().zip(&hooks).zip(&applied) {
             if let Some(rev) = buffer.changes.values().map(|c| c.rev).max() {
                 buffer.collection.note_revision(RevisionId(rev));
@@ -84,7 +101,7 @@ impl Transaction {
         }
         drop(hooks);
         if sync {
-            for ticket in tickets {
+            for ticket in tickets.into_iter().flatten() {
                 ticket.wait()?;
             }
         }
@@ -92,13 +109,25 @@ impl Transaction {
     }
 }
 
-/// Appends one collection's changes under its writer lock, each checked against its
-/// reservation and by the hooks.
-fn write_part(
+/// Tells every hook that the changes it accepted will not be applied.
+fn let_go(hooks: &[Hooks<'_>], accepted: &[Vec<OwnedChange>]) {
+    for (hooks, changes) in hooks.iter().zip(accepted) {
+        for change in changes {
+            for hook in hooks.iter() {
+                hook.aborted(&change.view());
+            }
+        }
+    }
+}
+
+/// Stages one collection's changes in its part, each checked against its reservation and by
+/// the hooks; the changes the hooks accepted are collected in `accepted`.
+fn stage(
     buffer: &Buffer,
     hooks: &[Arc<dyn DocumentHook>],
-) -> Result<(Vec<OwnedChange>, Option<quince_storage::WriteTicket>)> {
-    let mut items: Vec<(&str, Option<u64>, Option<Mutation>)> = Vec::new();
+    part: &mut Part<'_>,
+    accepted: &mut Vec<OwnedChange>,
+) -> Result<()> {
     for key in &buffer.order {
         let change = &buffer.changes[key];
         let mutation = match &change.new {
@@ -109,16 +138,8 @@ fn write_part(
             None if change.base.is_some() => Mutation::Remove { rev: change.rev },
             None => continue,
         };
-        items.push((key.as_str(), change.base, Some(mutation)));
-    }
-    let keys: Vec<&[u8]> = items.iter().map(|(k, _, _)| k.as_bytes()).collect();
-    let mut changes = Vec::new();
-    let (results, ticket) = buffer
-        .collection
-        .store
-        .mutate_batch_deferred(&keys, |i, existing| {
-            let (key, base, mutation) = &mut items[i];
-            if existing.as_ref().map(|e| e.rev) != *base {
+        part.mutate(key.as_bytes(), |existing| {
+            if existing.as_ref().map(|e| e.rev) != change.base {
                 return Err(ArangoError::with_message(
                     INTERNAL,
                     format!("document '{key}' changed under its transaction's reservation"),
@@ -128,15 +149,12 @@ fn write_part(
                 (Some(e), false) => Some((RevisionId(e.rev), Current::value(e)?)),
                 _ => None,
             };
-            let mutation = mutation.take().expect("each item is decided once");
             debug_assert!(mutation_rev(&mutation).is_some());
             if let Some(change) = checked_change(hooks, key, old, &mutation)? {
-                changes.push(change);
+                accepted.push(change);
             }
             Ok::<_, ArangoError>((mutation, ()))
-        });
-    for result in results {
-        result?;
+        })?;
     }
-    Ok((changes, ticket))
+    Ok(())
 }
