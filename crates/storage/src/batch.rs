@@ -115,6 +115,7 @@ impl Store {
             let view = existing.map(|l| Existing {
                 store: self,
                 key,
+                staged: None,
                 rev: l.rev,
             });
             let (mutation, result) = match decide(item, view) {

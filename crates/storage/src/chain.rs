@@ -41,6 +41,7 @@ use std::path::Path;
 use crate::datafile::FileName;
 use crate::error::StorageError;
 use crate::format::{RecordType, FILE_HEADER_RECORD_SIZE};
+use crate::group_reader::{Group, GroupReader};
 use crate::io::{FileHandle, FileIo};
 use crate::recovery::{entry_of, read_header, Resolver};
 use crate::tail::Tail;
@@ -68,6 +69,26 @@ pub(crate) struct Chain {
     /// Journals holding only their header that are not needed: removed once the manifest no
     /// longer names them.
     pub(crate) retired: Vec<u64>,
+    /// The group that ends the log, when it is a part that is not its transaction's commit
+    /// point: whether its transaction committed is for the caller to find out (`group.rs`).
+    pub(crate) pending: Option<PendingAt>,
+}
+
+/// Where a pending group is: the last records of the active journal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PendingAt {
+    /// The active journal.
+    pub(crate) fid: u64,
+    /// The group marker's offset: a cut there removes the group.
+    pub(crate) offset: u64,
+    /// The transaction.
+    pub(crate) trx: u64,
+    /// The caller's id of the store holding the commit point.
+    pub(crate) commit_participant: u64,
+    /// The `seq` of the group's last record, the last of the log.
+    pub(crate) last_seq: u64,
+    /// Records of the group after its marker.
+    pub(crate) records: u32,
 }
 
 /// One journal as found, before the chain decides what to keep.
@@ -86,6 +107,11 @@ struct Examined {
     last_seq: Option<u64>,
     /// The good prefix ends with a footer.
     footer: bool,
+    /// A group whose records did not all survive, cut from the good prefix (`good_end` is its
+    /// marker's offset).
+    group_cut: Option<Group>,
+    /// The group whose last record is the last record of the good prefix.
+    trailing: Option<Group>,
 }
 
 /// Reads the journals `fids` (ascending) as one log, applies the records kept to `resolver`,
@@ -160,6 +186,18 @@ pub(crate) fn recover_journals(
         let path = FileName::Journal(j.fid).path_in(dir);
         let io_err = |e| StorageError::io(&path, e);
         let keep = keep_until[i];
+        if let Some(group) = j.group_cut.filter(|_| keep == j.good_end) {
+            // The engine's own marker proves these records are what is left of a group whose
+            // append did not finish: none of them was acknowledged or published.
+            tracing::warn!(
+                event = "journal.group_cut",
+                path = %path.display(),
+                offset = group.offset,
+                trx = group.marker.trx,
+                records_present = group.seen,
+                records_expected = group.marker.count,
+            );
+        }
         if keep < j.len {
             j.handle.set_len(keep).map_err(io_err)?;
         }
@@ -188,6 +226,17 @@ pub(crate) fn recover_journals(
             tracing::info!(event = "journal.seal_finished", path = %path.display());
             chain.sealed.push(recovered);
         } else if Some(i) == end {
+            chain.pending = j
+                .trailing
+                .filter(|g| !g.marker.commit_point)
+                .map(|g| PendingAt {
+                    fid: j.fid,
+                    offset: g.offset,
+                    trx: g.marker.trx,
+                    commit_participant: g.marker.commit_participant,
+                    last_seq: g.last_seq(),
+                    records: g.seen,
+                });
             chain.active = Some(recovered);
         } else if chain.spare.is_none() && last_used.is_none_or(|u| i > u) {
             chain.spare = Some(recovered);
@@ -243,6 +292,9 @@ fn examine(
     let (mut records, mut first_seq, mut last_seq) = (0u64, None, None);
     let (mut footer, mut after_footer) = (false, None);
     let (mut link, mut misplaced_link) = (None, None);
+    let mut groups = GroupReader::new(false);
+    // What `records`, `first_seq` and `last_seq` were when the group still open began.
+    let mut before_group = (0u64, None, None);
     let outcome = crate::scan::scan(
         handle.as_ref(),
         FILE_HEADER_RECORD_SIZE,
@@ -251,6 +303,12 @@ fn examine(
             if footer {
                 after_footer.get_or_insert(offset);
             }
+            if r.kind == RecordType::GroupMarker && groups.open().is_none() {
+                before_group = (records, first_seq, last_seq);
+            }
+            groups
+                .push(offset, &r)
+                .map_err(|reason| StorageError::corrupted(&path, offset, reason))?;
             if r.kind == RecordType::Footer {
                 footer = true;
             } else if r.kind == RecordType::Link {
@@ -283,21 +341,8 @@ fn examine(
             "a link record that is not the journal's first record",
         ));
     }
-    let journal = Examined {
-        fid,
-        handle,
-        capacity: header.maximal_size,
-        good_end: outcome.good_end,
-        len,
-        records,
-        link,
-        first_seq,
-        last_seq,
-        footer,
-    };
-    if let Some((offset, error)) = outcome.bad {
-        let handle = journal.handle.as_ref();
-        match crate::tail::classify(handle, offset, len, &error, &io_err)? {
+    if let Some((offset, error)) = &outcome.bad {
+        match crate::tail::classify(handle.as_ref(), *offset, len, error, &io_err)? {
             Tail::Torn => tracing::warn!(
                 event = "journal.tail_truncated",
                 path = %path.display(),
@@ -305,10 +350,34 @@ fn examine(
                 dropped_bytes = len - offset,
                 reason = %error,
             ),
-            Tail::Damaged { reason } => return Err(StorageError::corrupted(&path, offset, reason)),
+            Tail::Damaged { reason } => {
+                return Err(StorageError::corrupted(&path, *offset, reason))
+            }
         }
     }
-    Ok(Some(journal))
+    // A group whose count the good prefix does not reach lost its end with the torn tail (or
+    // the file ended): the good prefix ends before its marker.
+    let mut good_end = outcome.good_end;
+    let group_cut = groups.open().copied();
+    if let Some(group) = &group_cut {
+        good_end = group.offset;
+        (records, first_seq, last_seq) = before_group;
+    }
+    let trailing = groups.closed().filter(|g| g.end == good_end).copied();
+    Ok(Some(Examined {
+        fid,
+        handle,
+        capacity: header.maximal_size,
+        good_end,
+        len,
+        records,
+        link,
+        first_seq,
+        last_seq,
+        footer,
+        group_cut,
+        trailing,
+    }))
 }
 
 /// Applies the records of `[header, end)` of a journal to `resolver`.

@@ -10,7 +10,9 @@
 //! fid: live documents (those the index names), plus tombstones of keys not live now and
 //! truncate markers, unless the set covers every sealed datafile, in which case markers are
 //! dropped (nothing older than them remains outside the set; the journal only holds newer
-//! records). The output starts with a supersedes record listing every file it replaces. Then:
+//! records); the newest metadata record and the newest commit record, whatever else goes; never
+//! a group marker (a sealed datafile holds only whole groups of committed transactions, so the
+//! records need their marker no more). The output starts with a supersedes record listing every file it replaces. Then:
 //! fsync the output, fsync the journal (so every record that made a dropped one dead is durable),
 //! write the output's hint, rename it to `datafile-<fid>.db` and fsync the directory: from this
 //! point the compaction is committed, and recovery finishes it if we crash. Then index entries
@@ -248,6 +250,9 @@ impl Store {
                     // Only the newest metadata record means anything; it is kept whatever else
                     // goes.
                     RecordType::Meta => self.meta.lock().as_ref().is_some_and(|m| m.0 == r.seq),
+                    // So is the newest commit record (`Store::newest_commit`). Group markers
+                    // go: a sealed datafile holds whole, committed groups only.
+                    RecordType::Commit => self.newest_commit.lock().is_some_and(|c| c.0 == r.seq),
                     _ => false,
                 };
                 if !keep {

@@ -46,7 +46,18 @@ pub const LINK_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 8;
 /// Bytes of a footer record (prefix plus record count).
 pub const FOOTER_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 8;
 
+/// Bytes of a group marker's value: trx u64, count u32, flags u32, commit participant u64.
+pub const GROUP_MARKER_VALUE_SIZE: usize = 24;
+/// Bytes of a group marker record (prefix plus its value; a multiple of 8, so no padding).
+pub const GROUP_MARKER_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + GROUP_MARKER_VALUE_SIZE as u64;
+/// Bytes of a commit record (prefix plus the trx).
+pub const COMMIT_RECORD_SIZE: u64 = PREFIX_SIZE as u64 + 8;
+/// Group marker flag: this part is the transaction's commit point.
+pub const GROUP_FLAG_COMMIT_POINT: u32 = 1;
+
 const _: () = assert!(HEADER_SIZE == 16);
+const _: () = assert!(GROUP_MARKER_RECORD_SIZE.is_multiple_of(ALIGN));
+const _: () = assert!(COMMIT_RECORD_SIZE.is_multiple_of(ALIGN));
 const _: () = assert!(FILE_HEADER_RECORD_SIZE.is_multiple_of(ALIGN));
 const _: () = assert!(FOOTER_RECORD_SIZE.is_multiple_of(ALIGN));
 const _: () = assert!(RECORD_SIZE_MAX < u32::MAX as u64);
@@ -75,6 +86,14 @@ pub enum RecordType {
     /// journal it handed off before (0: none that could still be unsynced). Recovery reads the
     /// journals as one log through these links (`chain.rs`).
     Link = 9,
+    /// First record of a transaction's group in one store: the transaction, how many records
+    /// follow it in the group, whether this part is the commit point, and (if not) which store
+    /// holds the commit point ([`GroupMarker`]). The group's records follow it at once, in the
+    /// same journal.
+    GroupMarker = 10,
+    /// Last record of the commit-point part of a transaction spanning several stores: the
+    /// transaction (u64) is committed once this record is durable.
+    Commit = 11,
 }
 
 impl RecordType {
@@ -90,6 +109,8 @@ impl RecordType {
             7 => RecordType::Meta,
             8 => RecordType::Manifest,
             9 => RecordType::Link,
+            10 => RecordType::GroupMarker,
+            11 => RecordType::Commit,
             _ => return None,
         })
     }
@@ -333,9 +354,116 @@ pub fn parse_fids(payload: &[u8]) -> Result<Vec<u64>, &'static str> {
         .collect())
 }
 
+/// What a group marker says (`docs/storage-format.md`, "Transaction groups").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupMarker {
+    /// The transaction (nonzero).
+    pub trx: u64,
+    /// Records of the group after the marker (at least 1), its commit record included.
+    pub count: u32,
+    /// This part is the transaction's commit point ([`GROUP_FLAG_COMMIT_POINT`]).
+    pub commit_point: bool,
+    /// The caller's id of the store holding the commit point (0 when this part is it).
+    pub commit_participant: u64,
+}
+
+/// Encodes a group marker record with `seq`.
+pub fn encode_group_marker(seq: u64, marker: &GroupMarker) -> Vec<u8> {
+    assert!(
+        marker.trx != 0 && marker.count > 0,
+        "a group belongs to a transaction and holds records: {marker:?}"
+    );
+    assert!(
+        !marker.commit_point || marker.commit_participant == 0,
+        "a commit point names no other participant: {marker:?}"
+    );
+    let flags = if marker.commit_point {
+        GROUP_FLAG_COMMIT_POINT
+    } else {
+        0
+    };
+    let mut value = Vec::with_capacity(GROUP_MARKER_VALUE_SIZE);
+    value.extend_from_slice(&marker.trx.to_le_bytes());
+    value.extend_from_slice(&marker.count.to_le_bytes());
+    value.extend_from_slice(&flags.to_le_bytes());
+    value.extend_from_slice(&marker.commit_participant.to_le_bytes());
+    let bytes = encode(RecordType::GroupMarker, seq, 0, &[], &value);
+    debug_assert_eq!(bytes.len() as u64, GROUP_MARKER_RECORD_SIZE);
+    bytes
+}
+
+/// Reads a group marker out of a decoded record's value; refuses what the engine never writes.
+pub fn parse_group_marker(value: &[u8]) -> Result<GroupMarker, &'static str> {
+    if value.len() != GROUP_MARKER_VALUE_SIZE {
+        return Err("group marker value is not 24 bytes");
+    }
+    let flags = u32_at(value, 12);
+    let marker = GroupMarker {
+        trx: u64_at(value, 0),
+        count: u32_at(value, 8),
+        commit_point: flags & GROUP_FLAG_COMMIT_POINT != 0,
+        commit_participant: u64_at(value, 16),
+    };
+    if flags & !GROUP_FLAG_COMMIT_POINT != 0 {
+        return Err("group marker has unknown flags");
+    }
+    if marker.trx == 0 || marker.count == 0 {
+        return Err("group marker names no transaction or no records");
+    }
+    if marker.commit_point && marker.commit_participant != 0 {
+        return Err("group marker is the commit point but names another participant");
+    }
+    Ok(marker)
+}
+
+/// Encodes a commit record for `trx` with `seq`.
+pub fn encode_commit(seq: u64, trx: u64) -> Vec<u8> {
+    assert!(trx != 0, "transaction 0 is never committed");
+    encode(RecordType::Commit, seq, 0, &[], &trx.to_le_bytes())
+}
+
+/// The transaction a commit record's value names.
+pub fn parse_commit(value: &[u8]) -> Result<u64, &'static str> {
+    match value.try_into().map(u64::from_le_bytes) {
+        Ok(trx) if trx != 0 => Ok(trx),
+        _ => Err("commit record value is not a nonzero u64"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn group_marker_and_commit_round_trip() {
+        let marker = GroupMarker {
+            trx: 77,
+            count: 3,
+            commit_point: false,
+            commit_participant: 9,
+        };
+        let bytes = encode_group_marker(5, &marker);
+        assert_eq!(bytes.len() as u64, GROUP_MARKER_RECORD_SIZE);
+        let record = decode(&bytes).unwrap();
+        assert_eq!((record.kind, record.seq), (RecordType::GroupMarker, 5));
+        assert_eq!(parse_group_marker(record.value), Ok(marker));
+        let bytes = encode_commit(6, 77);
+        assert_eq!(bytes.len() as u64, COMMIT_RECORD_SIZE);
+        assert_eq!(parse_commit(decode(&bytes).unwrap().value), Ok(77));
+        // What the engine never writes is refused.
+        let mut value = bytes[..0].to_vec();
+        value.extend_from_slice(&77u64.to_le_bytes());
+        value.extend_from_slice(&3u32.to_le_bytes());
+        value.extend_from_slice(&1u32.to_le_bytes());
+        value.extend_from_slice(&9u64.to_le_bytes());
+        assert!(
+            parse_group_marker(&value).is_err(),
+            "commit point naming another store"
+        );
+        value[12] = 2;
+        assert!(parse_group_marker(&value).is_err(), "unknown flag");
+        assert!(parse_commit(&0u64.to_le_bytes()).is_err());
+    }
 
     #[test]
     fn document_round_trips_and_is_aligned() {

@@ -11,8 +11,8 @@
 //! trailer (8 bytes): crc32c u32 of everything before it | reserved u32
 //! ```
 //!
-//! Entries cover documents, tombstones, truncate markers and the supersedes list; file header
-//! and footer records are not listed.
+//! Entries cover documents, tombstones, truncate markers, metadata records, group markers and
+//! commit records; file header, link, supersedes and footer records are not listed.
 //!
 //! What it is not: authoritative. A hint whose checksum, fid or datafile length does not match
 //! is ignored and the datafile is scanned instead; values are still verified on every read.

@@ -129,9 +129,9 @@ impl Store {
         self.last_tick.fetch_max(rev, Ordering::Relaxed);
     }
 
-    /// Writes one encoded record at the end of the active journal, rotating first if it would
-    /// not fit. Returns the journal and the record's offset.
-    fn append(
+    /// Writes one encoded record (or a transaction's whole group, `group.rs`) at the end of the
+    /// active journal, rotating first if it would not fit. Returns the journal and the offset.
+    pub(crate) fn append(
         &self,
         writer: &mut Writer,
         bytes: &[u8],
@@ -353,6 +353,8 @@ impl Store {
                         | RecordType::Tombstone
                         | RecordType::Truncate
                         | RecordType::Meta
+                        | RecordType::GroupMarker
+                        | RecordType::Commit
                 ) {
                     builder.push(&HintEntry {
                         kind: record.kind,

@@ -40,6 +40,8 @@ mod consistency;
 mod datafile;
 mod error;
 mod format;
+mod group;
+mod group_reader;
 mod handoff;
 mod hint;
 mod journal;
@@ -54,6 +56,7 @@ mod syncer;
 mod tail;
 
 pub use error::StorageError;
+pub use group::{commit, settle, Part, PendingGroup};
 pub use store::{
     CompactionPolicy, CompactionReport, Existing, Figures, Mutation, Record, Store, StoreOptions,
     StoreStats,

@@ -29,6 +29,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::datafile::{DataFile, FileName};
 use crate::error::StorageError;
 use crate::format::{self, FileHeader, RecordType, FILE_HEADER_RECORD_SIZE};
+use crate::group_reader::GroupReader;
 use crate::hint::{self, HintEntry};
 use crate::index::{Location, PrimaryIndex};
 use crate::io::{FileHandle, FileIo};
@@ -43,15 +44,31 @@ struct FileTotals {
     doc_bytes: u64,
     tombstones: u64,
     marker_bytes: u64,
+    /// Bytes of group markers: dead weight once their group is whole.
+    group_marker_bytes: u64,
 }
 
-/// Where the newest metadata record is.
+/// Where the newest record of a kind (metadata, commit) is.
 #[derive(Clone, Copy)]
-struct MetaAt {
+struct RecordAt {
     seq: u64,
     fid: u64,
     offset: u64,
     size: u32,
+}
+
+impl RecordAt {
+    /// Keeps the newer by `seq` of `slot` and this record.
+    fn keep_newest(slot: &mut Option<RecordAt>, fid: u64, e: &HintEntry<'_>) {
+        if slot.is_none_or(|m| m.seq < e.seq) {
+            *slot = Some(RecordAt {
+                seq: e.seq,
+                fid,
+                offset: e.offset,
+                size: e.size,
+            });
+        }
+    }
 }
 
 /// The state recovery accumulates over all files.
@@ -61,7 +78,10 @@ pub(crate) struct Resolver {
     truncate_seq: u64,
     seq_max: u64,
     tick: u64,
-    meta: Option<MetaAt>,
+    meta: Option<RecordAt>,
+    /// The newest commit record (by `seq`): by the callers' rule (transaction ids of the
+    /// commits touching a store increase) the one with the highest transaction id.
+    commit: Option<RecordAt>,
 }
 
 impl Resolver {
@@ -100,15 +120,13 @@ impl Resolver {
             }
             RecordType::Meta => {
                 totals.marker_bytes += u64::from(size);
-                if self.meta.is_none_or(|m| m.seq < seq) {
-                    self.meta = Some(MetaAt {
-                        seq,
-                        fid,
-                        offset,
-                        size,
-                    });
-                }
+                RecordAt::keep_newest(&mut self.meta, fid, e);
             }
+            RecordType::Commit => {
+                totals.marker_bytes += u64::from(size);
+                RecordAt::keep_newest(&mut self.commit, fid, e);
+            }
+            RecordType::GroupMarker => totals.group_marker_bytes += u64::from(size),
             RecordType::FileHeader
             | RecordType::Footer
             | RecordType::Supersedes
@@ -339,6 +357,7 @@ impl Store {
             seq_max: 0,
             tick: 0,
             meta: None,
+            commit: None,
         };
         let mut hints_missing = Vec::new();
         for (fid, (handle, len)) in &datafiles {
@@ -391,6 +410,7 @@ impl Store {
             seq_max,
             tick,
             meta,
+            commit,
         } = resolver;
         if seq_max > format::SEQ_MAX {
             // Not a number this engine hands out (it would take centuries of writes): the
@@ -440,6 +460,8 @@ impl Store {
             live_value_bytes: AtomicU64::new(0),
             upkeep: Mutex::new(Instant::now()),
             meta: Mutex::new(None),
+            newest_commit: Mutex::new(None),
+            pending: Mutex::new(None),
             relocation: RwLock::new(()),
             compactors: AtomicU64::new(0),
             compactor_bytes: AtomicU64::new(0),
@@ -458,7 +480,9 @@ impl Store {
             active,
             spare,
             retired,
+            pending,
         } = chain;
+        *store.pending.lock() = pending;
         let sealed_last = sealed.iter().map(|j| j.fid).max();
         for j in sealed {
             store
@@ -494,8 +518,15 @@ impl Store {
         };
         store.settle_counters(&totals);
         if let Some(at) = meta {
-            let value = store.read_meta_at(at)?;
+            let value = store.read_record_at(at, RecordType::Meta)?;
             *store.meta.lock() = Some((at.seq, value));
+        }
+        if let Some(at) = commit {
+            let value = store.read_record_at(at, RecordType::Commit)?;
+            let path = store.files.read()[&at.fid].file_name().path_in(dir);
+            let trx = format::parse_commit(&value)
+                .map_err(|reason| StorageError::corrupted(&path, at.offset, reason))?;
+            *store.newest_commit.lock() = Some((at.seq, trx));
         }
         let fids = store.files.listable();
         if listed.as_ref() == Some(&fids) {
@@ -536,8 +567,9 @@ impl Store {
         Ok(store)
     }
 
-    /// Reads and checks the metadata record recovery found at `at`.
-    fn read_meta_at(&self, at: MetaAt) -> Result<Vec<u8>, StorageError> {
+    /// Reads and checks the record of type `kind` (metadata, commit) recovery found at `at`;
+    /// returns its value.
+    fn read_record_at(&self, at: RecordAt, kind: RecordType) -> Result<Vec<u8>, StorageError> {
         let file = self.files.read()[&at.fid].clone();
         let path = file.file_name().path_in(&self.dir);
         let mut buf = vec![0u8; format::padded(u64::from(at.size)) as usize];
@@ -545,11 +577,11 @@ impl Store {
             .read_exact_at(&mut buf, at.offset)
             .map_err(|e| StorageError::io(&path, e))?;
         match format::decode(&buf) {
-            Ok(r) if r.kind == RecordType::Meta && r.seq == at.seq => Ok(r.value.to_vec()),
+            Ok(r) if r.kind == kind && r.seq == at.seq => Ok(r.value.to_vec()),
             Ok(_) => Err(StorageError::corrupted(
                 &path,
                 at.offset,
-                "metadata record does not match its hint",
+                format!("{kind:?} record does not match its hint"),
             )),
             Err(e) => Err(StorageError::corrupted(&path, at.offset, e.to_string())),
         }
@@ -568,6 +600,7 @@ impl Store {
             let Some(t) = totals.get(fid) else { continue };
             let live = file.counts();
             file.add_dead(t.docs - live.live_count, t.doc_bytes - live.live_bytes);
+            file.add_dead(0, t.group_marker_bytes);
             file.add_markers(t.tombstones, t.marker_bytes);
         }
     }
@@ -644,12 +677,18 @@ fn scan_datafile(
 ) -> Result<(), StorageError> {
     let path = FileName::Datafile(fid).path_in(dir);
     let mut last = None;
+    // A sealed datafile holds whole groups only: a journal is handed off only before a group's
+    // marker, compaction and salvage drop markers.
+    let mut groups = GroupReader::new(true);
     let outcome = crate::scan::scan(
         handle,
         FILE_HEADER_RECORD_SIZE,
         len,
         &mut |offset, r| {
             last = Some(r.kind);
+            groups
+                .push(offset, &r)
+                .map_err(|reason| StorageError::corrupted(&path, offset, reason))?;
             resolver.apply(fid, &entry_of(offset, &r));
             Ok(())
         },

@@ -30,8 +30,11 @@ use std::path::{Path, PathBuf};
 
 use crate::datafile::FileName;
 use crate::error::StorageError;
-use crate::format::{self, DecodeError, FileHeader, RecordType, FILE_HEADER_RECORD_SIZE};
-use crate::io::FileIo;
+use crate::format::{
+    self, DecodeError, FileHeader, RecordRef, RecordType, FILE_HEADER_RECORD_SIZE,
+};
+use crate::group_reader::GroupReader;
+use crate::io::{FileHandle, FileIo};
 use crate::tail::{self, Tail};
 
 /// The suffix a damaged file is set aside under.
@@ -147,16 +150,28 @@ fn damage(io: &dyn FileIo, path: &Path, file: FileName) -> Result<Option<String>
         return Ok(None);
     }
     let mut last = None;
+    // Records that verify but break the rules of transaction groups are damage too: ordinary
+    // recovery refuses them.
+    let mut groups = GroupReader::new(!journal);
+    let mut misplaced = None;
     let outcome = crate::scan::scan(
         handle.as_ref(),
         0,
         len,
-        &mut |_, r| {
+        &mut |offset, r| {
             last = Some(r.kind);
+            if offset >= FILE_HEADER_RECORD_SIZE && misplaced.is_none() {
+                if let Err(reason) = groups.push(offset, &r) {
+                    misplaced = Some(format!("at offset {offset}: {reason}"));
+                }
+            }
             Ok(())
         },
         &io_err,
     )?;
+    if misplaced.is_some() {
+        return Ok(misplaced);
+    }
     match outcome.bad {
         None if journal || last == Some(RecordType::Footer) => Ok(None),
         None => Ok(Some("sealed datafile has no footer".to_owned())),
@@ -191,44 +206,66 @@ fn salvage(
         maximal_size: 0,
     });
     pending.extend_from_slice(&format::encode_supersedes(&[fid]));
+    // A group that the records that verify do not complete is left out, as recovery cuts it.
+    let mut group_open: Option<(u64, u32)> = None;
+    walk(
+        handle.as_ref(),
+        len,
+        &io_err,
+        &mut |_, _, _| {},
+        &mut |offset, r| {
+            match (r.kind, &mut group_open) {
+                (RecordType::GroupMarker, _) => {
+                    group_open = format::parse_group_marker(r.value)
+                        .ok()
+                        .map(|m| (offset, m.count));
+                }
+                (_, Some((_, left))) if *left > 1 => *left -= 1,
+                (_, Some(_)) => group_open = None,
+                (_, None) => {}
+            }
+            Ok(())
+        },
+    )?;
+    let copy_until = group_open.map_or(len, |(offset, _)| offset);
+    if copy_until < len {
+        tracing::error!(
+            event = "salvage.group_dropped",
+            path = %source.display(),
+            offset = copy_until,
+            "the records of a group that did not survive whole are left out"
+        );
+    }
     let mut written = 0u64;
     let mut records = 0u64;
-    let mut skipped = 0u64;
-    let mut at = FILE_HEADER_RECORD_SIZE.min(len);
-    while at < len {
-        let outcome = crate::scan::scan(
-            handle.as_ref(),
-            at,
-            len,
-            &mut |_, r| {
-                if matches!(
-                    r.kind,
-                    RecordType::Document
-                        | RecordType::Tombstone
-                        | RecordType::Truncate
-                        | RecordType::Meta
-                ) {
-                    format::encode_into(&mut pending, r.kind, r.seq, r.rev, r.key, r.value);
-                    records += 1;
-                }
-                if pending.len() >= FLUSH_SIZE {
-                    out.write_all_at(&pending, written).map_err(out_err)?;
-                    written += pending.len() as u64;
-                    pending.clear();
-                }
-                Ok(())
-            },
-            &io_err,
-        )?;
-        let Some((bad, error)) = outcome.bad else {
-            break;
-        };
-        let next = tail::next_valid_record(handle.as_ref(), bad + format::ALIGN, len, &io_err)?
-            .unwrap_or(len);
-        report_skip(source, bad, next, &error);
-        skipped += next - bad;
-        at = next;
-    }
+    let skipped = walk(
+        handle.as_ref(),
+        len,
+        &io_err,
+        &mut |from, to, error| report_skip(source, from, to, error),
+        &mut |offset, r| {
+            let copied = match r.kind {
+                RecordType::Document
+                | RecordType::Tombstone
+                | RecordType::Truncate
+                | RecordType::Meta => true,
+                // Alone in the output, as in a compaction's: it keeps `Store::newest_commit`.
+                RecordType::Commit => format::parse_commit(r.value).is_ok(),
+                // Markers go: what is copied of a group is then plain records.
+                _ => false,
+            };
+            if copied && offset < copy_until {
+                format::encode_into(&mut pending, r.kind, r.seq, r.rev, r.key, r.value);
+                records += 1;
+            }
+            if pending.len() >= FLUSH_SIZE {
+                out.write_all_at(&pending, written).map_err(out_err)?;
+                written += pending.len() as u64;
+                pending.clear();
+            }
+            Ok(())
+        },
+    )?;
     pending.extend_from_slice(&format::encode_footer(records));
     out.write_all_at(&pending, written).map_err(out_err)?;
     out.sync_data().map_err(out_err)?;
@@ -253,6 +290,32 @@ fn salvage(
         "records that verified were kept; the damaged file is kept beside them"
     );
     Ok(())
+}
+
+/// Visits every record of `handle` after its file header that verifies, in file order: after
+/// a bad record the walk resumes at the next 8-byte-aligned offset where a whole record
+/// verifies. Each skipped range goes to `report` (from, to, why); returns the bytes skipped.
+fn walk(
+    handle: &dyn FileHandle,
+    len: u64,
+    io_err: &dyn Fn(std::io::Error) -> StorageError,
+    report: &mut dyn FnMut(u64, u64, &DecodeError),
+    visit: &mut dyn FnMut(u64, RecordRef<'_>) -> Result<(), StorageError>,
+) -> Result<u64, StorageError> {
+    let mut skipped = 0u64;
+    let mut at = FILE_HEADER_RECORD_SIZE.min(len);
+    while at < len {
+        let outcome = crate::scan::scan(handle, at, len, visit, io_err)?;
+        let Some((bad, error)) = outcome.bad else {
+            break;
+        };
+        let next =
+            tail::next_valid_record(handle, bad + format::ALIGN, len, io_err)?.unwrap_or(len);
+        report(bad, next, &error);
+        skipped += next - bad;
+        at = next;
+    }
+    Ok(skipped)
 }
 
 fn report_skip(source: &Path, from: u64, to: u64, error: &DecodeError) {

@@ -88,17 +88,23 @@ pub struct Record {
     pub value: Vec<u8>,
 }
 
-/// The current version of a key, handed to a [`Store::mutate`] closure.
+/// The current version of a key, handed to a [`Store::mutate`] closure (and to a
+/// [`crate::Part::mutate`] closure, where it may be a version the part staged).
 pub struct Existing<'a> {
     pub(crate) store: &'a Store,
     pub(crate) key: &'a [u8],
+    /// The value when the version is one a transaction's part staged (not on disk yet).
+    pub(crate) staged: Option<&'a [u8]>,
     /// The revision of the current version.
     pub rev: u64,
 }
 
 impl Existing<'_> {
-    /// Reads the current value (one positioned read).
+    /// Reads the current value (one positioned read; none for a staged version).
     pub fn value(&self) -> Result<Vec<u8>, StorageError> {
+        if let Some(value) = self.staged {
+            return Ok(value.to_vec());
+        }
         // The writer lock is held, so the key's version cannot change; compaction may only move
         // it, which `read_current` follows.
         match self.store.read_current(self.key)? {
@@ -258,6 +264,12 @@ pub struct Store {
     pub(crate) upkeep: Mutex<Instant>,
     /// The store's metadata: the newest `Meta` record's `seq` and value.
     pub(crate) meta: Mutex<Option<(u64, Vec<u8>)>>,
+    /// The newest commit record's `seq` and transaction (`Store::newest_commit`); compaction
+    /// keeps that record, and only it.
+    pub(crate) newest_commit: Mutex<Option<(u64, u64)>>,
+    /// The group recovery found at the end of the log that is not its transaction's commit
+    /// point (`Store::pending_group`); it stays pending while nothing is written after it.
+    pub(crate) pending: Mutex<Option<crate::chain::PendingAt>>,
     /// Scans hold it shared; compaction holds it exclusively while it re-points keys and drops
     /// files, so a scan never misses a record that moved behind its back.
     pub(crate) relocation: RwLock<()>,
@@ -405,6 +417,7 @@ impl Store {
         let view = existing.map(|l| Existing {
             store: self,
             key,
+            staged: None,
             rev: l.rev,
         });
         let (mutation, result) = decide(view)?;

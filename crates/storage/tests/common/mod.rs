@@ -1,6 +1,9 @@
 //! Helpers shared by the storage integration tests.
 #![allow(dead_code)]
 
+pub mod crashing;
+
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -94,4 +97,49 @@ pub fn files_named(io: &dyn FileIo, dir: &Path, prefix: &str) -> Vec<PathBuf> {
         .collect();
     names.sort();
     names
+}
+
+/// Every live record of a store: key, then revision and value (read by a scan, checked against
+/// the index and `get`).
+pub fn contents(store: &Store) -> BTreeMap<Vec<u8>, (u64, Vec<u8>)> {
+    let mut state = BTreeMap::new();
+    store
+        .scan(&mut |k, rev, v| {
+            state.insert(k.to_vec(), (rev, v.to_vec()));
+            true
+        })
+        .unwrap();
+    assert_eq!(store.len(), state.len() as u64, "index and scan disagree");
+    for (k, (rev, v)) in &state {
+        let got = store.get(k).unwrap().unwrap();
+        assert_eq!((&got.rev, &got.value), (rev, v));
+    }
+    state
+}
+
+/// Opens (`create`: creates) the store in `dir` of `io`.
+pub fn store_at(
+    io: Arc<dyn FileIo>,
+    dir: &Path,
+    journal_size: u64,
+    create: bool,
+) -> Result<Store, StorageError> {
+    match create {
+        true => Store::create(io, dir, options(journal_size)),
+        false => Store::open(io, dir, options(journal_size)),
+    }
+}
+
+/// Stages a put of `value` at `rev` in a transaction's part.
+pub fn stage_put(part: &mut quince_storage::Part<'_>, key: &[u8], rev: u64, value: &[u8]) {
+    part.mutate(key, |_| {
+        Ok::<_, StorageError>((
+            Mutation::Put {
+                rev,
+                value: value.to_vec(),
+            },
+            (),
+        ))
+    })
+    .unwrap()
 }
