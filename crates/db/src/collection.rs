@@ -159,7 +159,9 @@ impl Collection {
         collection.revision.fetch_max(rev_max, Ordering::AcqRel);
         shared.hlc.observe(RevisionId(rev_max));
         // Transaction ids come from the same clock and must keep growing past a restart.
-        shared.hlc.observe(RevisionId(collection.store.newest_commit()));
+        shared
+            .hlc
+            .observe(RevisionId(collection.store.newest_commit()));
         Ok(collection)
     }
 

@@ -69,10 +69,10 @@ impl Transaction {
         // refusal drops the parts, which writes nothing.
         let mut parts = Vec::with_capacity(writes.len());
         let mut applied: Vec<Vec<OwnedChange>> = Vec::with_capacity(writes.len());
-        for (buffer, hooks) in writes.iter().zip(&hooks) {
+        for (buffer, own_hooks) in writes.iter().zip(&hooks) {
             let mut part = buffer.collection.store.part(buffer.collection.id());
             let mut accepted = Vec::new();
-            let staged = stage(buffer, hooks, &mut part, &mut accepted);
+            let staged = stage(buffer, own_hooks, &mut part, &mut accepted);
             applied.push(accepted);
             if let Err(error) = staged {
                 let_go(&hooks, &applied);
