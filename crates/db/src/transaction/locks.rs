@@ -19,7 +19,7 @@
 //! 18 rather than made to wait (they hold a connection task, not a transaction).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Instant;
 
 use parking_lot::{Condvar, Mutex};
@@ -31,6 +31,8 @@ pub(crate) struct TrxLocks {
     /// How many keys are reserved: a plain write checks the map only when this is not zero.
     reserved: AtomicUsize,
     keys: Mutex<HashMap<String, u64>>,
+    /// The holder of the exclusive lock (0: none), readable without the lock by plain writes.
+    exclusive_holder: AtomicU64,
     lock: Mutex<LockState>,
     released: Condvar,
 }
@@ -66,7 +68,8 @@ impl TrxLocks {
         if self.holder(key).is_some() {
             return Err(write_conflict());
         }
-        if let Some(owner) = self.lock.lock().exclusive {
+        let owner = self.exclusive_holder.load(Ordering::Acquire);
+        if owner != 0 {
             return Err(ArangoError::with_message(
                 LOCK_TIMEOUT,
                 format!("the collection is locked exclusively by transaction {owner}"),
@@ -120,6 +123,7 @@ impl TrxLocks {
             if free {
                 if exclusive {
                     state.exclusive = Some(trx);
+                    self.exclusive_holder.store(trx, Ordering::Release);
                 } else {
                     state.writers += 1;
                 }
@@ -147,6 +151,7 @@ impl TrxLocks {
         if exclusive {
             if state.exclusive == Some(trx) {
                 state.exclusive = None;
+                self.exclusive_holder.store(0, Ordering::Release);
             }
         } else {
             state.writers = state.writers.saturating_sub(1);
