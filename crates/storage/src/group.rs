@@ -199,7 +199,7 @@ impl Store {
     }
 
     /// Where the pending group is, while nothing was written after it.
-    fn pending_at(&self) -> Option<crate::chain::PendingAt> {
+    pub(crate) fn pending_at(&self) -> Option<crate::chain::PendingAt> {
         let pending = (*self.pending.lock())?;
         let untouched = self.seq_written.load(Ordering::Acquire) == pending.last_seq
             && !self.closed.load(Ordering::Acquire);
