@@ -194,7 +194,10 @@ pub(crate) fn recover_journals(
         let path = FileName::Journal(j.fid).path_in(dir);
         let io_err = |e| StorageError::io(&path, e);
         let keep = keep_until[i];
-        if let Some(group) = j.group_cut.filter(|_| keep == j.good_end) {
+        // Cut at the marker as the end of the log, or with the whole journal when the group was
+        // all it held (a journal cut for another reason is logged as `journal.unreachable_cut`).
+        let log_end = keep == j.good_end || j.records == 0;
+        if let Some(group) = j.group_cut.filter(|_| log_end) {
             // The engine's own marker proves these records are what is left of a group whose
             // append did not finish: none of them was acknowledged or published.
             tracing::warn!(

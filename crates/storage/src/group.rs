@@ -129,8 +129,9 @@ pub struct PendingGroup {
 impl Store {
     /// Takes the writer lock for a transaction's part in this store. A caller holding parts of
     /// several stores takes them in ascending `participant` order (the global lock order, see
-    /// `store.rs`), and writes to none of those stores otherwise until it commits or drops the
-    /// parts (the lock is not reentrant).
+    /// `store.rs`), and until it commits or drops the parts it calls nothing else that takes a
+    /// writer lock of those stores (no write, `rotate`, `maintain`, `close`): the lock is not
+    /// reentrant.
     pub fn part(&self, participant: u64) -> Part<'_> {
         Part {
             store: self,

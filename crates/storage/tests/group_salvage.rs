@@ -126,3 +126,35 @@ fn salvage_keeps_the_newest_commit_so_a_committed_pending_part_stays() {
     let l = open(&image, &dirs[1], false).unwrap();
     assert_eq!(l.newest_commit(), 7);
 }
+
+/// A group marker followed, before its count is reached, by a record of a kind a group never
+/// holds (here a metadata record): the engine never writes that, so it is damage, refused by a
+/// plain open and salvaged on request.
+#[test]
+fn a_foreign_record_inside_a_group_is_damage() {
+    use quince_storage::fuzzing::{encode, encode_group_marker, GroupMarker, RecordType};
+    let (io, store) = common::sim_store(JOURNAL);
+    common::put(&store, b"a", 1, b"one", true).unwrap();
+    drop(store);
+    let image = io.crash(0, false);
+    let journal = only_journal(&image, &common::dir());
+    let marker = GroupMarker {
+        trx: 9,
+        count: 2,
+        commit_point: true,
+        commit_participant: 0,
+    };
+    let mut crafted = encode_group_marker(2, &marker);
+    crafted.extend(encode(RecordType::Document, 3, 2, b"b", b"two"));
+    crafted.extend(encode(RecordType::Meta, 4, 0, b"", b"meta"));
+    image.append_durable(&journal, &crafted);
+    let refused = open(&image, &common::dir(), false);
+    assert!(
+        matches!(&refused, Err(StorageError::Corrupted { reason, .. }) if reason.contains("inside the group")),
+        "{:?}",
+        refused.err()
+    );
+    let store = open(&image, &common::dir(), true).unwrap();
+    store.check_consistency().unwrap();
+    assert_eq!(common::value(&store, b"a"), Some(b"one".to_vec()));
+}
