@@ -391,6 +391,9 @@ impl<'s> Part<'s> {
 /// On failure nothing is published; the store that failed is poisoned as for any failed write
 /// or fsync, and when the transaction may have reached any journal, every store of a non-empty
 /// part is poisoned too: reopen them all and [`settle`] them together before writing to any.
+/// As after any failed fsync, the outcome is then unknown until that reopen: the transaction
+/// is whole in every store, or absent from all (a commit record may have become durable before
+/// the failure was seen).
 pub fn commit(
     trx: u64,
     mut parts: Vec<Part<'_>>,
