@@ -97,6 +97,43 @@ fn truncated_journal() -> Vec<u8> {
     file(&io, &fixtures().fresh_journal)
 }
 
+/// The fresh fixture's journal holding transaction groups: a one-store transaction, then a
+/// store's part of a transaction with another store (which holds the commit point), left at
+/// the end of the log as a pending group.
+fn grouped_journal() -> Vec<u8> {
+    let io = fixtures().fresh.crash(0, false);
+    let store = stores::open(&io, false).expect("the fresh fixture opens");
+    let other = quince_storage::Store::create(
+        std::sync::Arc::new(io.clone()),
+        Path::new("/data/other"),
+        stores::options(false),
+    )
+    .expect("a second store");
+    let stage = |part: &mut quince_storage::Part<'_>, key: &[u8], rev: u64, value: &[u8]| {
+        part.mutate(key, |_| {
+            Ok::<_, quince_storage::StorageError>((
+                quince_storage::Mutation::Put {
+                    rev,
+                    value: value.to_vec(),
+                },
+                (),
+            ))
+        })
+        .unwrap()
+    };
+    let mut part = store.part(1);
+    stage(&mut part, b"g1", 1, br#"{"_key":"g1"}"#);
+    stage(&mut part, b"g2", 2, br#"{"_key":"g2"}"#);
+    quince_storage::commit(10, vec![part]).unwrap();
+    let (mut mine, mut theirs) = (store.part(1), other.part(2));
+    stage(&mut mine, b"g1", 3, br#"{"_key":"g1","v":2}"#);
+    stage(&mut theirs, b"o", 3, br#"{"_key":"o"}"#);
+    quince_storage::commit(11, vec![mine, theirs]).unwrap();
+    store.close().unwrap();
+    drop(store);
+    file(&io, &fixtures().fresh_journal)
+}
+
 /// A store whose first journal was sealed with many records: `datafile-1.db` and its hint.
 fn big_datafile() -> (Vec<u8>, Vec<u8>) {
     let io = fixtures().fresh.crash(0, false);
@@ -136,6 +173,11 @@ fn journal_recovery(dir: &Path) {
     write(dir, "journal-salvage", &with_prefix(&[8], &[&journal]));
     let torn = &journal[..journal.len() - 13];
     write(dir, "journal-torn-tail", &with_prefix(&[0], &[torn]));
+    let grouped = grouped_journal();
+    write(dir, "journal-groups", &with_prefix(&[0], &[&grouped]));
+    // Cut inside the last group: recovery cuts the group at its marker.
+    let cut = &grouped[..grouped.len() - 50];
+    write(dir, "journal-group-cut", &with_prefix(&[0], &[cut]));
     write(
         dir,
         "journal-zero-tail",

@@ -24,7 +24,8 @@
 //! somewhere in its files (`stores::written`); an opened store survives `stores::exercise`
 //! (every key read back with the revision its index holds, a write, a clean close, and a reopen
 //! that serves the same versions and the write); a record that decodes re-encodes to the same
-//! bytes, and its header and payload parse or are refused without a panic.
+//! bytes, and its header and payload parse or are refused without a panic (a group marker that
+//! parses re-encodes to the same bytes).
 
 #![no_main]
 
@@ -123,6 +124,19 @@ fn decode_all(bytes: &[u8]) {
             }
             format::RecordType::Supersedes | format::RecordType::Manifest => {
                 let _ = format::parse_fids(record.value);
+            }
+            format::RecordType::GroupMarker => {
+                // A marker that parses re-encodes to its bytes when framed as the engine
+                // frames it (no key, revision 0).
+                if let Ok(marker) = format::parse_group_marker(record.value) {
+                    if record.key.is_empty() && record.rev == 0 {
+                        let encoded = format::encode_group_marker(record.seq, &marker);
+                        assert_eq!(&encoded[..size], &bytes[at..at + size]);
+                    }
+                }
+            }
+            format::RecordType::Commit => {
+                let _ = format::parse_commit(record.value);
             }
             _ => {}
         }

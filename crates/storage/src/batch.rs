@@ -11,6 +11,7 @@
 //!
 //! What it is not: a transaction. A crash during the append keeps a prefix of the batch (the
 //! torn tail is cut by recovery, as for any unacknowledged write); items are independent.
+//! Records that must survive together are written as a transaction's part (`group.rs`).
 //!
 //! Invariants:
 //! - the staged records of one append become visible (index, counters, `seq_written`) only after

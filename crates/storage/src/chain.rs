@@ -24,7 +24,15 @@
 //! - journals holding no record (their header, and maybe a link) never end the log: nothing
 //!   links to a spare never taken. The first one after the last journal with records is kept,
 //!   cut to its header, as the spare; the others are retired (named in no manifest, then
-//!   removed: they hold no record).
+//!   removed: they hold no record);
+//! - a transaction's group (`group.rs`) never spans journals: where a journal's good prefix
+//!   ends before a group marker's count of records is reached (a torn tail, the end of the
+//!   file), the group is debris of an append that did not finish, and the good prefix ends at
+//!   its marker (`journal.group_cut`; the marker proves none of its records was acknowledged).
+//!   A record of another kind inside a group is damage (`group_reader.rs`). A whole group that
+//!   ends the log and is not its transaction's commit point is the store's *pending group*.
+//!   Since a journal with such a cut holds fewer records, the chain rules above see the journal
+//!   as it is after the cut.
 //!
 //! What it is not: a reader of sealed datafiles (`recovery.rs`), nor a repair tool: a bad
 //! record that is not a torn tail is `Corrupted` wherever it is, and nothing is cut from a
@@ -186,7 +194,10 @@ pub(crate) fn recover_journals(
         let path = FileName::Journal(j.fid).path_in(dir);
         let io_err = |e| StorageError::io(&path, e);
         let keep = keep_until[i];
-        if let Some(group) = j.group_cut.filter(|_| keep == j.good_end) {
+        // Cut at the marker as the end of the log, or with the whole journal when the group was
+        // all it held (a journal cut for another reason is logged as `journal.unreachable_cut`).
+        let log_end = keep == j.good_end || j.records == 0;
+        if let Some(group) = j.group_cut.filter(|_| log_end) {
             // The engine's own marker proves these records are what is left of a group whose
             // append did not finish: none of them was acknowledged or published.
             tracing::warn!(

@@ -23,8 +23,9 @@ impl Store {
     ///   the record there verifies and matches its key, `seq`, revision and size;
     /// - each file's live count and live bytes equal what the index points into it; the
     ///   store's live value bytes equal the index's; the index's size is `figures`' alive count;
-    /// - `seq_written` is the writer's next `seq` minus one, no index entry, metadata record or
-    ///   durable mark (`synced`) is past it, and no entry's revision is past `last_tick`;
+    /// - `seq_written` is the writer's next `seq` minus one, no index entry, metadata record,
+    ///   newest commit record or durable mark (`synced`) is past it, and no entry's revision is
+    ///   past `last_tick`; a pending group lies inside the active journal;
     /// - journals: the active one (at most one) is in the file set and not sealed, and is what
     ///   `sync` would fsync; every other journal is either handed off (older than the active
     ///   one, in fid order, ending with its footer) or the spare (newer than every journal used,
@@ -138,6 +139,26 @@ impl Store {
         if let Some((seq, _)) = &*self.meta.lock() {
             if *seq > seq_written {
                 return Err(format!("the metadata's seq {seq} is past {seq_written}"));
+            }
+        }
+        if let Some((seq, trx)) = *self.newest_commit.lock() {
+            if seq > seq_written || trx == 0 {
+                return Err(format!(
+                    "the newest commit record (seq {seq}, transaction {trx}) is past \
+                     {seq_written} or names no transaction"
+                ));
+            }
+        }
+        if let Some(pending) = self.pending_at() {
+            let end = writer
+                .journal
+                .as_ref()
+                .map(|j| (j.fid, j.len.load(Ordering::Acquire)));
+            if end.is_none_or(|(fid, len)| fid != pending.fid || pending.offset >= len) {
+                return Err(format!(
+                    "the pending group at {} of file {} is not inside the active journal {end:?}",
+                    pending.offset, pending.fid
+                ));
             }
         }
 

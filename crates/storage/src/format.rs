@@ -13,7 +13,12 @@
 //! apart from a record cut short by a crash (see `crate::tail`); `seq` is the store's own write
 //! sequence number (recovery resolves versions by it), `rev` the caller's revision.
 //!
-//! What it is not: I/O. Reading and scanning files lives in `scan.rs`.
+//! Typed payloads have their codecs here too: file header, link, footer, supersedes, and the
+//! transaction records, the group marker (`trx u64 | count u32 | flags u32 | commit_participant
+//! u64`) and the commit record (`trx u64`).
+//!
+//! What it is not: I/O. Reading and scanning files lives in `scan.rs`; following groups across
+//! records, in `group_reader.rs`.
 //!
 //! Invariants: a record decodes only if its size is sane, its padding fits, its type is known, its
 //! header check and its CRC match, so a torn or zeroed tail can never decode as a record; encode
@@ -88,7 +93,7 @@ pub enum RecordType {
     Link = 9,
     /// First record of a transaction's group in one store: the transaction, how many records
     /// follow it in the group, whether this part is the commit point, and (if not) which store
-    /// holds the commit point ([`GroupMarker`]). The group's records follow it at once, in the
+    /// holds the commit point (`GroupMarker`). The group's records follow it at once, in the
     /// same journal.
     GroupMarker = 10,
     /// Last record of the commit-point part of a transaction spanning several stores: the
@@ -361,7 +366,7 @@ pub struct GroupMarker {
     pub trx: u64,
     /// Records of the group after the marker (at least 1), its commit record included.
     pub count: u32,
-    /// This part is the transaction's commit point ([`GROUP_FLAG_COMMIT_POINT`]).
+    /// This part is the transaction's commit point (flag bit 0, `GROUP_FLAG_COMMIT_POINT`).
     pub commit_point: bool,
     /// The caller's id of the store holding the commit point (0 when this part is it).
     pub commit_participant: u64,

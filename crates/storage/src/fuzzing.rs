@@ -1,7 +1,7 @@
 //! The engine's private decoders, opened up for the fuzz targets in `fuzz/` (hidden from docs).
 //!
-//! What it is: re-exports of the record format (`format`: [`decode`], [`encode`] and the
-//! constants of its layout) and the hint-file parser (`hint`: [`parse_hint`]), plus two helpers
+//! What it is: re-exports of the record format (`format`: [`decode`], [`encode`], the group
+//! marker and commit record codecs, and the constants of its layout) and the hint-file parser (`hint`: [`parse_hint`]), plus two helpers
 //! that give fuzzed bytes valid checksums ([`reseal_records`], [`reseal_hint`]), so that a fuzzer
 //! which cannot compute CRC32C still reaches the code behind the checks (recovery's resolution
 //! of versions, hint entries, supersedes lists, metadata records).
@@ -13,7 +13,8 @@
 //! file's trailer); every other byte, and the length of the buffer, stays as it was.
 
 pub use crate::format::{
-    decode, encode, header_check, padded, parse_fids, parse_file_header, DecodeError, FileHeader,
+    decode, encode, encode_commit, encode_group_marker, header_check, padded, parse_commit,
+    parse_fids, parse_file_header, parse_group_marker, DecodeError, FileHeader, GroupMarker,
     RecordRef, RecordType, ALIGN, FILE_HEADER_RECORD_SIZE, HEADER_SIZE, KEY_SIZE_MAX,
     LINK_RECORD_SIZE, PREFIX_SIZE, RECORD_SIZE_MAX,
 };

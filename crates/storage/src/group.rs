@@ -129,8 +129,9 @@ pub struct PendingGroup {
 impl Store {
     /// Takes the writer lock for a transaction's part in this store. A caller holding parts of
     /// several stores takes them in ascending `participant` order (the global lock order, see
-    /// `store.rs`), and writes to none of those stores otherwise until it commits or drops the
-    /// parts (the lock is not reentrant).
+    /// `store.rs`), and until it commits or drops the parts it calls nothing else that takes a
+    /// writer lock of those stores (no write, `rotate`, `maintain`, `close`): the lock is not
+    /// reentrant.
     pub fn part(&self, participant: u64) -> Part<'_> {
         Part {
             store: self,
@@ -199,7 +200,7 @@ impl Store {
     }
 
     /// Where the pending group is, while nothing was written after it.
-    fn pending_at(&self) -> Option<crate::chain::PendingAt> {
+    pub(crate) fn pending_at(&self) -> Option<crate::chain::PendingAt> {
         let pending = (*self.pending.lock())?;
         let untouched = self.seq_written.load(Ordering::Acquire) == pending.last_seq
             && !self.closed.load(Ordering::Acquire);
@@ -390,6 +391,9 @@ impl<'s> Part<'s> {
 /// On failure nothing is published; the store that failed is poisoned as for any failed write
 /// or fsync, and when the transaction may have reached any journal, every store of a non-empty
 /// part is poisoned too: reopen them all and [`settle`] them together before writing to any.
+/// As after any failed fsync, the outcome is then unknown until that reopen: the transaction
+/// is whole in every store, or absent from all (a commit record may have become durable before
+/// the failure was seen).
 pub fn commit(
     trx: u64,
     mut parts: Vec<Part<'_>>,

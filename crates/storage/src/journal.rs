@@ -4,7 +4,8 @@
 //! What it is: methods of [`Store`] that run under the writer lock. Each record is encoded in
 //! full and handed to the file in ONE positional write, with no buffering in user space: a
 //! killed process loses nothing the kernel accepted. (A batch, `batch.rs`, hands the whole
-//! records of several writes to the file in one positional write, by the same rules.)
+//! records of several writes to the file in one positional write, by the same rules; so does a
+//! transaction's part, `group.rs`, whose group is one write and never split across journals.)
 //!
 //! What it is not: durability, nor the seal. Appends reach the page cache; `sync.rs` makes them
 //! durable; `handoff.rs` seals handed-off journals and prepares spares, outside the writer lock.
@@ -214,6 +215,8 @@ impl Store {
         journal
             .len
             .store(offset + footer.len() as u64, Ordering::Release);
+        // A group followed by a footer is no longer the end of the log: it cannot be pending.
+        *self.pending.lock() = None;
         // Every record written so far is in this journal or an older one.
         self.group_commit
             .hand_off(journal, self.seq_written.load(Ordering::Acquire));

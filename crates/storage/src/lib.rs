@@ -23,7 +23,11 @@
 //! - after a failed write or fsync the store is poisoned: every later write fails with
 //!   [`StorageError::Poisoned`] until the store is reopened (and recovered);
 //! - for each key the record with the highest revision wins, so the order of files never
-//!   decides which version is current.
+//!   decides which version is current;
+//! - a transaction ([`Store::part`], [`commit`]) is written as one *group* per store (a group
+//!   marker, then its records, contiguous in one journal): recovery indexes a group only if it
+//!   is whole, and a transaction spanning several stores is durable in all of them before any
+//!   of its records is published, so after [`settle`] it is whole or absent everywhere.
 //!
 //! All file I/O goes through [`io::FileIo`], so tests can inject torn writes, lost unsynced
 //! data and fsync failures ([`io::SimFileIo`]).

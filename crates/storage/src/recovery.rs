@@ -9,11 +9,15 @@
 //!    else by scanning it strictly (any bad record in a sealed file is `Corrupted`), and write
 //!    a fresh hint for next time;
 //! 4. read the journals as one log (`chain.rs`): finish the seals of handed-off journals, cut
-//!    the torn tail at the end of the log and every record after it, keep the spare;
+//!    the torn tail at the end of the log and every record after it, cut a transaction's group
+//!    that the log ends inside, note a pending group, keep the spare;
 //! 5. for each key keep the record with the highest `seq`; drop keys whose winner is a
-//!    tombstone or is older than the newest truncate marker; count live and dead per file.
+//!    tombstone or is older than the newest truncate marker; count live and dead per file; read
+//!    back the newest metadata and commit records.
 //!
-//! What it is not: a repair tool. It never skips a bad record in the middle of a sealed file.
+//! What it is not: a repair tool. It never skips a bad record in the middle of a sealed file,
+//! and a sealed datafile holding an incomplete group is `Corrupted`. Nor does it decide a
+//! pending group: `group::settle`, with the other stores, does.
 //!
 //! Invariants: after recovery the active journal ends at its last good record and every journal
 //! kept is fsynced, so every record recovery kept is durable; the index names, per key, the record with the highest `seq`.

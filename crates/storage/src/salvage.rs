@@ -3,11 +3,15 @@
 //! What it is: [`salvage_damaged_files`], run by recovery before anything else when
 //! `StoreOptions::salvage` is set. It verifies every datafile and the journal in full (hints are
 //! not trusted for this), and for each damaged one (a record that does not verify in a sealed
-//! datafile, a journal tail that is not a torn append, a broken file header) it:
+//! datafile, a journal tail that is not a torn append, a broken file header, records that break
+//! the rules of transaction groups) it:
 //! 1. copies every record that still verifies, skipping the damaged ranges (after a bad record
 //!    it looks for the next 8-byte-aligned offset where a whole record verifies), into
 //!    `compaction-<new fid>.db`: file header, a supersedes record naming the damaged file,
-//!    the records with their own `seq`, footer; fsyncs it;
+//!    the records with their own `seq`, footer; fsyncs it. Group markers are not copied (what
+//!    is kept of a group becomes plain records), commit records are (so `Store::newest_commit`
+//!    survives), and the records of a group still open where the file's verified records end
+//!    are left out, as recovery would cut them (`salvage.group_dropped`);
 //! 2. renames the damaged file to `<its name>.corrupt` (kept for the operator, never deleted by
 //!    the engine) and fsyncs the directory;
 //! 3. renames the copy to `datafile-<new fid>.db` and fsyncs the directory.
@@ -20,7 +24,9 @@
 //!
 //! What it is not: automatic. Without the option a damaged file stops the store from opening
 //! (`StorageError::Corrupted`); salvage loses the damaged records, and only an operator can
-//! decide that this is better than restoring a backup.
+//! decide that this is better than restoring a backup. Nor does it keep transactions whole: a
+//! group damaged in the middle keeps the records that verify, and a whole part that was pending
+//! at the end of a salvaged journal is kept as if committed (its marker is not copied).
 //!
 //! Invariants: nothing is deleted; every record copied verified whole; each skipped range is
 //! logged (`event = "salvage.skipped"`) with its file, offset and length.

@@ -3,15 +3,16 @@
 //! What it is: the public face of the engine and the state it shares between threads. The work
 //! is split by concern: `journal.rs` appends and hands full journals off, `handoff.rs` seals
 //! them and prepares the spare journal in the background, `sync.rs` is group commit,
-//! `recovery.rs` and `chain.rs` open, `compaction.rs` rewrites datafiles, `consistency.rs`
-//! checks the invariants; each adds methods to [`Store`].
+//! `recovery.rs` and `chain.rs` open, `compaction.rs` rewrites datafiles, `group.rs` commits
+//! transactions, `consistency.rs` checks the invariants; each adds methods to [`Store`].
 //!
 //! What it is not: a document store. Keys and values are bytes; `rev` is opaque.
 //!
 //! Invariants: one writer at a time (the `writer` mutex) appends, then updates the index, so
 //! the index never points past a file's written length; a key's index entry always names its
 //! newest record by `seq`; after poisoning no byte is appended; nothing done under the writer
-//! lock waits for the disk (no fsync, no directory fsync, no manifest rewrite: a full journal is
+//! lock waits for the disk, except the commit of a transaction spanning several stores (no
+//! fsync, no directory fsync, no manifest rewrite: a full journal is
 //! handed off with its footer in the page cache, and the next journal is the spare `maintain`
 //! made durable beforehand, or one created in the page cache and made durable by the
 //! group-commit round that first acknowledges a record in it). [`Store::check_consistency`]
@@ -19,22 +20,29 @@
 //!
 //! Lock order. A thread holding one of these locks takes only locks further down the list:
 //! 1. `upkeep`: maintenance passes, compaction, the second half of `rotate`, `close`,
-//!    `abandon`, `check_consistency`;
-//! 2. `writer`: every append (`mutate*`, `write_meta`, `truncate`), the first half of
-//!    `rotate`, `mark_closed`, `abandon`, `restore`; `prepare_spare` takes it (under
-//!    `upkeep`) only to install the spare;
+//!    `abandon`, `check_consistency`, `cut_pending_group`;
+//! 2. `writer`: every append (`mutate*`, `write_meta`, `truncate`, a transaction's [`crate::Part`]
+//!    from `Store::part` until `commit`), the first half of `rotate`, `mark_closed`, `abandon`,
+//!    `restore`, `cut_pending_group`; `prepare_spare` takes it (under `upkeep`) only to install
+//!    the spare. The writer locks of SEVERAL stores are held together only by a transaction's
+//!    parts, taken in ascending participant id (the global lock order between stores: two
+//!    transactions touching the same stores take them in the same order), and a thread
+//!    holding a part takes no other lock of any store but those below `writer`;
 //! 3. `relocation`: shared by scans, exclusive while compaction re-points keys (under `upkeep`,
 //!    never under `writer`);
 //! 4. the index's shard locks (inside [`PrimaryIndex`]; released before a file is counted);
-//! 5. `meta` and `active` (each taken alone, under `writer`, or `meta` in compaction's scan);
+//! 5. `meta`, `newest_commit`, `pending` and `active` (each taken alone, under `writer`, or
+//!    `meta` and `newest_commit` in compaction's scan);
 //! 6. `files.listed` (the manifest lock), then `files` itself (read or write);
 //! 7. `hints_pending`, then group commit's state lock, then the poison latch's mutex: leaves.
 //!
 //! Waiting for a ticket (an fsync by a syncer round) is allowed under `upkeep` (`maintain`'s
-//! sync, compaction's commit, `close`), never under `writer`. A syncer round takes none of the
-//! store's locks but group commit's state (never across an fsync) and, to name a journal the
-//! writer created, `files.listed` then `files`; so a round can never wait for a writer, and a
-//! writer never waits for a round.
+//! sync, compaction's commit, `close`), and under `writer` in ONE place only: the commit of a
+//! transaction spanning several stores (`group.rs`), which must make every part durable before
+//! anything can follow it in any participant's log. A syncer round takes none of the store's
+//! locks but group commit's state (never across an fsync) and, to name a journal the writer
+//! created, `files.listed` then `files`; so a round can never wait for a writer, and that
+//! wait cannot deadlock. Every other writer never waits for a round.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

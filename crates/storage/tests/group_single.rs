@@ -254,3 +254,42 @@ fn a_group_on_a_real_disk_survives_a_reopen() {
     assert_eq!(common::contents(&store).len(), 2);
     assert_eq!(store.pending_group(), None);
 }
+
+/// A group that had a journal of its own and lost its end: the journal holds no record after
+/// the cut, so it is kept empty (as the spare) and the log ends with the journal before it.
+#[test]
+fn a_torn_group_alone_in_its_journal_leaves_the_journal_empty() {
+    const JOURNAL: u64 = 1024;
+    let (io, store) = common::sim_store(JOURNAL);
+    common::put(&store, b"first", 1, &[1; 100], true).unwrap();
+    let mut part = store.part(1);
+    for i in 0..10u8 {
+        common::stage_put(&mut part, &[b'g', i], 10 + u64::from(i), &[i; 200]);
+    }
+    commit(2, vec![part]).unwrap();
+    // Seals the first journal; makes the group's journal and its entry durable.
+    store.maintain().unwrap();
+    drop(store);
+    let image = io.crash(0, false);
+    let journal = common::files_named(&image, &common::dir(), "journal-")
+        .into_iter()
+        .find(|p| record_kinds(&image.read_file(p).unwrap()).len() > 3)
+        .expect("the group's journal");
+    let bytes = image.read_file(&journal).unwrap();
+    // Header, link, marker, three of the ten records.
+    let cut: usize = 64 + 40 + 56 + 3 * (32 + 2 + 200usize).div_ceil(8) * 8;
+    assert_eq!(record_kinds(&bytes[..cut]), vec![1, 9, 10, 2, 2, 2]);
+    let handle = image.open(&journal).unwrap();
+    handle.set_len(cut as u64).unwrap();
+    handle.sync_data().unwrap();
+    let store = common::reopen(&image, JOURNAL).unwrap();
+    store.check_consistency().unwrap();
+    let keys: Vec<Vec<u8>> = common::contents(&store).into_keys().collect();
+    assert_eq!(keys, vec![b"first".to_vec()]);
+    assert_eq!(image.read_file(&journal).map(|b| b.len()), Some(64));
+    common::put(&store, b"next", 30, b"x", true).unwrap();
+    drop(store);
+    let store = common::reopen(&image.crash(0, false), JOURNAL).unwrap();
+    store.check_consistency().unwrap();
+    assert_eq!(store.len(), 2);
+}

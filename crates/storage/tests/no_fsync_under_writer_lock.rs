@@ -7,8 +7,9 @@
 //! fsync, manifest rewrite with two more): every writer of the collection waited for the disk.
 //! A `FileIo` wrapper over `SimFileIo` records every `sync_data` and `sync_dir` made on a
 //! thread while it is inside `mutate_deferred`, `mutate_batch_deferred`, `truncate` (without
-//! sync) or `write_meta`; those return without waiting for durability, so any fsync they make is
-//! made under the writer lock, on the request path.
+//! sync), `write_meta` or a one-store transaction (`Store::part`, `commit`); those return
+//! without waiting for durability, so any fsync they make is made under the writer lock, on the
+//! request path. (A transaction spanning several stores does wait, by design: `group.rs`.)
 
 mod common;
 
@@ -172,6 +173,22 @@ fn workload(maintain: bool) -> (SimFileIo, Arc<Syncs>, u64) {
         assert!(results.iter().all(Result::is_ok));
         tickets.push(ticket.unwrap());
         tickets.push(writing(|| store.write_meta(&[round as u8; 200])).unwrap());
+        // A transaction in this store alone: its group is appended like a batch, no fsync.
+        let first = rev;
+        rev += 4;
+        let committed = writing(|| {
+            let mut part = store.part(1);
+            for i in 0..4u64 {
+                common::stage_put(
+                    &mut part,
+                    format!("t{round:02}-{i}").as_bytes(),
+                    first + 1 + i,
+                    &[i as u8; 80],
+                );
+            }
+            quince_storage::commit(rev, vec![part])
+        });
+        tickets.push(committed.unwrap().pop().flatten().unwrap());
         if round % 7 == 6 {
             rev += 1;
             writing(|| store.truncate(rev, false)).unwrap();
@@ -209,7 +226,7 @@ fn check(maintain: bool) {
     for i in 0..10u64 {
         assert!(store.get(format!("k29-{i}").as_bytes()).unwrap().is_some());
     }
-    assert_eq!(store.len(), 2 * 22);
+    assert_eq!(store.len(), 2 * 26);
     assert_eq!(store.meta(), Some(vec![29u8; 200]));
 }
 
