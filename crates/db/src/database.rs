@@ -37,6 +37,10 @@ use crate::params::{
 use crate::shared::Shared;
 use crate::transaction::Transactions;
 
+/// How many times an open settles its collections' transactions (each round after the first
+/// only confirms: see `Database::open`).
+const SETTLE_ROUNDS_MAX: usize = 3;
+
 /// One database.
 pub struct Database {
     /// The name (databases cannot be renamed).
@@ -105,18 +109,30 @@ impl Database {
             }
         }
         // A transaction that a crash cut short across collections is cut from every log it
-        // reached (`quince_storage::settle`); those collections are opened again.
-        let stores: Vec<(u64, &quince_storage::Store)> =
-            opened.iter().map(|(_, _, c)| (c.id(), &c.store)).collect();
-        let cut = quince_storage::settle(&stores);
+        // reached (`quince_storage::settle`); those collections are opened again, and settled
+        // again with the others (a second round only finds committed parts: it cuts nothing).
+        for _round in 0..SETTLE_ROUNDS_MAX {
+            let stores: Vec<(u64, &quince_storage::Store)> =
+                opened.iter().map(|(_, _, c)| (c.id(), &c.store)).collect();
+            let cut = quince_storage::settle(&stores);
+            if cut.is_empty() {
+                break;
+            }
+            let mut settled = Vec::with_capacity(opened.len());
+            for (dir, params, collection) in opened {
+                let collection = if cut.contains(&collection.id()) {
+                    // The cut store is closed; its files are opened afresh.
+                    drop(collection);
+                    Collection::open(shared, dir.clone(), params.clone())?
+                } else {
+                    collection
+                };
+                settled.push((dir, params, collection));
+            }
+            opened = settled;
+        }
         let mut collections = BTreeMap::new();
-        for (dir, params, collection) in opened {
-            let collection = if cut.contains(&collection.id()) {
-                drop(collection);
-                Collection::open(shared, dir, params)?
-            } else {
-                collection
-            };
+        for (_, _, collection) in opened {
             collection.attach_hooks(&database.name)?;
             collections.insert(collection.name(), Arc::new(collection));
         }

@@ -122,3 +122,67 @@ fn requests_and_transactions_are_whole_or_absent_after_a_crash() {
         "every crash kept the same tail: {tails_seen:?}"
     );
 }
+
+/// A commit over two collections whose fsyncs fail part-way: whatever the crash keeps, the
+/// reopened database (which settles its collections) shows the transaction in both
+/// collections or in neither, and a commit that answered Ok is there.
+#[test]
+fn a_commit_cut_short_is_settled_whole_or_absent_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut outcomes = BTreeMap::new();
+    for seed in 0..48u64 {
+        let sim = SimFileIo::new();
+        let (crashed, committed) = {
+            let catalog = open_sim(dir.path(), &sim);
+            let db = catalog.database("_system").unwrap();
+            collection(&catalog, "a");
+            collection(&catalog, "b");
+            let trx = db
+                .begin_transaction(TransactionOptions {
+                    write: vec!["a".into(), "b".into()],
+                    ..TransactionOptions::default()
+                })
+                .unwrap();
+            let view = trx.database();
+            for name in ["a", "b"] {
+                let results = view.collection(name).unwrap().write(WriteRequest::new(
+                    WriteKind::Insert,
+                    batch("t"),
+                    opts(),
+                ));
+                assert!(results.items.iter().all(Result::is_ok));
+            }
+            // One of the commit's fsyncs fails (or none does).
+            sim.fail_sync_after(seed % 12);
+            let committed = trx.commit().is_ok();
+            let crashed = sim.crash(seed, seed % 2 == 0);
+            sim.clear_faults();
+            drop((view, trx, db));
+            drop(catalog);
+            (crashed, committed)
+        };
+        let catalog = open_sim(dir.path(), &crashed);
+        let db = catalog.database("_system").unwrap();
+        let in_a = tags(&*db.collection("a").unwrap()).get("t").copied();
+        let in_b = tags(&*db.collection("b").unwrap()).get("t").copied();
+        assert_eq!(in_a, in_b, "seed {seed}: the transaction is partial");
+        assert!(matches!(in_a, None | Some(ITEMS)), "seed {seed}: {in_a:?}");
+        if committed {
+            assert_eq!(
+                in_a,
+                Some(ITEMS),
+                "seed {seed}: an acknowledged commit was lost"
+            );
+        }
+        *outcomes.entry((committed, in_a.is_some())).or_insert(0) += 1;
+        // The settled database takes writes again.
+        let a = db.collection("a").unwrap();
+        a.write(WriteRequest::new(WriteKind::Insert, batch("after"), opts()))
+            .items
+            .into_iter()
+            .for_each(|r| assert!(r.is_ok(), "seed {seed}"));
+    }
+    // Failed commits must have ended both ways, or the settle path went untested.
+    assert!(outcomes.contains_key(&(false, false)), "{outcomes:?}");
+    assert!(outcomes.contains_key(&(false, true)), "{outcomes:?}");
+}
