@@ -5,17 +5,20 @@
 #   2. cargo test --workspace        unit, property and integration tests of the crates
 #   3. cargo build                   the debug binaries the process-level suites start
 #   4. pytest tests/python           python-arango driver suites and curl-level HTTP suites
-#   5. tests/crash/kill_loop.py      kill -9 at random moments under every kind of writer
-#   6. tests/crash/corruption_test.py  one flipped byte per seed: refuse, or lose nothing
-#   7. tests/powercut/powercut_test.py  power cuts on a FUSE file system that drops unsynced writes
-#   8. tests/faults/*                a failing fsync (LD_PRELOAD shim) and a full disk (tmpfs, ext4)
-#   9. scripts/fuzz.sh               every cargo-fuzz target for a bounded time
-#  10. cargo deny                    licences, bans and sources of every dependency (advisories
+#   5. node tests/js                 arangojs suites with Node's built-in test runner
+#   6. tests/crash/kill_loop.py      kill -9 at random moments under every kind of writer
+#   7. tests/crash/corruption_test.py  one flipped byte per seed: refuse, or lose nothing
+#   8. tests/powercut/powercut_test.py  power cuts on a FUSE file system that drops unsynced writes
+#   9. tests/faults/*                a failing fsync (LD_PRELOAD shim) and a full disk (tmpfs, ext4)
+#  10. scripts/fuzz.sh               every cargo-fuzz target for a bounded time
+#  11. cargo deny                    licences, bans and sources of every dependency (advisories
 #                                    when the advisory database can be fetched)
 #
 # Works on a fresh Debian machine that has the Rust toolchain and python3: it installs curl,
 # gcc and python3-venv with apt-get only when they are missing, and creates .venv (pinned
 # packages from tests/requirements.txt) only when it is missing or the requirements changed.
+# The arangojs stage installs nodejs and npm the same way, and runs `npm ci` in tests/js only
+# when its node_modules is missing or package-lock.json changed.
 # The power-cut stage needs root and /dev/fuse (it fails without them); the full-disk stage
 # needs root (it says it skipped without it).
 # Every stage runs even when an earlier one failed (except those that need the binary), so one
@@ -127,8 +130,28 @@ run_stage "cargo build" 1800 cargo build --quiet -p quince-server -p quince-powe
 built=0
 [[ "${STAGE_RESULTS[-1]}" == passed && -x "$QUINCE_BIN" ]] && built=1
 
+# The arangojs suites: node and npm from apt when missing, `npm ci` (the pinned lock file) only
+# when node_modules is missing or the lock file changed, then Node's test runner.
+js_tests() {
+  local dir="$ROOT/tests/js"
+  if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    apt_install nodejs npm || return 1
+  fi
+  local lock_hash stamp="$dir/node_modules/.quince-package-lock"
+  lock_hash="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+  if [[ ! -f "$stamp" || "$(cat "$stamp")" != "$lock_hash" ]]; then
+    (cd "$dir" && npm ci --no-audit --no-fund) || return 1
+    echo "$lock_hash" >"$stamp"
+  fi
+  # The files, not the folder: Node 21 and later read the arguments as globs.
+  node --test "$dir"/*.test.mjs
+}
+export -f js_tests apt_install
+export ROOT apt_updated
+
 PROCESS_STAGES=(
   "pytest tests/python|900|$VENV/bin/python -m pytest tests/python -q"
+  "node tests/js (arangojs)|300|bash -c js_tests"
   "kill -9 loop|420|$VENV/bin/python tests/crash/kill_loop.py"
   "corruption test|300|$VENV/bin/python tests/crash/corruption_test.py"
   "power-cut test (FUSE)|300|$VENV/bin/python tests/powercut/powercut_test.py"
