@@ -175,9 +175,6 @@ def test_unknown_ids(http, db_name, api, col):
     assert_state(http.get(f"{api}/transaction/{tid}"), 200, tid, "running")
 
 
-@pytest.mark.xfail(strict=True, reason="an id that is not a transaction id at all (not a number, or 0) "
-                   "answers 404/1655; ArangoDB's RestTransactionHandler answers 400/10 ('Illegal "
-                   "transaction ID' / 'bad transaction ID') before looking it up")
 @pytest.mark.parametrize("tid", ["not-a-number", "0"])
 def test_illegal_ids(http, api, tid):
     for method in ("GET", "PUT", "DELETE"):
@@ -267,9 +264,6 @@ def test_finished_transactions_refuse_operations(http, db_name, api, col):
     assert count(http, db_name, col.name) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="count with the id of a finished transaction answers 200 with the "
-                   "committed count: TrxCollection::count falls back to the collection when the transaction "
-                   "refuses (crates/db/src/transaction/view.rs)")
 def test_count_in_finished_transactions_is_refused(http, db_name, api, col):
     committed = begin(http, db_name, writes(col.name))
     http.put(f"{api}/transaction/{committed}")
@@ -279,10 +273,6 @@ def test_count_in_finished_transactions_is_refused(http, db_name, api, col):
     assert_error(http.get(f"{api}/collection/{col.name}/count", headers=trx(committed)), 400, 1653)
 
 
-@pytest.mark.xfail(strict=True, reason="a multi-document request with the id of an aborted transaction "
-                   "answers 200/202 with one 1654 error per item instead of 410/1654 for the request: "
-                   "the x-arango-trx-id header is resolved without checking the transaction runs "
-                   "(crates/api/src/transaction.rs in_transaction)")
 def test_multi_document_request_in_aborted_transaction_is_refused(http, db_name, api, col):
     tid = begin(http, db_name, writes(col.name))
     http.delete(f"{api}/transaction/{tid}")
@@ -291,8 +281,6 @@ def test_multi_document_request_in_aborted_transaction_is_refused(http, db_name,
     assert_error(http.post(doc, json=[{"_key": "a"}], headers=trx(tid)), 410, 1654)
 
 
-@pytest.mark.xfail(strict=True, reason="an import with the id of an aborted transaction answers 201 with "
-                   "errors=1 per document instead of 410/1654 (as a single-document request does)")
 def test_import_in_aborted_transaction_is_refused(http, db_name, api, col):
     tid = begin(http, db_name, writes(col.name))
     http.delete(f"{api}/transaction/{tid}")
@@ -651,9 +639,5 @@ def test_import_in_a_transaction_keeps_the_connection(server, http, db_name, api
     assert count(http, db_name, col.name, trx(tid)) == 1
 
 
-@pytest.mark.xfail(strict=True, reason="an import whose x-arango-trx-id names no transaction is answered "
-                   "404/1655 before its body is read (pipeline.rs: route.enter_transaction returns before "
-                   "the streamed handler drains the body) and the connection is then closed without "
-                   "'Connection: close', so a keep-alive client's next request fails")
 def test_import_with_an_unknown_transaction_keeps_the_connection(server, db_name, col):
     assert import_then_next_request(server, db_name, col.name, "123456789") == (404, 1655)

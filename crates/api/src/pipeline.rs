@@ -235,8 +235,15 @@ impl Api {
                 json_depth_max: self.config().json_depth_max,
                 replies: self.replies().clone(),
             };
-            route.enter_transaction(&mut request)?;
-            route.check_permissions(&request)?;
+            // Refused before its body was read: the body is still on the wire, so the
+            // connection cannot carry another request.
+            let admitted = route
+                .enter_transaction(&mut request)
+                .and_then(|()| route.check_permissions(&request));
+            if admitted.is_err() {
+                timing.close_connection = true;
+            }
+            admitted?;
             timing.queued = Some(timing.received.elapsed());
             let body = body.map_err(|err| err.to_string());
             let mut body = std::pin::pin!(body);

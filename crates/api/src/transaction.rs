@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use http::Method;
 use quince_errors::{ArangoError, Result};
-use quince_ops::{DatabaseOps, TransactionOps, TransactionOptions};
+use quince_ops::{DatabaseOps, TransactionOps, TransactionOptions, TransactionStatus};
 use serde_json::{json, Value};
 
 use crate::blocking::blocking;
@@ -43,9 +43,9 @@ pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
              stream transaction (POST /_api/transaction/begin)",
         )),
         (&Method::GET, []) => list(&req),
-        (&Method::GET, [id]) => status(&req, id),
-        (&Method::PUT, [id]) => commit(&req, id).await,
-        (&Method::DELETE, [id]) => abort(&req, id).await,
+        (&Method::GET, [id]) => status(&req, transaction_id(id)?),
+        (&Method::PUT, [id]) => commit(&req, transaction_id(id)?).await,
+        (&Method::DELETE, [id]) => abort(&req, transaction_id(id)?).await,
         (_, [] | [_]) => Err(method_not_allowed()),
         _ => Err(unknown_path(&req.path)),
     }
@@ -119,7 +119,8 @@ async fn abort(req: &ApiRequest, id: &str) -> ApiResult {
 }
 
 /// The database a request of a row that honours `x-arango-trx-id` runs in: the transaction's
-/// view when the header names one (404/1655 when it names none), else the database itself.
+/// view when the header names a running one (404/1655 when it names none, 410/1654 when it was
+/// aborted, 400/1653 when it committed), else the database itself.
 pub(crate) fn in_transaction(
     database: &Arc<dyn DatabaseOps>,
     req_header: Option<&str>,
@@ -128,5 +129,27 @@ pub(crate) fn in_transaction(
         return Ok(None);
     };
     let transaction = database.transaction(id)?;
-    Ok(Some(transaction.database()))
+    match transaction.status() {
+        TransactionStatus::Running => Ok(Some(transaction.database())),
+        TransactionStatus::Aborted => Err(ArangoError::with_message(
+            quince_errors::TRANSACTION_ABORTED,
+            format!("transaction {id} aborted"),
+        )),
+        TransactionStatus::Committed => Err(ArangoError::with_message(
+            quince_errors::TRANSACTION_DISALLOWED_OPERATION,
+            format!("transaction {id} is already committed"),
+        )),
+    }
+}
+
+/// The id of `/_api/transaction/{id}`: a positive decimal number (400/10 "illegal transaction
+/// ID" otherwise, before any lookup).
+fn transaction_id(id: &str) -> Result<&str> {
+    match id.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(id),
+        _ => Err(ArangoError::with_message(
+            quince_errors::BAD_PARAMETER,
+            "illegal transaction ID",
+        )),
+    }
 }
