@@ -6,11 +6,13 @@
 #   3. cargo build                   the debug binaries the process-level suites start
 #   4. pytest tests/python           python-arango driver suites and curl-level HTTP suites
 #   5. tests/crash/kill_loop.py      kill -9 at random moments under every kind of writer
-#   6. tests/crash/corruption_test.py  one flipped byte per seed: refuse, or lose nothing
-#   7. tests/powercut/powercut_test.py  power cuts on a FUSE file system that drops unsynced writes
-#   8. tests/faults/*                a failing fsync (LD_PRELOAD shim) and a full disk (tmpfs, ext4)
-#   9. scripts/fuzz.sh               every cargo-fuzz target for a bounded time
-#  10. cargo deny                    licences, bans and sources of every dependency (advisories
+#   6. tests/crash/trx_atomicity.py  kill -9 under stream transactions, multi-document requests
+#                                    and complete=true imports: each whole or absent
+#   7. tests/crash/corruption_test.py  one flipped byte per seed: refuse, or lose nothing
+#   8. tests/powercut/powercut_test.py  power cuts on a FUSE file system that drops unsynced writes
+#   9. tests/faults/*                a failing fsync (LD_PRELOAD shim) and a full disk (tmpfs, ext4)
+#  10. scripts/fuzz.sh               every cargo-fuzz target for a bounded time
+#  11. cargo deny                    licences, bans and sources of every dependency (advisories
 #                                    when the advisory database can be fetched)
 #
 # Works on a fresh Debian machine that has the Rust toolchain and python3: it installs curl,
@@ -130,6 +132,7 @@ built=0
 PROCESS_STAGES=(
   "pytest tests/python|900|$VENV/bin/python -m pytest tests/python -q"
   "kill -9 loop|420|$VENV/bin/python tests/crash/kill_loop.py"
+  "transaction crash test|240|$VENV/bin/python tests/crash/trx_atomicity.py"
   "corruption test|300|$VENV/bin/python tests/crash/corruption_test.py"
   "power-cut test (FUSE)|300|$VENV/bin/python tests/powercut/powercut_test.py"
   "fsync failure test|180|$VENV/bin/python tests/faults/fsync_failure_test.py"
