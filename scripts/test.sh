@@ -7,11 +7,13 @@
 #   4. pytest tests/python           python-arango driver suites and curl-level HTTP suites
 #   5. node tests/js                 arangojs suites with Node's built-in test runner
 #   6. tests/crash/kill_loop.py      kill -9 at random moments under every kind of writer
-#   7. tests/crash/corruption_test.py  one flipped byte per seed: refuse, or lose nothing
-#   8. tests/powercut/powercut_test.py  power cuts on a FUSE file system that drops unsynced writes
-#   9. tests/faults/*                a failing fsync (LD_PRELOAD shim) and a full disk (tmpfs, ext4)
-#  10. scripts/fuzz.sh               every cargo-fuzz target for a bounded time
-#  11. cargo deny                    licences, bans and sources of every dependency (advisories
+#   7. tests/crash/trx_atomicity.py  kill -9 under stream transactions, multi-document requests
+#                                    and complete=true imports: each whole or absent
+#   8. tests/crash/corruption_test.py  one flipped byte per seed: refuse, or lose nothing
+#   9. tests/powercut/powercut_test.py  power cuts on a FUSE file system that drops unsynced writes
+#  10. tests/faults/*                a failing fsync (LD_PRELOAD shim) and a full disk (tmpfs, ext4)
+#  11. scripts/fuzz.sh               every cargo-fuzz target for a bounded time
+#  12. cargo deny                    licences, bans and sources of every dependency (advisories
 #                                    when the advisory database can be fetched)
 #
 # Works on a fresh Debian machine that has the Rust toolchain and python3: it installs curl,
@@ -153,6 +155,7 @@ PROCESS_STAGES=(
   "pytest tests/python|900|$VENV/bin/python -m pytest tests/python -q"
   "node tests/js (arangojs)|300|bash -c js_tests"
   "kill -9 loop|420|$VENV/bin/python tests/crash/kill_loop.py"
+  "transaction crash test|240|$VENV/bin/python tests/crash/trx_atomicity.py"
   "corruption test|300|$VENV/bin/python tests/crash/corruption_test.py"
   "power-cut test (FUSE)|300|$VENV/bin/python tests/powercut/powercut_test.py"
   "fsync failure test|180|$VENV/bin/python tests/faults/fsync_failure_test.py"

@@ -226,15 +226,30 @@ def test_docs1m_preloads_then_interleaves_reads_and_writes(url, db, db_name, cna
     assert col.get("K0")["value"] == 0
 
 
-def test_multi_collection_reports_the_missing_transaction_api(url, db, db_name, cname):
-    run = bench(url, db_name, "multi-collection", "--requests", "5", "--collection", cname)
-    # The case needs /_api/transaction with a JavaScript action; every refused request counts.
-    if run.code == 0:
-        assert db.collection(cname + "1").count() == 5
-    else:
-        assert run.code == 1, run.explain()
-        assert run.report["results"]["failures"] == 5
-        assert sum(e["count"] for e in run.report["errors"] if e["kind"] == "http") == 5
+def test_multi_collection_runs_as_stream_transactions(url, http, db, db_name, cname):
+    # arangob sends a JavaScript transaction; here each operation is a stream transaction:
+    # begin, one insert into <c>1 and one into <c>2, commit (4 requests, one operation).
+    run = bench(url, db_name, "multi-collection", "--requests", "12", "--complexity", "3",
+                "--concurrency", "3", "--collection", cname)
+    assert run.code == 0, run.explain()
+    assert run.report["totalNumberOfOperations"] == 12
+    assert run.report["requests"] == 48
+    assert run.report["results"]["failures"] == 0
+    assert db.collection(cname + "1").count() == 12
+    assert db.collection(cname + "2").count() == 12
+    # Every transaction was committed: none is left running.
+    running = http.get(f"/_db/{db_name}/_api/transaction").json()["transactions"]
+    assert running == []
+
+
+def test_stream_trx_writes_its_documents_over_three_collections(url, db, db_name, cname):
+    run = bench(url, db_name, "stream-trx", "--requests", "7", "--concurrency", "2", "--collection", cname)
+    assert run.code == 0, run.explain()
+    assert run.report["totalNumberOfOperations"] == 7
+    assert run.report["requests"] == 35
+    # Ten documents per transaction: 4, 3 and 3.
+    assert [db.collection(f"{cname}{i}").count() for i in (1, 2, 3)] == [28, 21, 21]
+    db.delete_collection(cname + "3")
 
 
 def test_sequential_steps_touch_every_key_once(url, db, db_name, cname):

@@ -1,19 +1,28 @@
 //! The test cases: which request the `g`-th operation of a thread sends.
 //!
 //! What it is: arangob/arangobench's workloads that use only the version, document,
-//! collection, import, batch (and, for `multi-collection`, transaction) APIs, each a pure
-//! function of the thread's operation counter, with arangob's URLs, keys (`testkey<g/period>`)
-//! and bodies (`bench-tools.md` §3); plus `docs1m`, the 1mDocsPerSec client's read/write
-//! interleave. `g` is the thread's offset ([`thread_offset`]) plus its own counter, so each
-//! thread works on its own key range.
+//! collection, import, batch and transaction APIs, each a pure function of the thread's
+//! operation counter, with arangob's URLs, keys (`testkey<g/period>`) and bodies
+//! (`bench-tools.md` §3); plus `docs1m`, the 1mDocsPerSec client's read/write interleave, and
+//! `stream-trx`, a stream transaction over three collections. `g` is the thread's offset
+//! ([`thread_offset`]) plus its own counter, so each thread works on its own key range.
+//!
+//! The transaction cases are *chained*: one operation is several requests, each sent after the
+//! reply to the one before, because the writes and the commit name the transaction id that the
+//! begin's reply hands out. [`Workload::op`] builds the first request (the begin),
+//! [`Workload::follow`] each next one from the reply before it, and [`Workload::abandon`] the
+//! abort that ends a transaction whose step failed. arangob's `multi-collection` sends one
+//! JavaScript transaction instead; Quince has no JavaScript, so it runs as a stream
+//! transaction, with the same documents in the same two collections.
 //!
 //! What it is not: the setup requests (dropping and creating collections, indexes, preloading)
 //! which live in [`crate::setup`], and the cases that need AQL (`aqlinsert`, `aqltrx`,
 //! `custom-query`, `stream-cursor`, ...): they are refused by name until the server has
 //! `/_api/cursor`.
 //!
-//! Invariants: the same `(thread, counter)` always gives the same request; bodies are compact
-//! JSON as arangob writes them.
+//! Invariants: the same `(thread, counter)` always gives the same request (and the same
+//! replies the same chain); bodies are compact JSON as arangob writes them; a chained
+//! operation is one transaction, counted once however many requests it took.
 
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -56,8 +65,11 @@ pub enum Kind {
     ShapesAppend,
     /// Insert, read, remove with random attribute values.
     RandomShapes,
-    /// A JavaScript transaction writing to two collections.
+    /// A stream transaction writing one document to each of two collections.
     MultiCollection,
+    /// A stream transaction writing `complexity` documents over three collections, one array
+    /// insert per collection.
+    StreamTrx,
     /// The 1mDocsPerSec client.
     Docs1m,
     /// One step of the journal-sizes experiment over keys `seq<ticket>`: each of the
@@ -166,7 +178,14 @@ pub const CASES: &[(&str, Kind, &str)] = &[
     (
         "multi-collection",
         Kind::MultiCollection,
-        "JS transaction saving into two collections",
+        "stream transaction: begin, insert into <collection>1 and 2, commit \
+         (4 requests, one operation)",
+    ),
+    (
+        "stream-trx",
+        Kind::StreamTrx,
+        "stream transaction: begin, one array insert into each of <collection>1..3 \
+         (<complexity> documents in all), commit (5 requests, one operation)",
     ),
     (
         "docs1m",
@@ -232,13 +251,20 @@ impl TestCase {
         self.name
     }
 
-    /// The complexity when none is given: 1 as arangob, 20 attributes for docs1m.
+    /// The complexity when none is given: 1 as arangob, 20 attributes for docs1m, 10
+    /// documents per stream-trx transaction.
     pub fn default_complexity(&self) -> u64 {
-        if self.kind == Kind::Docs1m {
-            20
-        } else {
-            1
+        match self.kind {
+            Kind::Docs1m => 20,
+            Kind::StreamTrx => 10,
+            _ => 1,
         }
+    }
+
+    /// Whether an operation is a chain of requests, each sent after the reply to the one
+    /// before (a stream transaction). Such a case cannot be batched or run asynchronously.
+    pub fn chained(&self) -> bool {
+        matches!(self.kind, Kind::MultiCollection | Kind::StreamTrx)
     }
 
     /// Whether every operation is an insert into the collection (array batches possible).
@@ -292,6 +318,8 @@ pub struct Op {
     pub has_body: bool,
     /// Content type of the body.
     pub content_type: &'static str,
+    /// Header lines of this request alone, each ending in CRLF (`x-arango-trx-id`).
+    pub headers: String,
 }
 
 impl Op {
@@ -301,6 +329,7 @@ impl Op {
         self.body.clear();
         self.has_body = false;
         self.content_type = content_type;
+        self.headers.clear();
     }
 
     /// Whether this is an insert into `collection` (the shape array batches combine).
@@ -309,13 +338,29 @@ impl Op {
     }
 }
 
-/// The state one thread keeps between operations (docs1m's interleave).
+/// The state one thread keeps between operations (docs1m's interleave) and between the
+/// requests of a chained one (the transaction id).
 #[derive(Debug, Default, Clone)]
 pub struct ThreadState {
     action: u64,
     read_index: u64,
     writes: u64,
+    /// The running transaction's id (empty when none was begun).
+    transaction: String,
 }
+
+/// What the reply to a step of a chained operation leads to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// The op holds the next request.
+    Send,
+    /// The operation is complete.
+    Done,
+}
+
+/// A successful reply the chain cannot go on from (a begin without a transaction id).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unusable(pub String);
 
 /// A case with its parameters, shared by all threads.
 pub struct Workload {
@@ -367,10 +412,9 @@ impl Workload {
             // Only the insert step starts from an empty collection; the others work on it.
             Kind::Sequential(step) if step != SeqStep::Insert => vec![],
             Kind::Edge => vec![(self.collection.clone(), 3)],
-            Kind::MultiCollection => vec![
-                (format!("{}1", self.collection), 2),
-                (format!("{}2", self.collection), 2),
-            ],
+            Kind::MultiCollection | Kind::StreamTrx => (1..=self.trx_collections())
+                .map(|i| (format!("{}{i}", self.collection), 2))
+                .collect(),
             _ => vec![(self.collection.clone(), 2)],
         }
     }
@@ -482,32 +526,7 @@ impl Workload {
                     self.shapes_body(op, thread, global, &key());
                 }
             }
-            Kind::MultiCollection => {
-                op.start(Method::Post, json);
-                op.path.push_str("/_api/transaction");
-                op.has_body = true;
-                let (c1, c2) = (
-                    format!("{}1", self.collection),
-                    format!("{}2", self.collection),
-                );
-                let mut doc = String::from("{");
-                for i in 0..n {
-                    if i > 0 {
-                        doc.push_str(", ");
-                    }
-                    doc.push_str(&format!("value{i}: {i}"));
-                }
-                doc.push('}');
-                let action = format!(
-                    "function () {{ var db = require('internal').db; var doc = {doc}; \
-                     db['{c1}'].save(doc); db['{c2}'].save(doc); }}"
-                );
-                let body = serde_json::json!({
-                    "collections": {"write": [c1, c2]},
-                    "action": action,
-                });
-                let _ = serde_json::to_writer(&mut op.body, &body);
-            }
+            Kind::MultiCollection | Kind::StreamTrx => self.begin(op, state),
             Kind::Docs1m => self.docs1m(op, c, state),
             Kind::Sequential(step) => {
                 let method = match step {
@@ -534,6 +553,115 @@ impl Workload {
                 }
             }
         }
+    }
+
+    /// The collections a transaction case writes: `<collection>1 ...`.
+    fn trx_collections(&self) -> u64 {
+        if self.case.kind == Kind::StreamTrx {
+            3
+        } else {
+            2
+        }
+    }
+
+    /// Step 0 of a transaction case: `POST /_api/transaction/begin` writing its collections.
+    fn begin(&self, op: &mut Op, state: &mut ThreadState) {
+        state.transaction.clear();
+        op.start(Method::Post, "application/json");
+        op.path.push_str("/_api/transaction/begin");
+        op.has_body = true;
+        let names: Vec<String> = (1..=self.trx_collections())
+            .map(|i| format!("{}{i}", self.collection))
+            .collect();
+        let body = serde_json::json!({"collections": {"write": names}});
+        let _ = serde_json::to_writer(&mut op.body, &body);
+    }
+
+    /// Chained cases: after the successful reply `body` to step `step` (0 is the request
+    /// [`Workload::op`] built), fills `op` with step `step + 1`, or says the operation is
+    /// complete. Steps: the begin, one insert per collection (with `x-arango-trx-id`), the
+    /// commit (`PUT /_api/transaction/<id>`).
+    pub fn follow(
+        &self,
+        step: u64,
+        body: &[u8],
+        state: &mut ThreadState,
+        op: &mut Op,
+    ) -> Result<Next, Unusable> {
+        assert!(self.case.chained(), "only chained cases have further steps");
+        let collections = self.trx_collections();
+        if step == 0 {
+            state.transaction = transaction_id(body)?;
+        }
+        let id = state.transaction.as_str();
+        if step < collections {
+            let suffix = step + 1;
+            op.start(Method::Post, "application/json");
+            let _ = write!(
+                op.path_writer(),
+                "/_api/document?collection={}{suffix}",
+                self.collection_segment
+            );
+            op.headers.push_str("x-arango-trx-id: ");
+            op.headers.push_str(id);
+            op.headers.push_str("\r\n");
+            op.has_body = true;
+            if self.case.kind == Kind::MultiCollection {
+                self.multi_collection_document(op);
+            } else {
+                self.stream_trx_documents(op, step);
+            }
+            return Ok(Next::Send);
+        }
+        if step == collections {
+            op.start(Method::Put, "application/json");
+            let _ = write!(op.path_writer(), "/_api/transaction/{id}");
+            return Ok(Next::Send);
+        }
+        state.transaction.clear();
+        Ok(Next::Done)
+    }
+
+    /// Chained cases: fills `op` with the request that ends an operation whose step `step`
+    /// failed (`DELETE /_api/transaction/<id>`, so the server does not keep the transaction
+    /// until its idle timeout); false when nothing needs ending (the begin failed, or the
+    /// commit, which ends the transaction either way).
+    pub fn abandon(&self, step: u64, state: &mut ThreadState, op: &mut Op) -> bool {
+        let id = std::mem::take(&mut state.transaction);
+        if !self.case.chained() || id.is_empty() || step == 0 || step > self.trx_collections() {
+            return false;
+        }
+        op.start(Method::Delete, "application/json");
+        let _ = write!(op.path_writer(), "/_api/transaction/{id}");
+        true
+    }
+
+    /// multi-collection's document: arangob's `{value0: 0, ..., value<n-1>: n-1}`.
+    fn multi_collection_document(&self, op: &mut Op) {
+        op.body.push(b'{');
+        for i in 0..self.complexity {
+            if i > 0 {
+                op.body.push(b',');
+            }
+            let _ = write!(op.body, "\"value{i}\":{i}");
+        }
+        op.body.push(b'}');
+    }
+
+    /// stream-trx's insert into the `index`-th collection (0-based): an array of its share of
+    /// the `complexity` documents (10 split 4, 3, 3), each `{"value":i,"name":"some test value"}`.
+    fn stream_trx_documents(&self, op: &mut Op, index: u64) {
+        let collections = self.trx_collections();
+        let share =
+            self.complexity / collections + u64::from(index < self.complexity % collections);
+        op.body.push(b'[');
+        for i in 0..share {
+            if i > 0 {
+                op.body.push(b',');
+            }
+            let _ = write!(op.body, "{{\"value\":{i},\"name\":\"some test value\"}}");
+        }
+        op.body.push(b']');
     }
 
     fn document_path(&self, op: &mut Op, collection: &str, step: u64, key: &str) {
@@ -614,6 +742,19 @@ impl Write for PathWriter<'_> {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// The `result.id` of a begin's reply (a string, or a number from some servers).
+fn transaction_id(body: &[u8]) -> Result<String, Unusable> {
+    let reply: serde_json::Value = serde_json::from_slice(body)
+        .map_err(|_| Unusable("transaction begin: the reply is not JSON".into()))?;
+    match &reply["result"]["id"] {
+        serde_json::Value::String(id) if !id.is_empty() && id.len() <= 64 => Ok(id.clone()),
+        serde_json::Value::Number(id) => Ok(id.to_string()),
+        _ => Err(Unusable(
+            "transaction begin: the reply has no result.id".into(),
+        )),
     }
 }
 
@@ -771,6 +912,94 @@ mod tests {
         assert_eq!(op(&workload("seq-remove", 1), 7).0, Method::Delete);
         assert!(workload("seq-get", 1).collections().is_empty());
         assert_eq!(workload("seq-insert", 1).collections().len(), 1);
+    }
+
+    fn body_of(o: &Op) -> &str {
+        std::str::from_utf8(&o.body).unwrap()
+    }
+
+    #[test]
+    fn multi_collection_is_a_chained_stream_transaction() {
+        let w = workload("multi-collection", 2);
+        assert!(w.case.chained());
+        assert_eq!(
+            w.collections(),
+            [("C1".to_string(), 2), ("C2".to_string(), 2)]
+        );
+        let (mut state, mut o) = (ThreadState::default(), Op::default());
+        w.op(at(0), &mut state, &mut o);
+        assert_eq!(o.method, Some(Method::Post));
+        assert_eq!(o.path, "/_api/transaction/begin");
+        assert_eq!(body_of(&o), r#"{"collections":{"write":["C1","C2"]}}"#);
+        assert!(o.headers.is_empty());
+        let begun = br#"{"code":201,"error":false,"result":{"id":"77","status":"running"}}"#;
+        assert_eq!(w.follow(0, begun, &mut state, &mut o), Ok(Next::Send));
+        assert_eq!(o.path, "/_api/document?collection=C1");
+        assert_eq!(o.headers, "x-arango-trx-id: 77\r\n");
+        assert_eq!(body_of(&o), r#"{"value0":0,"value1":1}"#);
+        assert_eq!(w.follow(1, b"{}", &mut state, &mut o), Ok(Next::Send));
+        assert_eq!(o.path, "/_api/document?collection=C2");
+        assert_eq!(body_of(&o), r#"{"value0":0,"value1":1}"#);
+        assert_eq!(w.follow(2, b"{}", &mut state, &mut o), Ok(Next::Send));
+        assert_eq!(
+            (o.method, o.path.as_str()),
+            (Some(Method::Put), "/_api/transaction/77")
+        );
+        assert!(!o.has_body && o.headers.is_empty());
+        assert_eq!(w.follow(3, b"{}", &mut state, &mut o), Ok(Next::Done));
+        // Nothing to abort once committed (the commit ends it either way).
+        assert!(!w.abandon(3, &mut state, &mut o));
+    }
+
+    #[test]
+    fn a_failed_step_aborts_and_a_begin_without_id_is_unusable() {
+        let w = workload("multi-collection", 1);
+        let (mut state, mut o) = (ThreadState::default(), Op::default());
+        w.op(at(0), &mut state, &mut o);
+        assert!(w.follow(0, b"{}", &mut state, &mut o).is_err());
+        assert!(!w.abandon(0, &mut state, &mut o), "no id, nothing to abort");
+        w.op(at(1), &mut state, &mut o);
+        // Some servers hand out numbers.
+        let begun = br#"{"result":{"id":12}}"#;
+        assert_eq!(w.follow(0, begun, &mut state, &mut o), Ok(Next::Send));
+        assert!(w.abandon(1, &mut state, &mut o));
+        assert_eq!(
+            (o.method, o.path.as_str()),
+            (Some(Method::Delete), "/_api/transaction/12")
+        );
+        assert!(!w.abandon(1, &mut state, &mut o), "aborted once");
+    }
+
+    #[test]
+    fn stream_trx_splits_its_documents_over_three_collections() {
+        let w = workload("stream-trx", 10);
+        assert_eq!(w.collections().len(), 3);
+        let (mut state, mut o) = (ThreadState::default(), Op::default());
+        w.op(at(0), &mut state, &mut o);
+        assert_eq!(body_of(&o), r#"{"collections":{"write":["C1","C2","C3"]}}"#);
+        let mut reply: &[u8] = br#"{"result":{"id":"5"}}"#;
+        let mut shares = Vec::new();
+        for step in 0..3 {
+            assert_eq!(w.follow(step, reply, &mut state, &mut o), Ok(Next::Send));
+            assert_eq!(o.path, format!("/_api/document?collection=C{}", step + 1));
+            let docs: Vec<serde_json::Value> = serde_json::from_slice(&o.body).unwrap();
+            assert_eq!(
+                docs[0],
+                serde_json::json!({"value": 0, "name": "some test value"})
+            );
+            shares.push(docs.len());
+            reply = b"[]";
+        }
+        assert_eq!(shares, [4, 3, 3]);
+        assert_eq!(w.follow(3, reply, &mut state, &mut o), Ok(Next::Send));
+        assert_eq!(o.path, "/_api/transaction/5");
+        assert_eq!(w.follow(4, b"{}", &mut state, &mut o), Ok(Next::Done));
+        assert_eq!(
+            TestCase::from_name("stream-trx")
+                .unwrap()
+                .default_complexity(),
+            10
+        );
     }
 
     #[test]

@@ -6,13 +6,22 @@
 //! buffer, and the figures it measured. [`crate::runner`]'s event loop drives many lanes on one
 //! OS thread by calling [`Lane::advance`] and [`Lane::on_ready`].
 //!
+//! A chained operation (a stream transaction: begin, writes, commit) is one operation of
+//! several requests: after each successful reply the workload builds the next request from it
+//! ([`Workload::follow`]) and the lane sends it at once ([`Phase::Follow`]); the operation's
+//! latency runs from its first request (or its intended time) to its last reply, and it
+//! counts once, as one success or one failure. A step that fails ends the operation (a
+//! failure) and, when the workload says so ([`Workload::abandon`]), one more request aborts
+//! the transaction; its reply is not judged.
+//!
 //! What it is not: pipelined. A lane sends its next request only after the whole reply to the
 //! previous one (or its failure), exactly as a blocking arangob thread would.
 //!
 //! Invariants: a lane is in exactly one [`Phase`]; while a request is in flight it has a
 //! deadline (`--request-timeout` since the last progress); the receive buffer holds at most one
 //! response, bounded by [`quince_client::response`]; connecting is blocking but bounded by
-//! `--connection-timeout`.
+//! `--connection-timeout`; every operation is recorded exactly once, when its last request
+//! ended.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr};
@@ -25,7 +34,7 @@ use quince_client::response::{self, Response};
 use quince_client::{Method, RequestHead, Timeouts, TransportError};
 
 use crate::batch;
-use crate::cases::{thread_offset, Op, Position, ThreadState, Workload};
+use crate::cases::{thread_offset, Next, Op, Position, ThreadState, Unusable, Workload};
 use crate::options::{BatchMode, Settings};
 use crate::runner::{Counter, ErrorKey, Totals};
 
@@ -52,6 +61,8 @@ enum Phase {
     Scheduled(Instant),
     /// A refused connection: wait before taking the next tickets.
     Backoff(Instant),
+    /// The next request of a chained operation is built: send it now.
+    Follow,
     /// Writing the request.
     Sending,
     /// Reading the reply.
@@ -80,6 +91,10 @@ pub(crate) struct Lane {
     body: Vec<u8>,
     batch_methods: Vec<Method>,
     ops: u64,
+    // The step of the chained operation in flight (0: its first request), and whether the
+    // request in flight abandons a failed one.
+    step: u64,
+    abandoning: bool,
     offset: u64,
     thread_counter: u64,
     // The open-loop schedule.
@@ -92,6 +107,8 @@ pub(crate) struct Lane {
     written: usize,
     received: Vec<u8>,
     sent: Instant,
+    // When the operation's first request was sent.
+    began: Instant,
     expires: Instant,
     connects: u64,
     /// What this lane measured.
@@ -114,6 +131,8 @@ impl Lane {
             body: Vec::with_capacity(4096),
             batch_methods: Vec::new(),
             ops: 0,
+            step: 0,
+            abandoning: false,
             offset: thread_offset(index, settings.requests, settings.concurrency),
             thread_counter: 0,
             start: now,
@@ -124,6 +143,7 @@ impl Lane {
             written: 0,
             received: Vec::with_capacity(READ_CHUNK),
             sent: now,
+            began: now,
             expires: now,
             connects: 0,
             totals: Totals::default(),
@@ -198,6 +218,7 @@ impl Lane {
                 Phase::Scheduled(at) | Phase::Backoff(at) if at > now => return Some(at),
                 Phase::Scheduled(_) => self.send(shared, registry, scratch),
                 Phase::Backoff(_) => self.phase = Phase::Idle,
+                Phase::Follow => self.send(shared, registry, scratch),
                 Phase::Sending | Phase::Receiving if now >= self.expires => {
                     self.complete(shared, registry, Err(TransportError::Timeout));
                 }
@@ -231,16 +252,10 @@ impl Lane {
                 .workload
                 .op(self.position(ticket), &mut self.state, &mut self.op);
             self.thread_counter += 1;
-            let method = self.op.method.expect("an operation has a method");
-            self.batch_methods.push(method);
-            let payload = self.op.has_body.then_some(&self.op.body[..]);
-            shared.head.write(
-                &mut self.request,
-                method,
-                &self.op.path,
-                self.op.content_type,
-                payload,
-            );
+            self.batch_methods
+                .push(self.op.method.expect("an operation has a method"));
+            self.step = 0;
+            self.write_op(shared);
             return true;
         }
         self.body.clear();
@@ -293,6 +308,21 @@ impl Lane {
         true
     }
 
+    /// The request of `self.op` alone, into the request buffer.
+    fn write_op(&mut self, shared: &Shared<'_>) {
+        let method = self.op.method.expect("an operation has a method");
+        let payload = self.op.has_body.then_some(&self.op.body[..]);
+        self.request.clear();
+        shared.head.write_with_headers(
+            &mut self.request,
+            method,
+            &self.op.path,
+            &self.op.headers,
+            self.op.content_type,
+            payload,
+        );
+    }
+
     fn position(&self, ticket: u64) -> Position {
         Position {
             thread: self.index,
@@ -319,12 +349,15 @@ impl Lane {
     }
 
     fn send(&mut self, shared: &Shared<'_>, registry: &Registry, scratch: &mut [u8]) {
-        if let Err(error) = self.connect(shared, registry) {
-            self.sent = Instant::now();
+        let connected = self.connect(shared, registry);
+        self.sent = Instant::now();
+        if self.step == 0 && !self.abandoning {
+            self.began = self.sent;
+        }
+        if let Err(error) = connected {
             self.complete(shared, registry, Err(error));
             return;
         }
-        self.sent = Instant::now();
         self.expires = self.sent + shared.timeouts.request;
         self.written = 0;
         self.received.clear();
@@ -405,7 +438,8 @@ impl Lane {
         }
     }
 
-    /// Records the exchange that just ended and returns the lane to taking tickets.
+    /// Records the exchange that just ended: goes on with a chained operation, or records the
+    /// operation and returns the lane to taking tickets.
     fn complete(
         &mut self,
         shared: &Shared<'_>,
@@ -413,35 +447,93 @@ impl Lane {
         result: Result<Response, TransportError>,
     ) {
         let replied = Instant::now();
+        self.totals.requests += 1;
+        self.phase = Phase::Idle;
+        let reply = match result {
+            Ok(reply) => reply,
+            Err(error) => {
+                if self.abandoning {
+                    self.abandoning = false;
+                } else {
+                    self.totals.incomplete += 1;
+                    self.totals.failures += self.ops;
+                    self.totals.error(ErrorKey::Transport(error.to_string()));
+                    self.record(shared, replied);
+                }
+                if matches!(error, TransportError::Connect(_)) {
+                    self.phase = Phase::Backoff(replied + REFUSED_BACKOFF);
+                }
+                self.disconnect(registry);
+                return;
+            }
+        };
+        if reply.close {
+            // The next request, of this operation or another, reconnects.
+            self.disconnect(registry);
+        }
+        if self.abandoning {
+            // The operation was recorded when its step failed; this reply is not judged.
+            self.abandoning = false;
+            return;
+        }
+        if !shared.workload.case.chained() {
+            judge(
+                shared.settings,
+                &mut self.totals,
+                &self.received,
+                &reply,
+                self.ops,
+            );
+            self.record(shared, replied);
+            return;
+        }
+        let step = self.step;
+        let failure = if reply.status >= 400 {
+            Some(ErrorKey::Http {
+                status: reply.status,
+                error_num: batch::error_num(reply.body(&self.received)),
+            })
+        } else {
+            let body = reply.body(&self.received);
+            match shared
+                .workload
+                .follow(step, body, &mut self.state, &mut self.op)
+            {
+                Ok(Next::Send) => {
+                    self.step += 1;
+                    self.write_op(shared);
+                    self.phase = Phase::Follow;
+                    return;
+                }
+                Ok(Next::Done) => None,
+                Err(Unusable(message)) => Some(ErrorKey::Reply(message)),
+            }
+        };
+        if let Some(key) = failure {
+            self.totals.failures += self.ops;
+            self.totals.error(key);
+            if shared.workload.abandon(step, &mut self.state, &mut self.op) {
+                self.abandoning = true;
+                self.write_op(shared);
+                self.phase = Phase::Follow;
+            }
+        }
+        self.record(shared, replied);
+    }
+
+    /// Records the operation that just ended (its last reply came at `replied`).
+    fn record(&mut self, shared: &Shared<'_>, replied: Instant) {
         let ops = self.ops;
         let totals = &mut self.totals;
-        totals.service.record(replied - self.sent);
+        totals.service.record(replied - self.began);
         totals
             .latencies
-            .record(replied - self.intended.unwrap_or(self.sent));
-        totals.requests += 1;
+            .record(replied - self.intended.unwrap_or(self.began));
         totals.operations += ops;
         for method in &self.batch_methods {
             *totals.by_method.entry(*method).or_default() += 1;
         }
-        self.phase = Phase::Idle;
-        match result {
-            Ok(reply) => {
-                judge(shared.settings, totals, &self.received, &reply, ops);
-                if reply.close {
-                    self.disconnect(registry);
-                }
-            }
-            Err(error) => {
-                totals.incomplete += 1;
-                totals.failures += ops;
-                if matches!(error, TransportError::Connect(_)) {
-                    self.phase = Phase::Backoff(replied + REFUSED_BACKOFF);
-                }
-                totals.error(ErrorKey::Transport(error.to_string()));
-                self.disconnect(registry);
-            }
-        }
+        self.step = 0;
         shared.counter.done.fetch_add(ops, Ordering::Relaxed);
     }
 

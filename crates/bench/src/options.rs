@@ -34,7 +34,8 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u64).range(1..=THREADS_MAX))]
     pub concurrency: u64,
 
-    /// Total operations (not HTTP requests when batching); ignored with --duration.
+    /// Total operations (not HTTP requests when batching, nor in the transaction cases, where
+    /// one operation is one transaction of several requests); ignored with --duration.
     #[arg(long = "requests", value_name = "N", default_value_t = 1000,
           value_parser = clap::value_parser!(u64).range(1..=1_000_000_000_000))]
     pub requests: u64,
@@ -270,6 +271,13 @@ impl BenchArgs {
                 case.name()
             ));
         }
+        if case.chained() && (self.batch_size > 0 || self.r#async) {
+            return Err(format!(
+                "test case '{}' chains requests (each step of its transaction needs the reply \
+                 to the one before): it cannot be batched or sent with --async",
+                case.name()
+            ));
+        }
         if !(self.rate >= 0.0 && self.rate.is_finite() && self.rate <= 10_000_000.0) {
             return Err("--rate must be between 0 and 10000000 requests per second".into());
         }
@@ -425,6 +433,14 @@ mod tests {
             "document"
         ])
         .is_ok());
+        for chained in ["multi-collection", "stream-trx"] {
+            assert!(parse(&["--test-case", chained, "--batch-size", "2"])
+                .unwrap_err()
+                .contains("chains requests"));
+            assert!(parse(&["--test-case", chained, "--async", "true"])
+                .unwrap_err()
+                .contains(chained));
+        }
         assert!(parse(&["--rate", "-1"]).is_err());
         assert!(parse(&["--no-such-option", "1"]).is_err());
     }

@@ -178,6 +178,7 @@ pub fn describe(key: &ErrorKey) -> String {
             error_num: None,
         } => format!("HTTP {status}"),
         ErrorKey::Transport(message) => format!("transport: {message}"),
+        ErrorKey::Reply(message) => format!("reply: {message}"),
         ErrorKey::Setup(message) => format!("setup: {message}"),
     }
 }
@@ -226,6 +227,9 @@ pub fn json_report(settings: &Settings, outcome: &Outcome) -> Value {
             }
             ErrorKey::Transport(message) => {
                 json!({"kind": "transport", "message": message, "count": count})
+            }
+            ErrorKey::Reply(message) => {
+                json!({"kind": "reply", "message": message, "count": count})
             }
             ErrorKey::Setup(message) => {
                 json!({"kind": "setup", "message": message, "count": count})

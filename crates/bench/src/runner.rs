@@ -41,6 +41,9 @@ pub enum ErrorKey {
     },
     /// No response: the transport failed.
     Transport(String),
+    /// A successful reply a chained operation could not go on from (a transaction begin
+    /// without an id).
+    Reply(String),
     /// A setup request failed (the run went on without it).
     Setup(String),
 }
@@ -52,9 +55,10 @@ pub struct Totals {
     pub latencies: Latencies,
     /// Service time: from the actual send to the whole reply.
     pub service: Latencies,
-    /// Operations performed (requests times batch sizes).
+    /// Operations performed (requests times batch sizes; a chained operation, such as a
+    /// stream transaction, counts once).
     pub operations: u64,
-    /// HTTP requests sent.
+    /// HTTP requests sent (every step of a chained operation, and its abort).
     pub requests: u64,
     /// Operations that failed (HTTP errors, failed batch parts, setup failures).
     pub failures: u64,
@@ -349,7 +353,7 @@ mod tests {
     use std::io::{Read, Write};
     use std::net::{SocketAddr, TcpListener};
     use std::sync::atomic::AtomicUsize;
-    use std::sync::Arc;
+    use std::sync::{Arc, Mutex};
 
     /// What the test server saw.
     #[derive(Default)]
@@ -416,6 +420,158 @@ mod tests {
         );
         let head = RequestHead::new("_system", "x", true).with_basic_auth("root", "");
         run(settings, &workload, &head, &[addr], &|_| {})
+    }
+
+    /// A server that speaks just enough of the stream-transaction API: a begin answers
+    /// 201 with a new id, an insert 202 (409 when `refuse_into` names its collection), a
+    /// commit or abort 200. It logs `METHOD path [trx id]` per request.
+    fn serve_transactions(
+        refuse_into: Option<&'static str>,
+    ) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&log);
+        let ids = Arc::new(AtomicU64::new(100));
+        std::thread::spawn(move || {
+            for socket in listener.incoming() {
+                let mut socket = socket.unwrap();
+                let (log, ids) = (Arc::clone(&seen), Arc::clone(&ids));
+                std::thread::spawn(move || {
+                    let mut buffer = Vec::new();
+                    let mut chunk = [0u8; 4096];
+                    loop {
+                        let Some(end) = quince_client::response::find(&buffer, b"\r\n\r\n") else {
+                            match socket.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                            }
+                            continue;
+                        };
+                        let head = String::from_utf8(buffer[..end].to_vec()).unwrap();
+                        let header = |name: &str| {
+                            head.lines()
+                                .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
+                        };
+                        let length: usize =
+                            header("Content-Length:").map_or(0, |v| v.parse().unwrap());
+                        while buffer.len() < end + 4 + length {
+                            match socket.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        buffer.drain(..end + 4 + length);
+                        let mut words = head.split(' ');
+                        let (method, path) = (words.next().unwrap(), words.next().unwrap());
+                        let path = path.strip_prefix("/_db/_system").unwrap().to_string();
+                        let trx = header("x-arango-trx-id:");
+                        log.lock().unwrap().push(match &trx {
+                            Some(id) => format!("{method} {path} [{id}]"),
+                            None => format!("{method} {path}"),
+                        });
+                        let (status, body) = if path == "/_api/transaction/begin" {
+                            let id = ids.fetch_add(1, Ordering::SeqCst);
+                            (
+                                201,
+                                format!(r#"{{"result":{{"id":"{id}","status":"running"}}}}"#),
+                            )
+                        } else if refuse_into.is_some_and(|c| path.ends_with(c)) {
+                            (409, r#"{"error":true,"errorNum":1200}"#.to_string())
+                        } else if method == "POST" {
+                            (202, "{}".to_string())
+                        } else {
+                            (200, "{}".to_string())
+                        };
+                        let reply = format!(
+                            "HTTP/1.1 {status} X\r\nContent-Length: {}\r\n\r\n{body}",
+                            body.len()
+                        );
+                        if socket.write_all(reply.as_bytes()).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (addr, log)
+    }
+
+    #[test]
+    fn a_transaction_is_one_operation_of_chained_requests() {
+        let (addr, log) = serve_transactions(None);
+        let args = [
+            "--test-case",
+            "multi-collection",
+            "--collection",
+            "x",
+            "--concurrency",
+            "2",
+            "--requests",
+            "6",
+        ];
+        let outcome = run_against(addr, &settings(&[&args[..], &["--quiet"]].concat()));
+        assert_eq!(outcome.totals.operations, 6);
+        assert_eq!(outcome.totals.requests, 24);
+        assert_eq!(outcome.totals.failures, 0);
+        assert_eq!(outcome.totals.service.count(), 6);
+        assert_eq!(outcome.totals.by_method.get(&Method::Post), Some(&6));
+        let log = log.lock().unwrap();
+        assert_eq!(log.len(), 24);
+        // Every begin's id is used by its two inserts and its commit, in that order.
+        for (i, line) in log.iter().enumerate() {
+            if line != "POST /_api/transaction/begin" {
+                continue;
+            }
+            let begun: Vec<&String> = log[..i].iter().filter(|l| l.ends_with("/begin")).collect();
+            let id = 100 + begun.len();
+            let steps: Vec<&String> = log
+                .iter()
+                .filter(|l| l.contains(&format!("{id}")))
+                .collect();
+            assert_eq!(
+                steps,
+                [
+                    &format!("POST /_api/document?collection=x1 [{id}]"),
+                    &format!("POST /_api/document?collection=x2 [{id}]"),
+                    &format!("PUT /_api/transaction/{id}"),
+                ]
+            );
+        }
+    }
+
+    #[test]
+    fn a_failed_step_fails_the_operation_once_and_aborts_the_transaction() {
+        let (addr, log) = serve_transactions(Some("collection=x2"));
+        let args = [
+            "--test-case",
+            "multi-collection",
+            "--collection",
+            "x",
+            "--requests",
+            "3",
+            "--quiet",
+        ];
+        let outcome = run_against(addr, &settings(&args));
+        assert_eq!(outcome.totals.operations, 3);
+        assert_eq!(outcome.totals.failures, 3);
+        // Begin, insert, refused insert, abort.
+        assert_eq!(outcome.totals.requests, 12);
+        let key = ErrorKey::Http {
+            status: 409,
+            error_num: Some(1200),
+        };
+        assert_eq!(outcome.totals.errors.get(&key), Some(&3));
+        let log = log.lock().unwrap();
+        assert_eq!(
+            log[..4],
+            [
+                "POST /_api/transaction/begin",
+                "POST /_api/document?collection=x1 [100]",
+                "POST /_api/document?collection=x2 [100]",
+                "DELETE /_api/transaction/100",
+            ]
+        );
     }
 
     #[test]

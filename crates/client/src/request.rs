@@ -3,7 +3,8 @@
 //!
 //! What it is: [`RequestHead`], the parts every request of a run shares (database prefix,
 //! `Host`, `Authorization`, keep-alive and async headers), and [`RequestHead::write`], which
-//! appends one whole request to a reusable buffer so a hot loop allocates nothing;
+//! appends one whole request (with any headers of its own) to a reusable buffer so a hot loop
+//! allocates nothing;
 //! [`encode_segment`] for the names that go into paths and query strings.
 //!
 //! What it is not: a URL builder. Paths come from the callers already percent-encoded.
@@ -95,12 +96,28 @@ impl RequestHead {
         content_type: &str,
         body: Option<&[u8]>,
     ) {
+        self.write_with_headers(out, method, path, "", content_type, body);
+    }
+
+    /// Like [`RequestHead::write`], with `extra`: header lines of this request alone, each
+    /// ending in CRLF (`x-arango-trx-id: 12\r\n`), or empty.
+    pub fn write_with_headers(
+        &self,
+        out: &mut Vec<u8>,
+        method: Method,
+        path: &str,
+        extra: &str,
+        content_type: &str,
+        body: Option<&[u8]>,
+    ) {
+        debug_assert!(extra.is_empty() || extra.ends_with("\r\n"));
         out.extend_from_slice(method.as_str().as_bytes());
         out.push(b' ');
         out.extend_from_slice(self.db_prefix.as_bytes());
         out.extend_from_slice(path.as_bytes());
         out.extend_from_slice(b" HTTP/1.1\r\n");
         out.extend_from_slice(&self.headers);
+        out.extend_from_slice(extra.as_bytes());
         if let Some(body) = body {
             let _ = write!(
                 out,
@@ -160,6 +177,18 @@ mod tests {
         assert!(!text.contains("Content-Length"));
         assert!(!text.contains("Authorization"));
         assert!(text.ends_with("\r\n\r\n"));
+
+        let mut out = Vec::new();
+        head.write_with_headers(
+            &mut out,
+            Method::Put,
+            "/_api/transaction/12",
+            "x-arango-trx-id: 12\r\n",
+            "",
+            None,
+        );
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("x-arango-async: true\r\nx-arango-trx-id: 12\r\n\r\n"));
     }
 
     #[test]
