@@ -2,7 +2,8 @@
 # Stream transactions per second (10 documents over 3 collections: begin, one array insert per
 # collection, commit) at concurrency 1 and 8, with and without waitForSync, beside PostgreSQL
 # running the same 3-table 10-row transaction with pgbench in the same run; and arangob's
-# multi-collection case. Writes docs/benchmarks/transactions.md. Not part of CI.
+# multi-collection case. Writes benches/out/transactions.md (docs/benchmarks/transactions.md is
+# updated from it by hand). Not part of CI.
 #
 # Usage: bash benches/transactions.sh            (builds the release binary first)
 #        QUINCE_BIN=path DURATION=8 CONCURRENCIES="1 8" bash benches/transactions.sh
