@@ -16,121 +16,23 @@
 
 mod common;
 
-use std::io;
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-use quince_storage::io::{FileHandle, FileIo, SimFileIo};
+use common::crashing::CrashPlan;
+use quince_storage::io::{FileIo, SimFileIo};
 use quince_storage::{Mutation, StorageError, Store};
 
 const JOURNAL: u64 = 1024;
 const WRITES: u64 = 60;
-
-/// The crash point and what it caught.
-struct Plan {
-    sim: SimFileIo,
-    /// Mutating calls so far.
-    calls: AtomicU64,
-    /// Crash just before this call.
-    at: u64,
-    keep_unsynced: bool,
-    /// Writes known durable (a prefix of the keys).
-    acked: AtomicU64,
-    /// The image at the crash, and the writes acknowledged before it.
-    caught: Mutex<Option<(SimFileIo, u64)>>,
-}
-
-impl Plan {
-    fn step(&self) {
-        let n = self.calls.fetch_add(1, Ordering::SeqCst);
-        if n == self.at {
-            let acked = self.acked.load(Ordering::SeqCst);
-            let image = self.sim.crash(n, self.keep_unsynced);
-            *self.caught.lock() = Some((image, acked));
-        }
-    }
-}
-
-struct Crashing(Arc<Plan>);
-
-struct CrashingHandle {
-    inner: Box<dyn FileHandle>,
-    plan: Arc<Plan>,
-}
-
-impl FileHandle for CrashingHandle {
-    fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-        self.inner.read_exact_at(buf, offset)
-    }
-    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-        self.plan.step();
-        self.inner.write_all_at(buf, offset)
-    }
-    fn sync_data(&self) -> io::Result<()> {
-        self.plan.step();
-        self.inner.sync_data()
-    }
-    fn len(&self) -> io::Result<u64> {
-        self.inner.len()
-    }
-    fn set_len(&self, len: u64) -> io::Result<()> {
-        self.plan.step();
-        self.inner.set_len(len)
-    }
-}
-
-impl Crashing {
-    fn wrap(&self, inner: Box<dyn FileHandle>) -> Box<dyn FileHandle> {
-        Box::new(CrashingHandle {
-            inner,
-            plan: self.0.clone(),
-        })
-    }
-}
-
-impl FileIo for Crashing {
-    fn open(&self, path: &Path) -> io::Result<Box<dyn FileHandle>> {
-        self.0.sim.open(path).map(|h| self.wrap(h))
-    }
-    fn create_new(&self, path: &Path) -> io::Result<Box<dyn FileHandle>> {
-        self.0.step();
-        self.0.sim.create_new(path).map(|h| self.wrap(h))
-    }
-    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-        self.0.step();
-        self.0.sim.rename(from, to)
-    }
-    fn remove_file(&self, path: &Path) -> io::Result<()> {
-        self.0.step();
-        self.0.sim.remove_file(path)
-    }
-    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.0.sim.create_dir_all(path)
-    }
-    fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
-        self.0.sim.remove_dir_all(path)
-    }
-    fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-        self.0.sim.list_dir(path)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.0.sim.exists(path)
-    }
-    fn sync_dir(&self, path: &Path) -> io::Result<()> {
-        self.0.step();
-        self.0.sim.sync_dir(path)
-    }
-}
 
 fn key(i: u64) -> Vec<u8> {
     format!("key{i:03}").into_bytes()
 }
 
 /// Runs the workload against `plan`; returns how many mutating calls it made.
-fn workload(plan: &Arc<Plan>) -> u64 {
-    let io = Arc::new(Crashing(plan.clone()));
+fn workload(plan: &Arc<CrashPlan>) -> u64 {
+    let io = plan.io();
+    plan.arm();
     let store = Store::create(io, &common::dir(), common::options(JOURNAL)).unwrap();
     for i in 0..WRITES {
         let (_, ticket) = store
@@ -147,19 +49,19 @@ fn workload(plan: &Arc<Plan>) -> u64 {
         if i % 3 == 2 {
             ticket.unwrap().wait().unwrap();
             // Ordered: once this write is durable, so is every earlier one.
-            plan.acked.store(i + 1, Ordering::SeqCst);
+            plan.ack(0, (i + 1) as usize);
         }
         if i % 5 == 4 {
             store.maintain().unwrap();
         }
         if i == WRITES / 2 {
             store.rotate().unwrap();
-            plan.acked.store(i + 1, Ordering::SeqCst);
+            plan.ack(0, (i + 1) as usize);
         }
     }
     store.close().unwrap();
-    plan.acked.store(WRITES, Ordering::SeqCst);
-    plan.calls.load(Ordering::SeqCst)
+    plan.ack(0, WRITES as usize);
+    plan.calls()
 }
 
 /// The keys of the store, which must be `key(0)..key(j)`; returns j.
@@ -174,32 +76,16 @@ fn prefix(store: &Store) -> u64 {
 
 #[test]
 fn a_crash_at_any_step_of_a_hand_off_keeps_a_prefix_with_every_acknowledged_write() {
-    let dry = Arc::new(Plan {
-        sim: SimFileIo::new(),
-        calls: AtomicU64::new(0),
-        at: u64::MAX,
-        keep_unsynced: false,
-        acked: AtomicU64::new(0),
-        caught: Mutex::new(None),
-    });
+    let dry = CrashPlan::new(&SimFileIo::new(), u64::MAX, 0, false, 1);
     let total = workload(&dry);
     assert!(total > 100, "{total} calls");
     for at in 0..total {
         for keep_unsynced in [false, true] {
-            let plan = Arc::new(Plan {
-                sim: SimFileIo::new(),
-                calls: AtomicU64::new(0),
-                at,
-                keep_unsynced,
-                acked: AtomicU64::new(0),
-                caught: Mutex::new(None),
-            });
+            let plan = CrashPlan::new(&SimFileIo::new(), at, at, keep_unsynced, 1);
             workload(&plan);
-            let (image, acked) = plan
-                .caught
-                .lock()
-                .take()
-                .expect("the crash point was reached");
+            assert!(plan.caught(), "the crash point was reached");
+            let (image, acked) = plan.take();
+            let acked = acked[0] as u64;
             let context = format!("crash before call {at} (keep unsynced: {keep_unsynced})");
             if !image.exists(&common::dir()) {
                 continue;
