@@ -80,12 +80,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
+from crash_client import Conn, Gone  # noqa: E402
 from quince_server import (  # noqa: E402
     READY_LINE,
-    ROOT_PASSWORD,
     QuinceServer,
     ServerError,
-    basic_auth_header,
     quince_bin,
 )
 
@@ -95,7 +94,6 @@ POOL = 120  # keys per writer thread per stable collection
 DDL_POOL = 60  # keys of the DDL writer per DDL collection
 DDL_LIVE_MAX = 3
 PAD_MIN, PAD_MAX = 100, 2600
-REQUEST_TIMEOUT_S = 20.0
 JOB_TIMEOUT_S = 20.0
 THREAD_EXIT_TIMEOUT_S = 30.0
 TRIGGER_TIMEOUT_S = 5.0
@@ -103,52 +101,10 @@ STUCK_S = 5.0  # a request unanswered this long at the kill is a problem (the se
 KILL_DELAY_MIN_S, KILL_DELAY_MAX_S = 0.15, 3.0
 VERIFY_BATCH = 500
 ROUND_BUDGET_S = 4.4
-AUTH = basic_auth_header("root", ROOT_PASSWORD)
-
-
-class Gone(Exception):
-    """The server went away under a request (the request stays in flight)."""
 
 
 class Stop(Exception):
     """The thread must end (the round is over, or it saw something unexpected)."""
-
-
-class Conn:
-    """One keep-alive connection; `call` raises `Gone` when the server is not there."""
-
-    def __init__(self, host_port: tuple[str, int], registry: list | None = None) -> None:
-        self.conn = http.client.HTTPConnection(*host_port, timeout=REQUEST_TIMEOUT_S)
-        self.busy: tuple[float, str] | None = None  # (since, what) while a request is out
-        self.job: tuple[float, str] | None = None  # (since, what) while a job is not done
-        if registry is not None:
-            registry.append(self)
-
-    def call(self, method: str, path: str, body=None, *, raw: bytes | None = None,
-             headers: dict | None = None) -> tuple[int, dict, object]:
-        data = raw if raw is not None else (None if body is None else json.dumps(body))
-        all_headers = {"Authorization": AUTH, "Content-Type": "application/json"}
-        all_headers.update(headers or {})
-        self.busy = (time.monotonic(), f"{method} {path}")
-        try:
-            self.conn.request(method, path, body=data, headers=all_headers)
-            resp = self.conn.getresponse()
-            payload = resp.read()
-        except (OSError, http.client.HTTPException) as err:
-            self.conn.close()
-            raise Gone(repr(err)) from None
-        finally:
-            self.busy = None
-        parsed = None
-        if payload:
-            try:
-                parsed = json.loads(payload)
-            except ValueError:
-                parsed = payload.decode("utf-8", "replace")[:300]
-        return resp.status, {k.lower(): v for k, v in resp.getheaders()}, parsed
-
-    def close(self) -> None:
-        self.conn.close()
 
 
 def user_part(doc: dict) -> dict:

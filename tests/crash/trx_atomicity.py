@@ -66,11 +66,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "support"))
 
+from crash_client import Conn, Gone  # noqa: E402
 from quince_server import (  # noqa: E402
-    ROOT_PASSWORD,
     QuinceServer,
     ServerError,
-    basic_auth_header,
     quince_bin,
 )
 
@@ -79,14 +78,12 @@ JOURNAL_SIZE = 1024 * 1024
 TRX_THREADS = 3
 POOL_MAX = 24  # live documents a transaction thread keeps per collection (more: it removes)
 PAD_MIN, PAD_MAX = 50, 1500
-REQUEST_TIMEOUT_S = 20.0
 THREAD_EXIT_TIMEOUT_S = 30.0
 STUCK_S = 5.0  # a request unanswered this long at the kill is a problem (the server hung)
 KILL_DELAY_MIN_S, KILL_DELAY_MAX_S = 0.2, 1.6
 SENT_KILL_MAX_S = 0.003  # the "after a commit" mode kills within this of a commit's send
 SENT_WAIT_S = 3.0
 VERIFY_BATCH = 500
-AUTH = basic_auth_header("root", ROOT_PASSWORD)
 
 # A unit's state, in the order it moves through them.
 OPEN = "open"  # its writes may be buffered; its commit was not sent: must be absent
@@ -95,46 +92,16 @@ ACKED = "acked"  # success reply: must be whole
 REFUSED = "refused"  # aborted, or its request refused whole: must be absent
 
 
-class Gone(Exception):
-    """The server went away under a request."""
-
-
 class Stop(Exception):
     """The thread must end (it saw something unexpected, already recorded)."""
 
 
-class Conn:
-    """One keep-alive connection; `call` raises `Gone` when the server is not there."""
-
-    def __init__(self, host_port: tuple[str, int], registry: list | None = None) -> None:
-        self.conn = http.client.HTTPConnection(*host_port, timeout=REQUEST_TIMEOUT_S)
-        self.busy: tuple[float, str] | None = None  # (since, what) while a request is out
-        if registry is not None:
-            registry.append(self)
-
-    def call(self, method: str, path: str, body=None, *, raw: bytes | None = None,
-             trx: str | None = None) -> tuple[int, object]:
-        data = raw if raw is not None else (None if body is None else json.dumps(body))
-        headers = {"Authorization": AUTH, "Content-Type": "application/json"}
-        if trx is not None:
-            headers["x-arango-trx-id"] = trx
-        self.busy = (time.monotonic(), f"{method} {path}")
-        try:
-            self.conn.request(method, path, body=data, headers=headers)
-            resp = self.conn.getresponse()
-            payload = resp.read()
-        except (OSError, http.client.HTTPException) as err:
-            self.conn.close()
-            raise Gone(repr(err)) from None
-        finally:
-            self.busy = None
-        try:
-            return resp.status, (json.loads(payload) if payload else None)
-        except ValueError:
-            return resp.status, payload.decode("utf-8", "replace")[:300]
-
-    def close(self) -> None:
-        self.conn.close()
+def send(conn: Conn, method: str, path: str, body=None, *, raw: bytes | None = None,
+         trx: str | None = None) -> tuple[int, object]:
+    """One request, in the stream transaction `trx` when given: its status and parsed body."""
+    headers = {"x-arango-trx-id": trx} if trx is not None else None
+    status, _, parsed = conn.call(method, path, body, raw=raw, headers=headers)
+    return status, parsed
 
 
 # -- units and the oracle ------------------------------------------------------------------------
@@ -271,7 +238,7 @@ class TrxWriter(Writer):
         unit = self.rnd.add(Unit(tag, "trx", rng.random() < 0.5))
         plans = [(coll, self.plan(unit, coll)) for coll in rng.sample(COLLS, len(COLLS))]
         aborting = rng.random() < 0.1
-        status, reply = conn.call("POST", "/_api/transaction/begin",
+        status, reply = send(conn, "POST", "/_api/transaction/begin",
                                   {"collections": {"write": COLLS}, "waitForSync": unit.sync})
         self.expect("begin", status, reply, (201,))
         trx = reply["result"]["id"]
@@ -280,13 +247,13 @@ class TrxWriter(Writer):
             self.write_updates(conn, trx, unit, coll, updates)
             self.write_removes(conn, trx, coll, removes)
         if aborting:
-            status, reply = conn.call("DELETE", f"/_api/transaction/{trx}")
+            status, reply = send(conn, "DELETE", f"/_api/transaction/{trx}")
             self.expect("abort", status, reply, (200,))
             unit.state = REFUSED
             return
         unit.state = SENT
         self.rnd.unit_sent.set()
-        status, reply = conn.call("PUT", f"/_api/transaction/{trx}")
+        status, reply = send(conn, "PUT", f"/_api/transaction/{trx}")
         self.expect(f"commit of {tag}", status, reply, (200,))
         unit.state = ACKED
         self.rnd.oracle.apply(unit)
@@ -318,15 +285,15 @@ class TrxWriter(Writer):
         how = self.rng.choice(["single", "array", "import"])
         if how == "single":
             for doc in docs:
-                status, reply = conn.call("POST", f"/_api/document/{coll}", doc, trx=trx)
+                status, reply = send(conn, "POST", f"/_api/document/{coll}", doc, trx=trx)
                 self.expect(f"insert into {coll}", status, reply, (201, 202))
         elif how == "array":
-            status, reply = conn.call("POST", f"/_api/document/{coll}", docs, trx=trx)
+            status, reply = send(conn, "POST", f"/_api/document/{coll}", docs, trx=trx)
             self.expect(f"array insert into {coll}", status, reply, (201, 202))
             self.items_ok(f"array insert into {coll}", reply, len(docs))
         else:
             lines = "".join(json.dumps(doc) + "\n" for doc in docs).encode()
-            status, reply = conn.call("POST", f"/_api/import?collection={coll}&type=documents",
+            status, reply = send(conn, "POST", f"/_api/import?collection={coll}&type=documents",
                                       raw=lines, trx=trx)
             self.expect(f"import into {coll}", status, reply, (201,))
             if not isinstance(reply, dict) or reply.get("created") != len(docs):
@@ -341,7 +308,7 @@ class TrxWriter(Writer):
             tag, n = unit.after[(coll, key)]
             changes.append({"_key": key, "tag": tag, "n": n})
         if len(keys) > 1 and self.rng.random() < 0.5:
-            status, reply = conn.call("PATCH", f"/_api/document/{coll}", changes, trx=trx)
+            status, reply = send(conn, "PATCH", f"/_api/document/{coll}", changes, trx=trx)
             self.expect(f"array update in {coll}", status, reply, (201, 202))
             self.items_ok(f"array update in {coll}", reply, len(keys))
             return
@@ -351,18 +318,18 @@ class TrxWriter(Writer):
             else:
                 body, method = self.doc(change["_key"], change["tag"], change["n"]), "PUT"
                 del body["_key"]
-            status, reply = conn.call(method, f"/_api/document/{coll}/{change['_key']}", body, trx=trx)
+            status, reply = send(conn, method, f"/_api/document/{coll}/{change['_key']}", body, trx=trx)
             self.expect(f"{method} in {coll}", status, reply, (201, 202))
 
     def write_removes(self, conn: Conn, trx: str, coll: str, keys: list[str]) -> None:
         if not keys:
             return
         if len(keys) > 1 or self.rng.random() < 0.5:
-            status, reply = conn.call("DELETE", f"/_api/document/{coll}", keys, trx=trx)
+            status, reply = send(conn, "DELETE", f"/_api/document/{coll}", keys, trx=trx)
             self.expect(f"array remove in {coll}", status, reply, (200, 202))
             self.items_ok(f"array remove in {coll}", reply, len(keys))
             return
-        status, reply = conn.call("DELETE", f"/_api/document/{coll}/{keys[0]}", trx=trx)
+        status, reply = send(conn, "DELETE", f"/_api/document/{coll}/{keys[0]}", trx=trx)
         self.expect(f"remove in {coll}", status, reply, (200, 202))
 
 
@@ -380,7 +347,7 @@ class MultiWriter(Writer):
         docs = [self.doc(key, tag, 0) for key in keys]
         unit.state = SENT
         self.rnd.unit_sent.set()
-        status, reply = conn.call("POST", f"/_api/document/{coll}?waitForSync={str(unit.sync).lower()}",
+        status, reply = send(conn, "POST", f"/_api/document/{coll}?waitForSync={str(unit.sync).lower()}",
                                   docs)
         self.expect(f"multi-document POST {tag}", status, reply, (201, 202))
         self.items_ok(f"multi-document POST {tag}", reply, len(docs))
@@ -407,7 +374,7 @@ class ImportWriter(Writer):
         # A refused import must be absent even when the kill cuts its request.
         unit.state = REFUSED if refused else SENT
         self.rnd.unit_sent.set()
-        status, reply = conn.call(
+        status, reply = send(conn, 
             "POST", f"/_api/import?collection={coll}&type=documents&complete=true"
                     f"&waitForSync={str(unit.sync).lower()}", raw=lines)
         if refused:
@@ -430,7 +397,7 @@ def read_keys(conn: Conn, coll: str, keys: list[str]) -> tuple[dict[str, State],
     problems: list[str] = []
     for offset in range(0, len(keys), VERIFY_BATCH):
         batch = keys[offset:offset + VERIFY_BATCH]
-        status, reply = conn.call("PUT", f"/_api/document/{coll}?onlyget=true", batch)
+        status, reply = send(conn, "PUT", f"/_api/document/{coll}?onlyget=true", batch)
         if status != 200 or not isinstance(reply, list) or len(reply) != len(batch):
             problems.append(f"{coll}: onlyget answered {status}: {str(reply)[:300]}")
             return found, problems
@@ -538,7 +505,7 @@ def verify(srv: QuinceServer, oracle: Oracle, units: list[Unit], every_key: bool
         verdicts["acked units"] += sum(1 for u in units if u.state == ACKED)
 
         for coll in COLLS:
-            status, reply = conn.call("GET", f"/_api/collection/{coll}/count")
+            status, reply = send(conn, "GET", f"/_api/collection/{coll}/count")
             count = reply.get("count") if status == 200 and isinstance(reply, dict) else None
             want = oracle.expected_count(coll)
             if count != want:
@@ -595,7 +562,7 @@ def setup(srv: QuinceServer) -> None:
     conn = Conn(srv.host_port)
     try:
         for name in COLLS:
-            status, reply = conn.call("POST", "/_api/collection", {"name": name, "journalSize": JOURNAL_SIZE})
+            status, reply = send(conn, "POST", "/_api/collection", {"name": name, "journalSize": JOURNAL_SIZE})
             assert status == 200, f"creating {name} answered {status}: {reply}"
     finally:
         conn.close()
@@ -610,12 +577,12 @@ def tamper(srv: QuinceServer, oracle: Oracle, units: list[Unit], which: int) -> 
         present = sorted(k for k, s in unit.after.items() if s is not None)
         coll, key = present[0]
         if which == 0:
-            status, _ = conn.call("DELETE", f"/_api/document/{coll}/{key}?waitForSync=true")
+            status, _ = send(conn, "DELETE", f"/_api/document/{coll}/{key}?waitForSync=true")
             return f"removed {coll}/{key} of acknowledged {unit.tag}" if status == 200 else f"remove: {status}"
         if which == 1:
-            status, _ = conn.call("PATCH", f"/_api/document/{coll}/{key}?waitForSync=true", {"tag": "x"})
+            status, _ = send(conn, "PATCH", f"/_api/document/{coll}/{key}?waitForSync=true", {"tag": "x"})
             return f"changed {coll}/{key} of acknowledged {unit.tag}" if status == 201 else f"patch: {status}"
-        status, _ = conn.call("POST", f"/_api/document/{COLLS[0]}?waitForSync=true", {"_key": "phantom"})
+        status, _ = send(conn, "POST", f"/_api/document/{COLLS[0]}?waitForSync=true", {"_key": "phantom"})
         return "inserted a document no unit wrote" if status == 201 else f"insert: {status}"
     finally:
         conn.close()
