@@ -54,7 +54,7 @@ pub enum StorageError {
 }
 
 /// A copy of the same failure, for every caller a failed append or fsync answers (the items of
-/// a batch, the waiters of a group commit). `std::io::Error` is not `Clone`; its kind and text
+/// a transaction's part, the waiters of a group commit). `std::io::Error` is not `Clone`; its kind and text
 /// are what callers see of it.
 impl Clone for StorageError {
     fn clone(&self) -> Self {

@@ -3,9 +3,9 @@
 //!
 //! What it is: methods of [`Store`] that run under the writer lock. Each record is encoded in
 //! full and handed to the file in ONE positional write, with no buffering in user space: a
-//! killed process loses nothing the kernel accepted. (A batch, `batch.rs`, hands the whole
-//! records of several writes to the file in one positional write, by the same rules; so does a
-//! transaction's part, `group.rs`, whose group is one write and never split across journals.)
+//! killed process loses nothing the kernel accepted. (A transaction's part, `group.rs`, hands
+//! the whole records of several writes to the file in one positional write by the same rules;
+//! its group is never split across journals.)
 //!
 //! What it is not: durability, nor the seal. Appends reach the page cache; `sync.rs` makes them
 //! durable; `handoff.rs` seals handed-off journals and prepares spares, outside the writer lock.

@@ -37,7 +37,6 @@ pub mod fuzzing;
 pub mod index;
 pub mod io;
 
-mod batch;
 mod chain;
 mod compaction;
 mod consistency;

@@ -12,9 +12,10 @@
 //! checks what survived. A write refused without poisoning (a journal that could not be
 //! started on a full disk) wrote nothing: the store must still equal the oracle.
 //!
-//! Batches (`Store::mutate_batch_deferred`) join the same oracle: each item that wrote is one
-//! change, in item order, so a crash must keep a prefix of a batch too; the items of a failed
-//! append are all doubtful.
+//! Batches (one-store transaction groups: `Store::part` and `commit`, as the database layer writes
+//! a multi-document request) join the same oracle: each item that wrote is one change, in item
+//! order (a group is all or nothing, which is one of the prefixes the oracle accepts); the items
+//! of a failed commit are all doubtful.
 //!
 //! The store's metadata (`Store::write_meta`) is one more entry of the state, under a key no
 //! document uses: it follows the same prefix rule, and a truncate leaves it alone.
@@ -282,7 +283,7 @@ fn run(ops: Vec<Op>, capacity: Option<usize>) -> Result<(), TestCaseError> {
                 rev += items.len() as u64;
                 // What each decided item would change (None: writes nothing).
                 let mut intended: Vec<Option<Change>> = vec![None; items.len()];
-                let (results, ticket) = s.mutate_batch_deferred(&keys, |i, existing| {
+                let (results, ticket) = common::commit_part(s, &keys, |i, existing| {
                     let rev = first_rev + i as u64;
                     let k = keys[i].clone();
                     let mutation = match items[i].1 {

@@ -6,8 +6,8 @@
 //! directory fsync) and to start the next one there too (create, header, fsync, directory
 //! fsync, manifest rewrite with two more): every writer of the collection waited for the disk.
 //! A `FileIo` wrapper over `SimFileIo` records every `sync_data` and `sync_dir` made on a
-//! thread while it is inside `mutate_deferred`, `mutate_batch_deferred`, `truncate` (without
-//! sync), `write_meta` or a one-store transaction (`Store::part`, `commit`); those return
+//! thread while it is inside `mutate_deferred`, `truncate` (without sync), `write_meta` or a
+//! one-store transaction (`Store::part`, `commit`: a multi-document request); those return
 //! without waiting for durability, so any fsync they make is made under the writer lock, on the
 //! request path. (A transaction spanning several stores does wait, by design: `group.rs`.)
 
@@ -159,7 +159,7 @@ fn workload(maintain: bool) -> (SimFileIo, Arc<Syncs>, u64) {
         let first = rev;
         rev += keys.len() as u64;
         let (results, ticket) = writing(|| {
-            store.mutate_batch_deferred(&keys, |i, _| {
+            common::commit_part(&store, &keys, |i, _| {
                 let rev = first + 1 + i as u64;
                 Ok::<_, StorageError>((
                     Mutation::Put {

@@ -5,11 +5,14 @@ pub mod crashing;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use quince_storage::io::{CachedFileIo, FileIo, SimFileIo};
-use quince_storage::{CompactionPolicy, Mutation, StorageError, Store, StoreOptions};
+use quince_storage::{
+    CompactionPolicy, Existing, Mutation, StorageError, Store, StoreOptions, WriteTicket,
+};
 
 /// Options with a small journal and a compaction policy that never runs in `maintain`.
 pub fn options(journal_size: u64) -> StoreOptions {
@@ -53,6 +56,41 @@ pub fn cached(io: &SimFileIo, capacity: usize) -> Arc<dyn FileIo> {
 /// Opens the store in `dir()` of `io`.
 pub fn reopen(io: &SimFileIo, journal_size: u64) -> Result<Store, StorageError> {
     Store::open(Arc::new(io.clone()), &dir(), options(journal_size))
+}
+
+/// Decides `keys` in order in one part of `store` and commits it as a one-store transaction
+/// group, as the database layer writes a multi-document request: each item's outcome (an item
+/// that staged a record answers the commit's error when the commit fails) and the ticket.
+pub fn commit_part<K, R, E>(
+    store: &Store,
+    keys: &[K],
+    mut decide: impl FnMut(usize, Option<Existing<'_>>) -> Result<(Mutation, R), E>,
+) -> (Vec<Result<R, E>>, Option<WriteTicket>)
+where
+    K: AsRef<[u8]>,
+    E: From<StorageError>,
+{
+    // Transaction ids only need to grow per store; one counter for every test serves.
+    static NEXT_TRX: AtomicU64 = AtomicU64::new(1);
+    let mut part = store.part(1);
+    let mut results: Vec<Result<R, E>> = Vec::with_capacity(keys.len());
+    let mut staged = Vec::with_capacity(keys.len());
+    for (i, key) in keys.iter().enumerate() {
+        let before = part.staged_bytes();
+        results.push(part.mutate(key.as_ref(), |existing| decide(i, existing)));
+        staged.push(part.staged_bytes() != before);
+    }
+    match quince_storage::commit(NEXT_TRX.fetch_add(1, Ordering::Relaxed), vec![part]) {
+        Ok(mut tickets) => (results, tickets.pop().flatten()),
+        Err(error) => {
+            for (result, staged) in results.iter_mut().zip(staged) {
+                if staged {
+                    *result = Err(error.clone().into());
+                }
+            }
+            (results, None)
+        }
+    }
 }
 
 /// Writes `value` at `rev`.
