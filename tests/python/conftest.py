@@ -15,6 +15,7 @@ stopped at the end, and a server stopped by SIGTERM must exit with code 0.
 from __future__ import annotations
 
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -27,6 +28,19 @@ from arango import ArangoClient  # noqa: E402
 from quince_server import JWT_SECRET, ROOT_PASSWORD, QuinceServer  # noqa: E402
 
 REQUEST_TIMEOUT_S = 30
+
+
+def wait_for(predicate, what: str, deadline_s: float = 30.0):
+    """Polls `predicate` until it returns a truthy value (and returns it); fails after the
+    deadline. The condition polled is what the test observes, never the passing of time."""
+    end = time.monotonic() + deadline_s
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.01)
 
 
 def unique(prefix: str) -> str:

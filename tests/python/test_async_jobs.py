@@ -22,22 +22,10 @@ from arango.exceptions import (
     DocumentInsertError,
 )
 
-from conftest import Http, unique
+from conftest import Http, unique, wait_for
 from quince_server import ROOT_PASSWORD
 
 DEADLINE_S = 30.0
-
-
-def wait_for(predicate, what: str, deadline_s: float = DEADLINE_S):
-    """Polls `predicate` until it returns a truthy value; fails after the deadline."""
-    end = time.monotonic() + deadline_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.01)
 
 
 def wait_done(job):

@@ -22,7 +22,7 @@ import time
 
 import pytest
 
-from conftest import Http, unique
+from conftest import Http, unique, wait_for
 from http_checks import assert_error, assert_success, error_codes_header
 from quince_server import RawConnection, basic_auth_header
 
@@ -65,18 +65,6 @@ def running_ids(http: Http, db_name: str) -> list[str]:
 def count(http: Http, db_name: str, name: str, headers=None) -> int:
     body = assert_success(http.get(f"/_db/{db_name}/_api/collection/{name}/count", headers=headers), 200)
     return body["count"]
-
-
-def wait_for(predicate, what: str, deadline_s: float = DEADLINE_S):
-    """Polls `predicate` until it returns a truthy value; fails after the deadline."""
-    end = time.monotonic() + deadline_s
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)
 
 
 @pytest.fixture(autouse=True)
@@ -514,7 +502,8 @@ def test_idle_transactions_are_aborted(server_factory):
     def status_of(tid: str) -> str:
         return assert_success(http.get(f"/_api/transaction/{tid}"), 200)["result"]["status"]
 
-    assert wait_for(lambda: status_of(idle) == "aborted", "the idle transaction to be aborted")
+    assert wait_for(lambda: status_of(idle) == "aborted", "the idle transaction to be aborted",
+                    deadline_s=DEADLINE_S)
     assert time.monotonic() - last_use >= 0.9
     assert running_ids(http, "_system") == []
     assert_error(http.get(f"{doc}/k", headers=trx(idle)), 410, 1654)
@@ -530,7 +519,8 @@ def test_idle_transactions_are_aborted(server_factory):
         assert_success(http.get(f"/_api/collection/{name}/count", headers=trx(busy)), 200)
         time.sleep(0.1)
     assert_state(http.get(f"/_api/transaction/{busy}"), 200, busy, "running")
-    assert wait_for(lambda: status_of(busy) == "aborted", "the busy transaction to be aborted once idle")
+    assert wait_for(lambda: status_of(busy) == "aborted", "the busy transaction to be aborted once idle",
+                    deadline_s=DEADLINE_S)
 
 
 # -- import ----------------------------------------------------------------------------------
