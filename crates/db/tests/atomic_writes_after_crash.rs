@@ -8,8 +8,10 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{collection, open_sim, opts};
-use quince_db::{CollectionOps, WriteKind, WriteRequest};
-use quince_ops::TransactionOptions;
+use std::sync::Arc;
+
+use quince_db::{CollectionOps, DatabaseOps, WriteKind, WriteRequest};
+use quince_ops::{TransactionOps, TransactionOptions};
 use quince_storage::io::SimFileIo;
 use serde_json::{json, Value};
 
@@ -35,6 +37,26 @@ fn batch(tag: &str) -> Vec<Value> {
         .collect()
 }
 
+/// A running transaction that inserted `batch(tag)` into both `a` and `b`.
+fn insert_into_a_and_b(db: &dyn DatabaseOps, tag: &str) -> Arc<dyn TransactionOps> {
+    let trx = db
+        .begin_transaction(TransactionOptions {
+            write: vec!["a".into(), "b".into()],
+            ..TransactionOptions::default()
+        })
+        .unwrap();
+    let view = trx.database();
+    for name in ["a", "b"] {
+        let results = view.collection(name).unwrap().write(WriteRequest::new(
+            WriteKind::Insert,
+            batch(tag),
+            opts(),
+        ));
+        assert!(results.items.iter().all(Result::is_ok));
+    }
+    trx
+}
+
 #[test]
 fn requests_and_transactions_are_whole_or_absent_after_a_crash() {
     let dir = tempfile::tempdir().unwrap();
@@ -50,23 +72,8 @@ fn requests_and_transactions_are_whole_or_absent_after_a_crash() {
                 let tag = format!("req{round}");
                 let results = a.write(WriteRequest::new(WriteKind::Insert, batch(&tag), opts()));
                 assert!(results.items.iter().all(Result::is_ok));
-                let trx = db
-                    .begin_transaction(TransactionOptions {
-                        write: vec!["a".into(), "b".into()],
-                        ..TransactionOptions::default()
-                    })
-                    .unwrap();
-                let view = trx.database();
                 let tag = format!("trx{round}");
-                for name in ["a", "b"] {
-                    let results = view.collection(name).unwrap().write(WriteRequest::new(
-                        WriteKind::Insert,
-                        batch(&tag),
-                        opts(),
-                    ));
-                    assert!(results.items.iter().all(Result::is_ok));
-                }
-                trx.commit().unwrap();
+                insert_into_a_and_b(&*db, &tag).commit().unwrap();
                 committed.push(tag);
             }
             // Unsynced requests at the end: a crash may tear them anywhere.
@@ -137,27 +144,13 @@ fn a_commit_cut_short_is_settled_whole_or_absent_on_open() {
             let db = catalog.database("_system").unwrap();
             collection(&catalog, "a");
             collection(&catalog, "b");
-            let trx = db
-                .begin_transaction(TransactionOptions {
-                    write: vec!["a".into(), "b".into()],
-                    ..TransactionOptions::default()
-                })
-                .unwrap();
-            let view = trx.database();
-            for name in ["a", "b"] {
-                let results = view.collection(name).unwrap().write(WriteRequest::new(
-                    WriteKind::Insert,
-                    batch("t"),
-                    opts(),
-                ));
-                assert!(results.items.iter().all(Result::is_ok));
-            }
+            let trx = insert_into_a_and_b(&*db, "t");
             // One of the commit's fsyncs fails (or none does).
             sim.fail_sync_after(seed % 12);
             let committed = trx.commit().is_ok();
             let crashed = sim.crash(seed, seed % 2 == 0);
             sim.clear_faults();
-            drop((view, trx, db));
+            drop((trx, db));
             drop(catalog);
             (crashed, committed)
         };
