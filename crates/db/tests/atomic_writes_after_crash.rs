@@ -6,9 +6,9 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use common::{collection, open_sim, opts};
-use std::sync::Arc;
 
 use quince_db::{CollectionOps, DatabaseOps, WriteKind, WriteRequest};
 use quince_ops::{TransactionOps, TransactionOptions};
