@@ -487,6 +487,17 @@ mod tests {
         assert_eq!(a.threads, None);
         assert_eq!(a.static_dir, None);
         assert_eq!(a.static_prefix, "/_static");
+        assert_eq!(a.transaction_idle_timeout, 60.0);
+    }
+
+    #[test]
+    fn the_idle_timeout_is_a_positive_number_of_seconds_up_to_a_day() {
+        let timeout = |v: &str| parse(&["--transaction.streaming-idle-timeout", v]);
+        assert_eq!(timeout("0.5").unwrap().transaction_idle_timeout, 0.5);
+        assert_eq!(timeout("86400").unwrap().transaction_idle_timeout, 86_400.0);
+        for bad in ["0", "-1", "86401", "soon", "NaN", "inf"] {
+            assert!(timeout(bad).is_err(), "{bad} was accepted");
+        }
     }
 
     #[test]
