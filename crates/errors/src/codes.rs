@@ -114,9 +114,50 @@ error_codes! {
     ARANGO_INCOMPLETE_READ                 = 1240,  500, "incomplete read";
     // Storage engine I/O.
     ARANGO_IO_ERROR                        = 1305,  500, "storage engine I/O error";
-    // Queries (parse errors only, for clients that probe).
+    // Queries and cursors.
+    QUERY_KILLED                           = 1500,  410, "query killed";
     QUERY_PARSE                            = 1501,  400, "syntax error";
+    QUERY_EMPTY                            = 1502,  400, "query is empty";
+    QUERY_SCRIPT                           = 1503,  400, "runtime error";
+    QUERY_NUMBER_OUT_OF_RANGE              = 1504,  400, "number out of range";
+    QUERY_INVALID_GEO_VALUE                = 1505,  400, "invalid geo coordinate value";
+    QUERY_VARIABLE_NAME_INVALID            = 1510,  400, "variable name has an invalid format";
+    QUERY_VARIABLE_REDECLARED              = 1511,  400, "variable is assigned multiple times";
+    QUERY_VARIABLE_NAME_UNKNOWN            = 1512,  400, "unknown variable";
+    QUERY_COLLECTION_LOCK_FAILED           = 1521,  400, "unable to read-lock collection";
+    QUERY_TOO_MANY_COLLECTIONS             = 1522,  400, "too many collections/shards";
+    QUERY_TOO_MUCH_NESTING                 = 1524,  400, "too much nesting or too many objects";
+    QUERY_INVALID_OPTIONS_ATTRIBUTE        = 1539,  400, "unknown OPTIONS attribute used";
+    QUERY_FUNCTION_NAME_UNKNOWN            = 1540,  400, "usage of unknown function";
+    QUERY_FUNCTION_ARGUMENT_NUMBER_MISMATCH= 1541,  400, "invalid number of arguments for function";
+    QUERY_FUNCTION_ARGUMENT_TYPE_MISMATCH  = 1542,  400, "invalid argument type in call to function";
+    QUERY_INVALID_REGEX                    = 1543,  400, "invalid regex value";
+    QUERY_BIND_PARAMETERS_INVALID          = 1550,  400, "invalid structure of bind parameters";
+    QUERY_BIND_PARAMETER_MISSING           = 1551,  400, "no value specified for declared bind parameter";
+    QUERY_BIND_PARAMETER_UNDECLARED        = 1552,  400, "bind parameter was not declared in the query";
+    QUERY_BIND_PARAMETER_TYPE              = 1553,  400, "bind parameter has an invalid value or type";
+    QUERY_INVALID_ARITHMETIC_VALUE         = 1561,  400, "invalid arithmetic value";
+    QUERY_DIVISION_BY_ZERO                 = 1562,  400, "division by zero";
+    QUERY_ARRAY_EXPECTED                   = 1563,  400, "array expected";
+    QUERY_COLLECTION_USED_IN_EXPRESSION    = 1568,  400, "collection used as expression operand";
+    QUERY_FAIL_CALLED                      = 1569,  400, "FAIL called";
+    QUERY_GEO_INDEX_MISSING                = 1570,  400, "no suitable geo index found for geo restriction";
+    QUERY_FULLTEXT_INDEX_MISSING           = 1571,  400, "no suitable fulltext index found for fulltext query";
+    QUERY_INVALID_DATE_VALUE               = 1572,  400, "invalid date value";
+    QUERY_MULTI_MODIFY                     = 1573,  400, "multi-modify query";
+    QUERY_INVALID_AGGREGATE_EXPRESSION     = 1574,  400, "invalid aggregate expression";
+    QUERY_COMPILE_TIME_OPTIONS             = 1575,  400, "query options must be readable at query compile time";
+    QUERY_FORCED_INDEX_HINT_UNUSABLE       = 1577,  400, "could not use forced index hint";
+    QUERY_DISALLOWED_DYNAMIC_CALL          = 1578,  400, "disallowed dynamic call";
+    QUERY_ACCESS_AFTER_MODIFICATION        = 1579,  400, "access after data-modification";
+    QUERY_FUNCTION_INVALID_NAME            = 1580,  400, "invalid user function name";
+    QUERY_FUNCTION_NOT_FOUND               = 1582,  404, "user function not found";
+    QUERY_USER_ASSERT                      = 1593,  400, "assertion failed";
+    QUERY_USER_WARN                        = 1594,  400, "warning";
     CURSOR_NOT_FOUND                       = 1600,  404, "cursor not found";
+    CURSOR_BUSY                            = 1601,  400, "cursor is busy";
+    VALIDATION_FAILED                      = 1620,  400, "schema validation failed";
+    VALIDATION_BAD_PARAMETER               = 1621,  400, "invalid schema validation parameter";
     // Transactions.
     TRANSACTION_INTERNAL                   = 1650,  500, "internal transaction error";
     TRANSACTION_NESTED                     = 1651,  400, "nested transactions detected";
