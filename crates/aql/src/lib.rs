@@ -1,15 +1,27 @@
 //! Quince's AQL: ArangoDB's query language, parsed, planned and run over the operations
 //! interface.
 //!
-//! What it is: the syntax tree ([`ast`]) and its parser ([`syntax`]), the values and the type
-//! order of AQL ([`quince_model::order`] holds the comparison the indexes share), the function
-//! library ([`functions`]), and (later modules) the planner and the executor that run a query
-//! against any [`quince_ops::DatabaseOps`].
+//! What it is: the syntax tree ([`ast`]) and its parser ([`syntax`]); the values, operators
+//! and casts of AQL ([`value`]; the type and value order itself is
+//! `quince_model::order`, which the indexes share); the function library ([`functions`]);
+//! the plan ([`plan`]: compile, optimize) and the executor ([`exec`]); and [`query`], which
+//! strings them together for the cursor API.
 //!
 //! What it is not: HTTP or storage. The cursor API lives in the api crate; the engine behind
 //! the operations interface decides how documents are stored and indexed.
 //!
-//! Invariants: a query is parsed completely before anything runs; a parse error names its line
-//! and column; nothing here touches an engine except through the operations interface.
+//! Invariants: a query is parsed and compiled completely before anything runs; a parse error
+//! names its line and column; nothing here touches an engine except through the operations
+//! interface, so the same plans run over a cluster coordinator's implementation of it.
 
 pub mod ast;
+pub mod exec;
+pub mod functions;
+pub mod plan;
+pub mod query;
+pub mod syntax;
+pub mod value;
+
+pub use exec::{Control, Stats};
+pub use query::{prepare, Outcome, Prepared, QueryOptions};
+pub use value::Warning;

@@ -1,0 +1,386 @@
+//! Evaluation of compiled expressions over a row.
+//!
+//! What it is: [`Executor::eval`], which borrows from the row where it can (a variable, an
+//! attribute of a document) and owns only what it computes; [`fold`], which evaluates a
+//! constant subtree once at compile time.
+//!
+//! What it is not: the operators' or functions' semantics (`crate::value`,
+//! `crate::functions`): this module only walks the tree and applies them.
+//!
+//! Invariants: `&&` and `||` short-circuit and give an operand's value (AQL's rule), not a
+//! boolean; a missing attribute or index is `null`; folding never changes a result: a subtree
+//! is folded only when every operand is constant and its evaluation raises no warning and no
+//! error (those are left for the run, which reports them).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use quince_errors::Result;
+use serde_json::{Map, Value};
+
+use crate::ast::BinaryOp;
+use crate::plan::{CExpr, CKey, CQuantifier, Plan, Pipeline};
+use crate::value::{self, truthy};
+
+use super::{Context, Control, Executor};
+
+static NULL: Value = Value::Null;
+
+/// Where an expression is evaluated: the row, and the element `CURRENT` stands for.
+#[derive(Clone, Copy)]
+pub struct Env<'a> {
+    /// The row (every slot of the query).
+    pub row: &'a [Value],
+    /// `CURRENT`.
+    pub current: Option<&'a Value>,
+}
+
+impl Executor<'_> {
+    /// The value of `expr` in `env`.
+    pub fn eval<'a>(&mut self, expr: &'a CExpr, env: Env<'a>) -> Result<Cow<'a, Value>> {
+        Ok(match expr {
+            CExpr::Const(v) => Cow::Borrowed(v),
+            CExpr::Slot(s) => Cow::Borrowed(&env.row[*s]),
+            CExpr::Current => Cow::Borrowed(env.current.unwrap_or(&NULL)),
+            CExpr::Attribute(base, name) => attribute(self.eval(base, env)?, name),
+            CExpr::Index(base, index) => {
+                let index = self.eval(index, env)?.into_owned();
+                let base = self.eval(base, env)?;
+                match (&index, base) {
+                    (Value::String(name), base) => attribute(base, name),
+                    (Value::Number(n), Cow::Borrowed(Value::Array(items))) => {
+                        Cow::Borrowed(position(items.len(), n).map_or(&NULL, |i| &items[i]))
+                    }
+                    (Value::Number(n), Cow::Owned(Value::Array(mut items))) => {
+                        match position(items.len(), n) {
+                            Some(i) => Cow::Owned(items.swap_remove(i)),
+                            None => Cow::Borrowed(&NULL),
+                        }
+                    }
+                    _ => Cow::Borrowed(&NULL),
+                }
+            }
+            CExpr::Array(items) => {
+                let mut out = Vec::with_capacity(items.len());
+                for item in items {
+                    out.push(self.eval(item, env)?.into_owned());
+                }
+                Cow::Owned(Value::Array(out))
+            }
+            CExpr::Object(entries) => {
+                let mut out = Map::new();
+                for (key, value) in entries {
+                    let key = match key {
+                        CKey::Static(name) => name.clone(),
+                        CKey::Computed(e) => match self.eval(e, env)?.into_owned() {
+                            Value::String(s) => s,
+                            other => value::to_string_value(&other),
+                        },
+                    };
+                    let value = self.eval(value, env)?.into_owned();
+                    out.insert(key, value);
+                }
+                Cow::Owned(Value::Object(out))
+            }
+            CExpr::Unary(op, operand) => Cow::Owned(value::unary(*op, self.eval(operand, env)?.as_ref())),
+            CExpr::And(lhs, rhs) => {
+                let left = self.eval(lhs, env)?;
+                if truthy(&left) {
+                    self.eval(rhs, env)?
+                } else {
+                    left
+                }
+            }
+            CExpr::Or(lhs, rhs) => {
+                let left = self.eval(lhs, env)?;
+                if truthy(&left) {
+                    left
+                } else {
+                    self.eval(rhs, env)?
+                }
+            }
+            CExpr::Binary(op, lhs, rhs) => {
+                let left = self.eval(lhs, env)?;
+                let right = self.eval(rhs, env)?;
+                let ctx = &mut self.ctx;
+                let result = value::binary(*op, &left, &right, &mut |w| {
+                    crate::functions::FunctionContext::warn(ctx, w)
+                });
+                Cow::Owned(result)
+            }
+            CExpr::Quantified {
+                quantifier,
+                op,
+                lhs,
+                rhs,
+            } => {
+                let at_least = match quantifier {
+                    CQuantifier::AtLeast(n) => {
+                        value::to_number(self.eval(n, env)?.as_ref()).unwrap_or(0.0).max(0.0) as usize
+                    }
+                    _ => 0,
+                };
+                let left = self.eval(lhs, env)?;
+                let right = self.eval(rhs, env)?;
+                Cow::Owned(Value::Bool(self.quantified(
+                    quantifier, at_least, *op, &left, &right,
+                )))
+            }
+            CExpr::Ternary(condition, then, otherwise) => {
+                let condition_value = self.eval(condition, env)?;
+                if truthy(&condition_value) {
+                    match then {
+                        Some(t) => self.eval(t, env)?,
+                        None => condition_value,
+                    }
+                } else {
+                    self.eval(otherwise, env)?
+                }
+            }
+            CExpr::Range(low, high) => {
+                let low = value::to_number(self.eval(low, env)?.as_ref()).unwrap_or(0.0);
+                let high = value::to_number(self.eval(high, env)?.as_ref()).unwrap_or(0.0);
+                Cow::Owned(range(low, high, &mut self.ctx)?)
+            }
+            CExpr::Call(function, args) => {
+                let mut values = Vec::with_capacity(args.len());
+                for arg in args {
+                    values.push(self.eval(arg, env)?.into_owned());
+                }
+                let result = (function.call)(&mut self.ctx, &values)?;
+                self.ctx.take_failure()?;
+                Cow::Owned(result)
+            }
+            CExpr::Subquery(pipeline) => Cow::Owned(self.subquery(pipeline, env.row)?),
+            CExpr::Expansion {
+                base,
+                depth,
+                filter,
+                limit,
+                projection,
+            } => {
+                let base = self.eval(base, env)?.into_owned();
+                let mut items = match base {
+                    Value::Array(items) => items,
+                    _ => return Ok(Cow::Owned(Value::Array(Vec::new()))),
+                };
+                for _ in 1..*depth {
+                    items = items
+                        .into_iter()
+                        .flat_map(|item| match item {
+                            Value::Array(inner) => inner,
+                            other => vec![other],
+                        })
+                        .collect();
+                }
+                let (mut skip, mut take) = limit.unwrap_or((0, u64::MAX));
+                let mut out = Vec::new();
+                for item in &items {
+                    let inner = Env {
+                        row: env.row,
+                        current: Some(item),
+                    };
+                    if let Some(filter) = filter {
+                        if !truthy(self.eval(filter, inner)?.as_ref()) {
+                            continue;
+                        }
+                    }
+                    if skip > 0 {
+                        skip -= 1;
+                        continue;
+                    }
+                    if take == 0 {
+                        break;
+                    }
+                    take -= 1;
+                    out.push(match projection {
+                        Some(p) => self.eval(p, inner)?.into_owned(),
+                        None => item.clone(),
+                    });
+                }
+                Cow::Owned(Value::Array(out))
+            }
+        })
+    }
+
+    fn quantified(
+        &mut self,
+        quantifier: &CQuantifier,
+        at_least: usize,
+        op: BinaryOp,
+        lhs: &Value,
+        rhs: &Value,
+    ) -> bool {
+        let Value::Array(items) = lhs else {
+            return false;
+        };
+        let ctx = &mut self.ctx;
+        let mut hits = 0usize;
+        for item in items {
+            let result = value::binary(op, item, rhs, &mut |w| {
+                crate::functions::FunctionContext::warn(ctx, w)
+            });
+            if truthy(&result) {
+                hits += 1;
+            }
+        }
+        match quantifier {
+            CQuantifier::All => hits == items.len(),
+            CQuantifier::Any => hits > 0,
+            CQuantifier::None => hits == 0,
+            CQuantifier::AtLeast(_) => hits >= at_least,
+        }
+    }
+
+    /// Runs a subquery on a copy of the row and gathers what it returns.
+    fn subquery(&mut self, pipeline: &Pipeline, row: &[Value]) -> Result<Value> {
+        let mut out = Vec::new();
+        let mut reserved = 0u64;
+        self.run(pipeline, row.to_vec(), &mut |ctx, value| {
+            let size = super::context::value_size(&value);
+            reserved += size;
+            ctx.reserve(size)?;
+            out.push(value);
+            Ok(true)
+        })?;
+        self.ctx.release(reserved);
+        Ok(Value::Array(out))
+    }
+}
+
+/// `base.name` (`null` unless `base` is an object with that attribute).
+fn attribute<'a>(base: Cow<'a, Value>, name: &str) -> Cow<'a, Value> {
+    match base {
+        Cow::Borrowed(Value::Object(map)) => Cow::Borrowed(map.get(name).unwrap_or(&NULL)),
+        Cow::Owned(Value::Object(mut map)) => Cow::Owned(map.swap_remove(name).unwrap_or(Value::Null)),
+        _ => Cow::Borrowed(&NULL),
+    }
+}
+
+/// An array position, counted from the end when negative.
+fn position(len: usize, n: &serde_json::Number) -> Option<usize> {
+    let i = n.as_f64()?;
+    if i.fract() != 0.0 {
+        return None;
+    }
+    let i = if i < 0.0 { len as f64 + i } else { i };
+    (i >= 0.0 && i < len as f64).then_some(i as usize)
+}
+
+/// The most elements a range may have.
+const RANGE_MAX: f64 = 10_000_000.0;
+
+fn range(low: f64, high: f64, ctx: &mut Context) -> Result<Value> {
+    let (low, high) = (low.trunc(), high.trunc());
+    let n = (high - low).abs() + 1.0;
+    if n > RANGE_MAX {
+        return Err(quince_errors::ArangoError::with_message(
+            quince_errors::RESOURCE_LIMIT,
+            "AQL: range too big (while executing)".to_owned(),
+        ));
+    }
+    ctx.reserve((n as u64) * 16)?;
+    let step = if high >= low { 1.0 } else { -1.0 };
+    let mut out = Vec::with_capacity(n as usize);
+    let mut x = low;
+    for _ in 0..n as usize {
+        out.push(value::number(x));
+        x += step;
+    }
+    Ok(Value::Array(out))
+}
+
+/// Folds `expr` to a constant when every operand is constant and evaluating it raises no
+/// warning and no error; otherwise returns it unchanged.
+pub fn fold(expr: CExpr) -> CExpr {
+    let foldable = match &expr {
+        CExpr::Attribute(base, _) | CExpr::Unary(_, base) => base.as_const().is_some(),
+        CExpr::Index(a, b)
+        | CExpr::And(a, b)
+        | CExpr::Or(a, b)
+        | CExpr::Binary(_, a, b)
+        | CExpr::Range(a, b) => a.as_const().is_some() && b.as_const().is_some(),
+        CExpr::Array(items) | CExpr::Call(_, items) => items.iter().all(|e| e.as_const().is_some()),
+        CExpr::Object(entries) => entries
+            .iter()
+            .all(|(k, v)| matches!(k, CKey::Static(_)) && v.as_const().is_some()),
+        CExpr::Ternary(c, t, e) => {
+            c.as_const().is_some()
+                && t.as_ref().is_none_or(|t| t.as_const().is_some())
+                && e.as_const().is_some()
+        }
+        CExpr::Quantified {
+            quantifier,
+            lhs,
+            rhs,
+            ..
+        } => {
+            lhs.as_const().is_some()
+                && rhs.as_const().is_some()
+                && match quantifier {
+                    CQuantifier::AtLeast(n) => n.as_const().is_some(),
+                    _ => true,
+                }
+        }
+        _ => false,
+    };
+    if !foldable {
+        return expr;
+    }
+    let plan = Plan::empty();
+    let database: Arc<dyn quince_ops::DatabaseOps> = Arc::new(NoDatabase);
+    let mut executor = Executor::new(
+        &plan,
+        Context::new(database, Control::new(None), None, &crate::QueryOptions::default()),
+    );
+    let value = match executor.eval(&expr, Env { row: &[], current: None }) {
+        Ok(v) => v.into_owned(),
+        Err(_) => return expr,
+    };
+    if !executor.ctx.warnings.is_empty() {
+        return expr;
+    }
+    CExpr::Const(value)
+}
+
+/// The database of compile-time folding: folded functions never touch one.
+struct NoDatabase;
+
+impl quince_ops::DatabaseOps for NoDatabase {
+    fn name(&self) -> &str {
+        "_system"
+    }
+    fn id(&self) -> u64 {
+        0
+    }
+    fn collections(&self) -> Vec<Arc<dyn quince_ops::CollectionOps>> {
+        Vec::new()
+    }
+    fn collection(&self, _: &str) -> Result<Arc<dyn quince_ops::CollectionOps>> {
+        Err(quince_errors::ArangoError::new(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND))
+    }
+    fn create_collection(
+        &self,
+        _: quince_ops::CreateCollection,
+    ) -> Result<Arc<dyn quince_ops::CollectionOps>> {
+        Err(quince_errors::ArangoError::new(quince_errors::FORBIDDEN))
+    }
+    fn drop_collection(&self, _: &str, _: bool) -> Result<u64> {
+        Err(quince_errors::ArangoError::new(quince_errors::FORBIDDEN))
+    }
+    fn rename_collection(&self, _: &str, _: &str) -> Result<Arc<dyn quince_ops::CollectionOps>> {
+        Err(quince_errors::ArangoError::new(quince_errors::FORBIDDEN))
+    }
+    fn begin_transaction(
+        &self,
+        _: quince_ops::TransactionOptions,
+    ) -> Result<Arc<dyn quince_ops::TransactionOps>> {
+        Err(quince_errors::ArangoError::new(quince_errors::FORBIDDEN))
+    }
+    fn transaction(&self, _: &str) -> Result<Arc<dyn quince_ops::TransactionOps>> {
+        Err(quince_errors::ArangoError::new(quince_errors::TRANSACTION_NOT_FOUND))
+    }
+    fn running_transactions(&self) -> Vec<String> {
+        Vec::new()
+    }
+}

@@ -1,0 +1,452 @@
+//! The executor: runs a plan's pipelines row by row and hands each returned value to a sink.
+//!
+//! What it is: a push executor. A row enters a pipeline's first node; each node passes rows
+//! it produces to the next one (`FOR` once per element, `FILTER` when true, ...) and the
+//! `RETURN` node hands values to the sink. The nodes that need every row first (`SORT`,
+//! `COLLECT`, `WINDOW`) keep the rows they receive; when their input is exhausted they pass
+//! their results on, in pipeline order. Nothing is materialised that a node does not need, so
+//! a query streams: with a sink that blocks (a stream cursor's channel) the first values
+//! leave before the scan has read the rest.
+//!
+//! What it is not: the choice of plan (`crate::plan`), or the cursor (the api crate owns
+//! batches, ids and expiry).
+//!
+//! Invariants: a `LIMIT` that has passed its count stops every loop before it (the stop
+//! travels back to the start of its segment); the sink returning false stops the whole
+//! query; the kill switch is checked at least every 1,024 documents read and at every row of a
+//! breaker; memory held by breakers is accounted while it is held.
+
+mod collect;
+pub mod context;
+mod eval;
+mod modify;
+
+use std::collections::BTreeSet;
+
+use quince_errors::{ArangoError, Result};
+use serde_json::Value;
+
+use crate::plan::{Access, ForCollection, Node, Pipeline, Plan};
+use crate::value::truthy;
+
+pub use context::{Context, Control, Stats};
+pub use eval::{fold, Env};
+
+use collect::{CollectState, OrdValue};
+use context::{row_size, value_size};
+
+/// A row: one value per slot of the query.
+pub type Row = Vec<Value>;
+
+/// Where returned values go: false stops the query.
+pub type Sink<'s> = dyn FnMut(&mut Context, Value) -> Result<bool> + 's;
+
+/// Whether the rows before a node should go on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Flow {
+    Go,
+    Stop,
+}
+
+/// Runs plans.
+pub struct Executor<'p> {
+    /// The plan's variable names, for `COLLECT INTO`.
+    plan: &'p Plan,
+    /// The query's state.
+    pub ctx: Context,
+    cancelled: bool,
+}
+
+/// The per-run state of a pipeline's nodes.
+enum NodeState {
+    Stateless,
+    Limit { skipped: u64, passed: u64, seen: u64 },
+    Sort { rows: Vec<(Vec<Value>, Row)>, bytes: u64 },
+    Collect(Box<CollectState>),
+    Window { rows: Vec<Row>, bytes: u64 },
+    Distinct(BTreeSet<OrdValue>),
+}
+
+impl<'p> Executor<'p> {
+    /// An executor of `plan` with `ctx`.
+    pub fn new(plan: &'p Plan, ctx: Context) -> Executor<'p> {
+        Executor {
+            plan,
+            ctx,
+            cancelled: false,
+        }
+    }
+
+    /// Runs the plan's top-level pipeline.
+    pub fn run_plan(&mut self, sink: &mut Sink<'_>) -> Result<()> {
+        let row = vec![Value::Null; self.plan.slots.len()];
+        let plan = self.plan;
+        self.run(&plan.root, row, sink)?;
+        let full_count = plan.root.nodes.iter().any(|n| {
+            matches!(
+                n,
+                Node::Limit {
+                    full_count: true,
+                    ..
+                }
+            )
+        });
+        if !full_count {
+            self.ctx.stats.full_count = None;
+        }
+        Ok(())
+    }
+
+    /// Runs `pipeline` on `row`.
+    pub fn run(&mut self, pipeline: &Pipeline, mut row: Row, sink: &mut Sink<'_>) -> Result<()> {
+        let mut states: Vec<NodeState> = pipeline
+            .nodes
+            .iter()
+            .map(|node| match node {
+                Node::Limit { .. } => NodeState::Limit {
+                    skipped: 0,
+                    passed: 0,
+                    seen: 0,
+                },
+                Node::Sort(_) => NodeState::Sort {
+                    rows: Vec::new(),
+                    bytes: 0,
+                },
+                Node::Collect(c) => NodeState::Collect(Box::new(CollectState::new(c, &row))),
+                Node::Window(_) => NodeState::Window {
+                    rows: Vec::new(),
+                    bytes: 0,
+                },
+                Node::Return { distinct: true, .. } => NodeState::Distinct(BTreeSet::new()),
+                _ => NodeState::Stateless,
+            })
+            .collect();
+        self.push(pipeline, &mut states, 0, &mut row, sink)?;
+        for i in 0..pipeline.nodes.len() {
+            if self.cancelled {
+                return Ok(());
+            }
+            let rows = match (&pipeline.nodes[i], &mut states[i]) {
+                (Node::Sort(keys), NodeState::Sort { rows, bytes }) => {
+                    let mut rows = std::mem::take(rows);
+                    self.ctx.release(*bytes);
+                    rows.sort_by(|(a, _), (b, _)| {
+                        for ((x, y), (_, ascending)) in a.iter().zip(b).zip(keys) {
+                            let order = quince_model::order::compare_values(x, y);
+                            if order != std::cmp::Ordering::Equal {
+                                return if *ascending { order } else { order.reverse() };
+                            }
+                        }
+                        std::cmp::Ordering::Equal
+                    });
+                    rows.into_iter().map(|(_, row)| row).collect::<Vec<_>>()
+                }
+                (Node::Collect(c), NodeState::Collect(state)) => {
+                    let state = std::mem::replace(state, Box::new(CollectState::new(c, &row)));
+                    state.finish(self, c)?
+                }
+                (Node::Window(w), NodeState::Window { rows, bytes }) => {
+                    let rows = std::mem::take(rows);
+                    self.ctx.release(*bytes);
+                    collect::window(self, w, rows)?
+                }
+                _ => continue,
+            };
+            for mut row in rows {
+                if self.push(pipeline, &mut states, i + 1, &mut row, sink)? == Flow::Stop {
+                    break;
+                }
+            }
+        }
+        for (node, state) in pipeline.nodes.iter().zip(&states) {
+            if let (Node::Limit { full_count: true, .. }, NodeState::Limit { seen, .. }) =
+                (node, state)
+            {
+                self.ctx.stats.full_count = Some(*seen);
+            }
+        }
+        Ok(())
+    }
+
+    /// Hands `row` to node `i` of `pipeline`.
+    fn push(
+        &mut self,
+        pipeline: &Pipeline,
+        states: &mut [NodeState],
+        i: usize,
+        row: &mut Row,
+        sink: &mut Sink<'_>,
+    ) -> Result<Flow> {
+        let Some(node) = pipeline.nodes.get(i) else {
+            return Ok(Flow::Go);
+        };
+        match node {
+            Node::ForCollection(f) => self.scan(pipeline, states, i, f, row, sink),
+            Node::ForValues { slot, source } => {
+                let items = match self.eval(source, Env::of(row))?.into_owned() {
+                    Value::Array(items) => items,
+                    _ => {
+                        return Err(ArangoError::with_message(
+                            quince_errors::QUERY_ARRAY_EXPECTED,
+                            "AQL: collection or array expected as operand to FOR loop; you \
+                             provided a value of another type (while executing)"
+                                .to_owned(),
+                        ))
+                    }
+                };
+                for item in items {
+                    row[*slot] = item;
+                    if self.push(pipeline, states, i + 1, row, sink)? == Flow::Stop {
+                        return Ok(Flow::Stop);
+                    }
+                }
+                Ok(Flow::Go)
+            }
+            Node::Let { slot, value } => {
+                row[*slot] = self.eval(value, Env::of(row))?.into_owned();
+                self.push(pipeline, states, i + 1, row, sink)
+            }
+            Node::Filter(condition) => {
+                if truthy(self.eval(condition, Env::of(row))?.as_ref()) {
+                    self.push(pipeline, states, i + 1, row, sink)
+                } else {
+                    self.ctx.stats.filtered += 1;
+                    Ok(Flow::Go)
+                }
+            }
+            Node::Limit {
+                offset,
+                count,
+                full_count,
+            } => {
+                let NodeState::Limit {
+                    skipped,
+                    passed,
+                    seen,
+                } = &mut states[i]
+                else {
+                    unreachable!("a limit's state")
+                };
+                *seen += 1;
+                if *skipped < *offset {
+                    *skipped += 1;
+                    return Ok(Flow::Go);
+                }
+                if count.is_some_and(|c| *passed >= c) {
+                    return Ok(if *full_count { Flow::Go } else { Flow::Stop });
+                }
+                *passed += 1;
+                let last = count.is_some_and(|c| *passed >= c) && !*full_count;
+                let flow = self.push(pipeline, states, i + 1, row, sink)?;
+                Ok(if last { Flow::Stop } else { flow })
+            }
+            Node::Sort(keys) => {
+                self.ctx.control.check()?;
+                let mut values = Vec::with_capacity(keys.len());
+                for (key, _) in keys {
+                    values.push(self.eval(key, Env::of(row))?.into_owned());
+                }
+                let size = row_size(row) + values.iter().map(value_size).sum::<u64>();
+                self.ctx.reserve(size)?;
+                if let NodeState::Sort { rows, bytes } = &mut states[i] {
+                    rows.push((values, row.clone()));
+                    *bytes += size;
+                }
+                Ok(Flow::Go)
+            }
+            Node::Collect(c) => {
+                self.ctx.control.check()?;
+                let NodeState::Collect(state) = &mut states[i] else {
+                    unreachable!("a collect's state")
+                };
+                let mut state = std::mem::replace(state, Box::new(CollectState::empty()));
+                let result = state.add(self, c, row);
+                states[i] = NodeState::Collect(state);
+                result.map(|()| Flow::Go)
+            }
+            Node::Window(_) => {
+                self.ctx.control.check()?;
+                let size = row_size(row);
+                self.ctx.reserve(size)?;
+                if let NodeState::Window { rows, bytes } = &mut states[i] {
+                    rows.push(row.clone());
+                    *bytes += size;
+                }
+                Ok(Flow::Go)
+            }
+            Node::Return { value, distinct } => {
+                let value = self.eval(value, Env::of(row))?.into_owned();
+                if *distinct {
+                    let NodeState::Distinct(seen) = &mut states[i] else {
+                        unreachable!("a distinct return's state")
+                    };
+                    let size = value_size(&value);
+                    if !seen.insert(OrdValue(value.clone())) {
+                        return Ok(Flow::Go);
+                    }
+                    self.ctx.reserve(size)?;
+                }
+                if sink(&mut self.ctx, value)? {
+                    Ok(Flow::Go)
+                } else {
+                    self.cancelled = true;
+                    Ok(Flow::Stop)
+                }
+            }
+            Node::Modify(m) => {
+                self.modify(m, row)?;
+                self.push(pipeline, states, i + 1, row, sink)
+            }
+        }
+    }
+
+    /// A `FOR` over a collection.
+    fn scan(
+        &mut self,
+        pipeline: &Pipeline,
+        states: &mut [NodeState],
+        i: usize,
+        f: &ForCollection,
+        row: &mut Row,
+        sink: &mut Sink<'_>,
+    ) -> Result<Flow> {
+        match &f.access {
+            Access::Keys(keys) => {
+                let keys = match self.eval(keys, Env::of(row))?.into_owned() {
+                    Value::String(key) => vec![Value::String(key)],
+                    Value::Array(keys) => keys,
+                    _ => Vec::new(),
+                };
+                for key in keys {
+                    let Value::String(key) = key else { continue };
+                    let document = match f.collection.read(&key) {
+                        Ok(d) => d,
+                        Err(e) if e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => continue,
+                        Err(e) => return Err(e),
+                    };
+                    self.ctx.stats.scanned_index += 1;
+                    if self.visit(pipeline, states, i, f, row, parse(&document.json)?, sink)?
+                        == Flow::Stop
+                    {
+                        return Ok(Flow::Stop);
+                    }
+                }
+                Ok(Flow::Go)
+            }
+            Access::Full if f.snapshot => {
+                let mut documents = Vec::new();
+                let mut bytes = 0;
+                let mut failure = None;
+                f.collection.scan(&mut |document| {
+                    let size = document.json.len() as u64 + 64;
+                    bytes += size;
+                    if let Err(e) = self.ctx.reserve(size) {
+                        failure = Some(e);
+                        return false;
+                    }
+                    documents.push(document.json);
+                    true
+                })?;
+                if let Some(e) = failure {
+                    return Err(e);
+                }
+                let mut flow = Flow::Go;
+                for json in documents {
+                    self.ctx.stats.scanned_full += 1;
+                    if self.visit(pipeline, states, i, f, row, parse(&json)?, sink)? == Flow::Stop {
+                        flow = Flow::Stop;
+                        break;
+                    }
+                }
+                self.ctx.release(bytes);
+                Ok(flow)
+            }
+            Access::Full => {
+                let mut failure = None;
+                let mut flow = Flow::Go;
+                let mut n = 0u32;
+                f.collection.scan(&mut |document| {
+                    n = n.wrapping_add(1);
+                    if n % 1024 == 0 {
+                        if let Err(e) = self.ctx.control.check() {
+                            failure = Some(e);
+                            return false;
+                        }
+                    }
+                    self.ctx.stats.scanned_full += 1;
+                    let result = parse(&document.json)
+                        .and_then(|doc| self.visit(pipeline, states, i, f, row, doc, sink));
+                    match result {
+                        Ok(Flow::Go) => true,
+                        Ok(Flow::Stop) => {
+                            flow = Flow::Stop;
+                            false
+                        }
+                        Err(e) => {
+                            failure = Some(e);
+                            false
+                        }
+                    }
+                })?;
+                match failure {
+                    Some(e) => Err(e),
+                    None => Ok(flow),
+                }
+            }
+        }
+    }
+
+    /// One document of a scan: the pushed filters, then the next node.
+    #[allow(clippy::too_many_arguments)]
+    fn visit(
+        &mut self,
+        pipeline: &Pipeline,
+        states: &mut [NodeState],
+        i: usize,
+        f: &ForCollection,
+        row: &mut Row,
+        document: Value,
+        sink: &mut Sink<'_>,
+    ) -> Result<Flow> {
+        row[f.slot] = document;
+        for condition in &f.filters {
+            if !truthy(self.eval(condition, Env::of(row))?.as_ref()) {
+                self.ctx.stats.filtered += 1;
+                return Ok(Flow::Go);
+            }
+        }
+        self.push(pipeline, states, i + 1, row, sink)
+    }
+}
+
+impl<'a> Env<'a> {
+    /// The environment of a row outside any expansion.
+    pub fn of(row: &'a [Value]) -> Env<'a> {
+        Env { row, current: None }
+    }
+}
+
+/// A stored document's JSON as a value.
+fn parse(json: &[u8]) -> Result<Value> {
+    serde_json::from_slice(json).map_err(|e| {
+        ArangoError::with_message(
+            quince_errors::INTERNAL,
+            format!("a stored document is not valid JSON: {e}"),
+        )
+    })
+}
+
+impl Plan {
+    /// A plan with no slots and no nodes (for folding).
+    pub fn empty() -> Plan {
+        Plan {
+            root: Pipeline { nodes: Vec::new() },
+            slots: Vec::new(),
+            collections: Vec::new(),
+            rules: Vec::new(),
+            modifies: false,
+            wait_for_sync: false,
+            deterministic: true,
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! Compiled expressions: the syntax tree's expressions with every name resolved.
+//!
+//! What it is: [`CExpr`], evaluated by `crate::exec::eval`: variables are slots, bind
+//! parameters and constant subtrees are values, functions are library entries, subqueries are
+//! pipelines.
+//!
+//! What it is not: the operator semantics (`crate::value`) or the functions
+//! (`crate::functions`).
+//!
+//! Invariants: a `CExpr` holds no unresolved name; `Current` only appears inside an
+//! expansion's filter, limit or projection, or inside `UPSERT FILTER` (compiled to a slot).
+
+use serde_json::Value;
+
+use crate::ast::{BinaryOp, UnaryOp};
+use crate::functions::Function;
+
+use super::{Pipeline, Slot};
+
+/// A compiled expression.
+pub enum CExpr {
+    /// A constant.
+    Const(Value),
+    /// A variable.
+    Slot(Slot),
+    /// The element of the innermost expansion.
+    Current,
+    /// `base.name`.
+    Attribute(Box<CExpr>, String),
+    /// `base[index]`.
+    Index(Box<CExpr>, Box<CExpr>),
+    /// An array literal.
+    Array(Vec<CExpr>),
+    /// An object literal.
+    Object(Vec<(CKey, CExpr)>),
+    /// A prefix operator.
+    Unary(UnaryOp, Box<CExpr>),
+    /// `&&`: the left operand when falsy, else the right.
+    And(Box<CExpr>, Box<CExpr>),
+    /// `||`: the left operand when truthy, else the right.
+    Or(Box<CExpr>, Box<CExpr>),
+    /// Any other infix operator.
+    Binary(BinaryOp, Box<CExpr>, Box<CExpr>),
+    /// An array comparison.
+    Quantified {
+        /// The quantifier.
+        quantifier: CQuantifier,
+        /// The comparison.
+        op: BinaryOp,
+        /// The array.
+        lhs: Box<CExpr>,
+        /// The value.
+        rhs: Box<CExpr>,
+    },
+    /// `c ? a : b` and `c ?: b`.
+    Ternary(Box<CExpr>, Option<Box<CExpr>>, Box<CExpr>),
+    /// `a..b`.
+    Range(Box<CExpr>, Box<CExpr>),
+    /// A function call.
+    Call(&'static Function, Vec<CExpr>),
+    /// A subquery: its pipeline runs on a copy of the current row; its value is the array of
+    /// what it returns.
+    Subquery(Box<Pipeline>),
+    /// `base[*...]`.
+    Expansion {
+        /// The array.
+        base: Box<CExpr>,
+        /// Flattening depth (1 for `[*]`).
+        depth: u32,
+        /// Inline filter over `Current`.
+        filter: Option<Box<CExpr>>,
+        /// Inline limit (offset, count).
+        limit: Option<(u64, u64)>,
+        /// Projection over `Current`.
+        projection: Option<Box<CExpr>>,
+    },
+}
+
+/// An object literal's key, compiled.
+pub enum CKey {
+    /// A fixed name.
+    Static(String),
+    /// A computed name (cast to string).
+    Computed(CExpr),
+}
+
+/// A quantifier, compiled.
+pub enum CQuantifier {
+    /// ALL.
+    All,
+    /// ANY.
+    Any,
+    /// NONE.
+    None,
+    /// AT LEAST (n).
+    AtLeast(Box<CExpr>),
+}
+
+impl CExpr {
+    /// The constant value, when this is one.
+    pub fn as_const(&self) -> Option<&Value> {
+        match self {
+            CExpr::Const(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Calls `visit` on every slot read by this expression (subqueries included).
+    pub fn visit_slots(&self, visit: &mut dyn FnMut(Slot)) {
+        match self {
+            CExpr::Const(_) | CExpr::Current => {}
+            CExpr::Slot(s) => visit(*s),
+            CExpr::Attribute(base, _) => base.visit_slots(visit),
+            CExpr::Index(a, b)
+            | CExpr::And(a, b)
+            | CExpr::Or(a, b)
+            | CExpr::Binary(_, a, b)
+            | CExpr::Range(a, b) => {
+                a.visit_slots(visit);
+                b.visit_slots(visit);
+            }
+            CExpr::Array(items) | CExpr::Call(_, items) => {
+                items.iter().for_each(|e| e.visit_slots(visit))
+            }
+            CExpr::Object(entries) => {
+                for (key, value) in entries {
+                    if let CKey::Computed(k) = key {
+                        k.visit_slots(visit);
+                    }
+                    value.visit_slots(visit);
+                }
+            }
+            CExpr::Unary(_, a) => a.visit_slots(visit),
+            CExpr::Quantified {
+                quantifier,
+                lhs,
+                rhs,
+                ..
+            } => {
+                if let CQuantifier::AtLeast(n) = quantifier {
+                    n.visit_slots(visit);
+                }
+                lhs.visit_slots(visit);
+                rhs.visit_slots(visit);
+            }
+            CExpr::Ternary(c, t, e) => {
+                c.visit_slots(visit);
+                if let Some(t) = t {
+                    t.visit_slots(visit);
+                }
+                e.visit_slots(visit);
+            }
+            CExpr::Subquery(pipeline) => pipeline.visit_slots(visit),
+            CExpr::Expansion {
+                base,
+                filter,
+                projection,
+                ..
+            } => {
+                base.visit_slots(visit);
+                if let Some(f) = filter {
+                    f.visit_slots(visit);
+                }
+                if let Some(p) = projection {
+                    p.visit_slots(visit);
+                }
+            }
+        }
+    }
+
+    /// True when evaluating this expression can give different values for the same row
+    /// (a non-deterministic function) or touches a collection (a subquery).
+    pub fn is_volatile(&self) -> bool {
+        let mut volatile = false;
+        self.walk(&mut |e| match e {
+            CExpr::Call(f, _) if !f.deterministic => volatile = true,
+            CExpr::Subquery(_) => volatile = true,
+            _ => {}
+        });
+        volatile
+    }
+
+    /// Calls `visit` on this expression and every sub-expression (not into subqueries).
+    pub fn walk(&self, visit: &mut dyn FnMut(&CExpr)) {
+        visit(self);
+        match self {
+            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Current | CExpr::Subquery(_) => {}
+            CExpr::Attribute(base, _) | CExpr::Unary(_, base) => base.walk(visit),
+            CExpr::Index(a, b)
+            | CExpr::And(a, b)
+            | CExpr::Or(a, b)
+            | CExpr::Binary(_, a, b)
+            | CExpr::Range(a, b) => {
+                a.walk(visit);
+                b.walk(visit);
+            }
+            CExpr::Array(items) | CExpr::Call(_, items) => items.iter().for_each(|e| e.walk(visit)),
+            CExpr::Object(entries) => {
+                for (key, value) in entries {
+                    if let CKey::Computed(k) = key {
+                        k.walk(visit);
+                    }
+                    value.walk(visit);
+                }
+            }
+            CExpr::Quantified {
+                quantifier,
+                lhs,
+                rhs,
+                ..
+            } => {
+                if let CQuantifier::AtLeast(n) = quantifier {
+                    n.walk(visit);
+                }
+                lhs.walk(visit);
+                rhs.walk(visit);
+            }
+            CExpr::Ternary(c, t, e) => {
+                c.walk(visit);
+                if let Some(t) = t {
+                    t.walk(visit);
+                }
+                e.walk(visit);
+            }
+            CExpr::Expansion {
+                base,
+                filter,
+                projection,
+                ..
+            } => {
+                base.walk(visit);
+                if let Some(f) = filter {
+                    f.walk(visit);
+                }
+                if let Some(p) = projection {
+                    p.walk(visit);
+                }
+            }
+        }
+    }
+}
+
+impl Pipeline {
+    /// Calls `visit` on every slot any node of this pipeline reads.
+    pub fn visit_slots(&self, visit: &mut dyn FnMut(Slot)) {
+        for node in &self.nodes {
+            node.visit_expressions(&mut |e| e.visit_slots(visit));
+        }
+    }
+}
+
+impl super::Node {
+    /// Calls `visit` on each expression of this node.
+    pub fn visit_expressions(&self, visit: &mut dyn FnMut(&CExpr)) {
+        use super::{Access, ModifyOp, Node};
+        match self {
+            Node::ForCollection(f) => {
+                if let Access::Keys(k) = &f.access {
+                    visit(k);
+                }
+                f.filters.iter().for_each(&mut *visit);
+            }
+            Node::ForValues { source, .. } => visit(source),
+            Node::Let { value, .. } => visit(value),
+            Node::Filter(c) => visit(c),
+            Node::Sort(keys) => keys.iter().for_each(|(k, _)| visit(k)),
+            Node::Limit { .. } => {}
+            Node::Collect(c) => {
+                c.groups.iter().for_each(|(_, e)| visit(e));
+                c.aggregates.iter().for_each(|(_, _, e)| visit(e));
+                if let Some((_, Some(e))) = &c.into {
+                    visit(e);
+                }
+                if c.into.as_ref().is_some_and(|(_, e)| e.is_none()) {
+                    for (_, slot) in &c.keep {
+                        visit(&CExpr::Slot(*slot));
+                    }
+                }
+            }
+            Node::Window(w) => {
+                if let Some(r) = &w.range_value {
+                    visit(r);
+                }
+                w.aggregates.iter().for_each(|(_, _, e)| visit(e));
+            }
+            Node::Return { value, .. } => visit(value),
+            Node::Modify(m) => match &m.kind {
+                ModifyOp::Insert(d) | ModifyOp::Remove(d) => visit(d),
+                ModifyOp::Update(k, d) | ModifyOp::Replace(k, d) => {
+                    if let Some(k) = k {
+                        visit(k);
+                    }
+                    visit(d);
+                }
+                ModifyOp::Upsert {
+                    example,
+                    filter,
+                    insert,
+                    update,
+                    ..
+                } => {
+                    if let Some(e) = example {
+                        visit(e);
+                    }
+                    if let Some((f, _)) = filter {
+                        visit(f);
+                    }
+                    visit(insert);
+                    visit(update);
+                }
+            },
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! A query from text to results: parse, compile, optimize, run, inside a transaction when it
+//! writes.
+//!
+//! What it is: [`QueryOptions`] (the cursor API's options that shape execution), [`prepare`]
+//! (text and bind parameters to a [`Prepared`] query, every error of the compile stage
+//! raised here), and [`Prepared::run`], which hands each result to a sink and answers the
+//! statistics and warnings.
+//!
+//! What it is not: a cursor. Batching, ids and expiry are the api's; this module runs one
+//! query to its end (or until the sink stops it).
+//!
+//! Invariants: a query that writes runs in one transaction: the request's stream transaction
+//! when it came with one (the database handed in is then the transaction's view, which
+//! refuses to begin another), or its own, committed when the query ends and aborted when it
+//! fails, so its writes are all or nothing. `waitForSync` writes are durable before `run`
+//! returns.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use quince_errors::{ArangoError, Result};
+use quince_ops::{DatabaseOps, TransactionOptions};
+use serde_json::{Map, Value};
+
+use crate::ast;
+use crate::exec::{Context, Control, Executor, Stats};
+use crate::plan::{self, Plan};
+use crate::value::Warning;
+
+/// Options that shape a query's execution.
+#[derive(Clone, Debug)]
+pub struct QueryOptions {
+    /// Count the rows before the last top-level LIMIT.
+    pub full_count: bool,
+    /// Bytes the query's buffers may hold (0: no limit).
+    pub memory_limit: u64,
+    /// Seconds before the query is killed (0: no limit).
+    pub max_runtime: f64,
+    /// The first warning fails the query.
+    pub fail_on_warning: bool,
+    /// Warnings kept.
+    pub max_warning_count: u64,
+}
+
+impl Default for QueryOptions {
+    fn default() -> Self {
+        QueryOptions {
+            full_count: false,
+            memory_limit: 0,
+            max_runtime: 0.0,
+            fail_on_warning: false,
+            max_warning_count: 10,
+        }
+    }
+}
+
+/// What a run reports besides its results.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// `extra.stats`.
+    pub stats: Stats,
+    /// `extra.warnings`.
+    pub warnings: Vec<Warning>,
+}
+
+/// A parsed and compiled query, ready to run.
+pub struct Prepared {
+    query: ast::Query,
+    binds: Map<String, Value>,
+    database: Arc<dyn DatabaseOps>,
+    options: QueryOptions,
+    plan: Plan,
+    /// Seconds spent parsing and planning.
+    pub prepare_time: f64,
+}
+
+/// Parses and compiles `text` with `binds` against `database`.
+pub fn prepare(
+    database: Arc<dyn DatabaseOps>,
+    text: &str,
+    binds: Map<String, Value>,
+    options: QueryOptions,
+) -> Result<Prepared> {
+    let started = Instant::now();
+    let query = crate::syntax::parse(text)?;
+    let plan = build(&query, &database, &binds, &options)?;
+    Ok(Prepared {
+        query,
+        binds,
+        database,
+        options,
+        plan,
+        prepare_time: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn build(
+    query: &ast::Query,
+    database: &Arc<dyn DatabaseOps>,
+    binds: &Map<String, Value>,
+    options: &QueryOptions,
+) -> Result<Plan> {
+    let mut plan = plan::compile(query, database, binds, options.full_count)?;
+    plan::optimize(&mut plan);
+    Ok(plan)
+}
+
+impl Prepared {
+    /// The plan (for explain).
+    pub fn plan(&self) -> &Plan {
+        &self.plan
+    }
+
+    /// True when the query writes.
+    pub fn modifies(&self) -> bool {
+        self.plan.modifies
+    }
+
+    /// The collections read or written, by name.
+    pub fn collections(&self) -> Vec<String> {
+        self.plan.collections.iter().map(|c| c.name.clone()).collect()
+    }
+
+    /// True when the query's result depends only on its text, its bind parameters and the
+    /// collections' contents (the results cache may keep it).
+    pub fn cacheable(&self) -> bool {
+        self.plan.deterministic
+    }
+
+    /// Runs the query, handing each result to `sink` until it returns false.
+    pub fn run(
+        &self,
+        control: Arc<Control>,
+        user: Option<String>,
+        sink: &mut dyn FnMut(Value) -> Result<bool>,
+    ) -> Result<Outcome> {
+        if !self.plan.modifies {
+            return self.execute(&self.plan, &self.database, control, user, sink);
+        }
+        let transaction = match self.database.begin_transaction(self.transaction_options()) {
+            Ok(t) => t,
+            Err(e) if e.is(quince_errors::TRANSACTION_NESTED) => {
+                return self.execute(&self.plan, &self.database, control, user, sink);
+            }
+            Err(e) => return Err(e),
+        };
+        let view = transaction.database();
+        let result = build(&self.query, &view, &self.binds, &self.options)
+            .and_then(|plan| self.execute(&plan, &view, control, user, sink));
+        match result {
+            Ok(outcome) => {
+                if let Some(durability) = transaction.commit()? {
+                    durability.wait()?;
+                }
+                Ok(outcome)
+            }
+            Err(e) => {
+                let _ = transaction.abort();
+                Err(e)
+            }
+        }
+    }
+
+    fn transaction_options(&self) -> TransactionOptions {
+        let mut options = TransactionOptions::default();
+        for used in &self.plan.collections {
+            if used.exclusive {
+                options.exclusive.push(used.name.clone());
+            } else if used.write {
+                options.write.push(used.name.clone());
+            } else {
+                options.read.push(used.name.clone());
+            }
+        }
+        options.allow_implicit = true;
+        options.wait_for_sync = self.plan.wait_for_sync;
+        options
+    }
+
+    fn execute(
+        &self,
+        plan: &Plan,
+        database: &Arc<dyn DatabaseOps>,
+        control: Arc<Control>,
+        user: Option<String>,
+        sink: &mut dyn FnMut(Value) -> Result<bool>,
+    ) -> Result<Outcome> {
+        let context = Context::new(Arc::clone(database), control, user, &self.options);
+        let mut executor = Executor::new(plan, context);
+        executor.run_plan(&mut |_, value| sink(value))?;
+        executor.ctx.take_failure()?;
+        for durability in std::mem::take(&mut executor.ctx.durabilities) {
+            durability.wait()?;
+        }
+        Ok(Outcome {
+            stats: executor.ctx.stats.clone(),
+            warnings: std::mem::take(&mut executor.ctx.warnings),
+        })
+    }
+}
+
+/// The control for a query with these options, its deadline from `maxRuntime`.
+pub fn control_for(options: &QueryOptions) -> Arc<Control> {
+    let deadline = (options.max_runtime > 0.0)
+        .then(|| Instant::now() + std::time::Duration::from_secs_f64(options.max_runtime));
+    Control::new(deadline)
+}
+
+/// An error for a malformed request of the cursor API (400/10).
+pub fn bad_request(message: &str) -> ArangoError {
+    ArangoError::with_message(quince_errors::BAD_PARAMETER, message.to_owned())
+}
