@@ -66,6 +66,7 @@ mod metrics;
 mod open_auth;
 mod path;
 mod pipeline;
+mod query;
 mod router;
 mod server_mode;
 mod state;

@@ -23,6 +23,9 @@ pub const IMPORT_SIZE_MAX_DEFAULT: usize = 16 << 30;
 /// Default bound on the size of one reply (`--http.max-reply-size`): as large as a body may be.
 pub const REPLY_SIZE_MAX_DEFAULT: usize = BODY_SIZE_MAX_DEFAULT;
 
+/// The default of `--query.memory-limit`: 2 GiB per query.
+pub const QUERY_MEMORY_LIMIT_DEFAULT: u64 = 2 << 30;
+
 /// Default bound on the nesting of JSON bodies (`--http.max-json-depth`).
 pub const JSON_DEPTH_MAX_DEFAULT: usize = 64;
 

@@ -50,8 +50,8 @@ use crate::request::ApiRequest;
 use crate::response::ApiResult;
 use crate::state::{Api, ApiConfig};
 use crate::{
-    admin, batch, collection, database, document, import, job, open_auth, server_mode, token,
-    transaction, user,
+    admin, batch, collection, database, document, import, job, open_auth, query, server_mode,
+    token, transaction, user,
 };
 
 /// What a handler gets.
@@ -245,6 +245,11 @@ static ROUTES: &[Route] = &[
     family(&["_api", "document"], handler!(|c| document::handle(c.req).await)).own_permissions().in_transactions(),
     family(&["_api", "collection"], handler!(|c| collection::handle(c.api, c.req).await)).own_permissions().in_transactions(),
     family(&["_api", "transaction"], handler!(|c| transaction::handle(c.req).await)).own_permissions(),
+    family(&["_api", "cursor"], handler!(|c| query::cursor(c.api, c.req).await)).own_permissions().in_transactions(),
+    exact(&["_api", "explain"], handler!(|c| query::explain(c.api, c.req).await)).own_permissions().in_transactions(),
+    family(&["_api", "query-cache"], handler!(|c| query::query_cache(c.api, c.req).await)).own_permissions(),
+    family(&["_api", "query"], handler!(|c| query::query(c.api, c.req).await)).own_permissions(),
+    family(&["_api", "aqlfunction"], handler!(|c| query::aql_functions(c.req).await)).own_permissions(),
     exact(&["_api", "key-generators"], handler!(|c| collection::key_generators(c.req).await)),
     family(&["_api", "database"], handler!(|c| database::handle(c.api, c.req).await)).own_permissions(),
     exact(&["_api", "version"], handler!(|c| admin::server::version(&c.req))),

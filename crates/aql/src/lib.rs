@@ -16,12 +16,15 @@
 
 pub mod ast;
 pub mod exec;
+pub mod explain;
 pub mod functions;
 pub mod plan;
 pub mod query;
+pub mod service;
 pub mod syntax;
 pub mod value;
 
 pub use exec::{Control, Stats};
 pub use query::{prepare, Outcome, Prepared, QueryOptions};
+pub use service::{CursorRequest, QueryService};
 pub use value::Warning;

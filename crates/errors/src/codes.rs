@@ -152,6 +152,7 @@ error_codes! {
     QUERY_ACCESS_AFTER_MODIFICATION        = 1579,  400, "access after data-modification";
     QUERY_FUNCTION_INVALID_NAME            = 1580,  400, "invalid user function name";
     QUERY_FUNCTION_NOT_FOUND               = 1582,  404, "user function not found";
+    QUERY_NOT_FOUND                        = 1591,  404, "query ID not found";
     QUERY_USER_ASSERT                      = 1593,  400, "assertion failed";
     QUERY_USER_WARN                        = 1594,  400, "warning";
     CURSOR_NOT_FOUND                       = 1600,  404, "cursor not found";

@@ -251,6 +251,16 @@ pub struct ServeArgs {
     )]
     pub max_reply_size: u64,
 
+    /// The most memory one AQL query may hold, in bytes (its results, sorts, groups); a query
+    /// beyond it fails with 400 (errorNum 32). 0 means no limit. A query's own `memoryLimit`
+    /// may only lower it.
+    #[arg(
+        long = "query.memory-limit",
+        value_name = "BYTES",
+        default_value_t = quince_api::limits::QUERY_MEMORY_LIMIT_DEFAULT
+    )]
+    pub query_memory_limit: u64,
+
     /// The largest `POST /_api/import` body, in bytes, before and after decompression.
     /// Imports stream into the collection, so this bounds their length, not memory.
     #[arg(

@@ -176,6 +176,7 @@ async fn serve(
             endpoint: endpoint.clone(),
             static_dir: args.static_dir.clone(),
             static_prefix: args.static_prefix.clone(),
+            query_memory_limit: args.query_memory_limit,
         },
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;

@@ -49,6 +49,9 @@ pub struct ApiConfig {
     pub static_dir: Option<std::path::PathBuf>,
     /// `--http.static-prefix`: where the static directory is mounted (`/_static`).
     pub static_prefix: String,
+    /// `--query.memory-limit`: the bytes one query may hold (0: no limit); a query's own
+    /// `memoryLimit` may only lower it.
+    pub query_memory_limit: u64,
 }
 
 impl Default for ApiConfig {
@@ -68,6 +71,7 @@ impl Default for ApiConfig {
             endpoint: "http://127.0.0.1:8529".to_string(),
             static_dir: None,
             static_prefix: crate::static_files::PREFIX_DEFAULT.to_string(),
+            query_memory_limit: limits::QUERY_MEMORY_LIMIT_DEFAULT,
         }
     }
 }

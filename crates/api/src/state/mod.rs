@@ -78,6 +78,8 @@ pub struct Api {
     password_checks: Semaphore,
     /// When the API was created, for uptime.
     started: Instant,
+    /// Running queries, the results cache and the open cursors.
+    queries: quince_aql::QueryService,
 }
 
 /// One unit of the queue bound: a request in flight or an asynchronous job queued or
@@ -168,6 +170,7 @@ impl Api {
             replies,
             password_checks: Semaphore::new(limits::PASSWORD_CHECKS_MAX),
             started: Instant::now(),
+            queries: quince_aql::QueryService::default(),
         }))
     }
 
@@ -219,6 +222,11 @@ impl Api {
     /// How long the API has existed.
     pub(crate) fn uptime(&self) -> Duration {
         self.started.elapsed()
+    }
+
+    /// Running queries, the results cache and the open cursors.
+    pub(crate) fn queries(&self) -> &quince_aql::QueryService {
+        &self.queries
     }
 
     /// Asynchronous jobs and their stored results.

@@ -1,0 +1,297 @@
+//! The running queries and the slow-query log (`/_api/query/current`, `/_api/query/slow`,
+//! `/_api/query/properties`, `DELETE /_api/query/{id}`).
+//!
+//! What it is: [`Registry`]: each query registers on start (its id, database, user, text,
+//! bind parameters, start time and [`Control`]) and leaves on end; a query that ran longer
+//! than the threshold is kept in the slow log (at most `maxSlowQueries`, newest last).
+//!
+//! What it is not: execution. Killing only sets the query's kill switch; the query stops at
+//! its next check.
+//!
+//! Invariants: ids are unique for the server's life; a query is listed as current from
+//! registration to its guard's drop; the slow log never holds more than `max_slow_queries`.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use parking_lot::Mutex;
+use serde_json::{json, Map, Value};
+
+use crate::exec::Control;
+
+/// `/_api/query/properties`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrackingProperties {
+    /// Track queries at all.
+    pub enabled: bool,
+    /// Keep slow queries.
+    pub track_slow_queries: bool,
+    /// Show bind parameters.
+    pub track_bind_vars: bool,
+    /// The slow log's length.
+    pub max_slow_queries: usize,
+    /// Seconds after which a query is slow.
+    pub slow_query_threshold: f64,
+    /// The same for streaming queries.
+    pub slow_streaming_query_threshold: f64,
+    /// Query texts are cut to this length in listings.
+    pub max_query_string_length: usize,
+}
+
+impl Default for TrackingProperties {
+    fn default() -> Self {
+        TrackingProperties {
+            enabled: true,
+            track_slow_queries: true,
+            track_bind_vars: true,
+            max_slow_queries: 64,
+            slow_query_threshold: 10.0,
+            slow_streaming_query_threshold: 10.0,
+            max_query_string_length: 4096,
+        }
+    }
+}
+
+impl TrackingProperties {
+    /// The JSON of `GET /_api/query/properties`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "enabled": self.enabled,
+            "trackSlowQueries": self.track_slow_queries,
+            "trackBindVars": self.track_bind_vars,
+            "maxSlowQueries": self.max_slow_queries,
+            "slowQueryThreshold": self.slow_query_threshold,
+            "slowStreamingQueryThreshold": self.slow_streaming_query_threshold,
+            "maxQueryStringLength": self.max_query_string_length,
+        })
+    }
+
+    /// Applies a `PUT` body (unknown attributes are ignored, wrong types are 400).
+    pub fn update(&mut self, body: &Map<String, Value>) -> quince_errors::Result<()> {
+        let mut next = self.clone();
+        for (name, value) in body {
+            let bad = || crate::query::bad_request(&format!("invalid value for '{name}'"));
+            match name.as_str() {
+                "enabled" => next.enabled = value.as_bool().ok_or_else(bad)?,
+                "trackSlowQueries" => next.track_slow_queries = value.as_bool().ok_or_else(bad)?,
+                "trackBindVars" => next.track_bind_vars = value.as_bool().ok_or_else(bad)?,
+                "maxSlowQueries" => next.max_slow_queries = value.as_u64().ok_or_else(bad)? as usize,
+                "slowQueryThreshold" => next.slow_query_threshold = value.as_f64().ok_or_else(bad)?,
+                "slowStreamingQueryThreshold" => {
+                    next.slow_streaming_query_threshold = value.as_f64().ok_or_else(bad)?
+                }
+                "maxQueryStringLength" => {
+                    next.max_query_string_length = value.as_u64().ok_or_else(bad)? as usize
+                }
+                _ => {}
+            }
+        }
+        *self = next;
+        Ok(())
+    }
+}
+
+/// A query as the listings show it.
+#[derive(Clone, Debug)]
+struct Entry {
+    database: String,
+    user: String,
+    query: String,
+    bind_vars: Value,
+    started: SystemTime,
+    started_at: Instant,
+    stream: bool,
+    control: Arc<Control>,
+    run_time: Option<f64>,
+}
+
+/// Running queries and the slow log.
+#[derive(Default)]
+pub struct Registry {
+    next_id: AtomicU64,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    properties: TrackingProperties,
+    running: BTreeMap<u64, Entry>,
+    slow: VecDeque<(u64, Entry)>,
+}
+
+/// A registered query: dropping it ends its registration.
+pub struct Registration {
+    registry: Arc<Registry>,
+    id: u64,
+}
+
+impl Registration {
+    /// The query's id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.registry.finish(self.id);
+    }
+}
+
+impl Registry {
+    /// Registers a starting query.
+    pub fn register(
+        self: &Arc<Self>,
+        database: &str,
+        user: &str,
+        query: &str,
+        bind_vars: &Map<String, Value>,
+        stream: bool,
+        control: Arc<Control>,
+    ) -> Registration {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut state = self.state.lock();
+        if state.properties.enabled {
+            let bind_vars = if state.properties.track_bind_vars {
+                Value::Object(bind_vars.clone())
+            } else {
+                json!({})
+            };
+            let limit = state.properties.max_query_string_length;
+            state.running.insert(
+                id,
+                Entry {
+                    database: database.to_owned(),
+                    user: user.to_owned(),
+                    query: query.chars().take(limit).collect(),
+                    bind_vars,
+                    started: SystemTime::now(),
+                    started_at: Instant::now(),
+                    stream,
+                    control,
+                    run_time: None,
+                },
+            );
+        }
+        Registration {
+            registry: Arc::clone(self),
+            id,
+        }
+    }
+
+    fn finish(&self, id: u64) {
+        let mut state = self.state.lock();
+        let Some(mut entry) = state.running.remove(&id) else {
+            return;
+        };
+        let run_time = entry.started_at.elapsed().as_secs_f64();
+        let threshold = if entry.stream {
+            state.properties.slow_streaming_query_threshold
+        } else {
+            state.properties.slow_query_threshold
+        };
+        if state.properties.track_slow_queries && run_time >= threshold {
+            entry.run_time = Some(run_time);
+            state.slow.push_back((id, entry));
+            while state.slow.len() > state.properties.max_slow_queries {
+                state.slow.pop_front();
+            }
+        }
+    }
+
+    /// The properties.
+    pub fn properties(&self) -> TrackingProperties {
+        self.state.lock().properties.clone()
+    }
+
+    /// Changes the properties.
+    pub fn update_properties(&self, body: &Map<String, Value>) -> quince_errors::Result<TrackingProperties> {
+        let mut state = self.state.lock();
+        state.properties.update(body)?;
+        let max = state.properties.max_slow_queries;
+        while state.slow.len() > max {
+            state.slow.pop_front();
+        }
+        Ok(state.properties.clone())
+    }
+
+    /// The running queries of `database`.
+    pub fn current(&self, database: &str) -> Vec<Value> {
+        let state = self.state.lock();
+        state
+            .running
+            .iter()
+            .filter(|(_, e)| e.database == database)
+            .map(|(id, e)| render(*id, e, "executing"))
+            .collect()
+    }
+
+    /// The slow queries of `database`.
+    pub fn slow(&self, database: &str) -> Vec<Value> {
+        let state = self.state.lock();
+        state
+            .slow
+            .iter()
+            .filter(|(_, e)| e.database == database)
+            .map(|(id, e)| render(*id, e, "finished"))
+            .collect()
+    }
+
+    /// Empties the slow log of `database`.
+    pub fn clear_slow(&self, database: &str) {
+        self.state.lock().slow.retain(|(_, e)| e.database != database);
+    }
+
+    /// Kills a running query of `database` (false when there is none of that id).
+    pub fn kill(&self, database: &str, id: u64) -> bool {
+        let state = self.state.lock();
+        match state.running.get(&id) {
+            Some(entry) if entry.database == database => {
+                entry.control.kill();
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+fn render(id: u64, entry: &Entry, state: &str) -> Value {
+    let run_time = entry
+        .run_time
+        .unwrap_or_else(|| entry.started_at.elapsed().as_secs_f64());
+    json!({
+        "id": id.to_string(),
+        "database": entry.database,
+        "user": entry.user,
+        "query": entry.query,
+        "bindVars": entry.bind_vars,
+        "started": iso8601(entry.started),
+        "runTime": run_time,
+        "peakMemoryUsage": 0,
+        "state": state,
+        "stream": entry.stream,
+    })
+}
+
+/// A time as ArangoDB prints it: `2026-11-25T16:05:01Z`.
+pub fn iso8601(time: SystemTime) -> String {
+    let secs = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (h, m, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    // Civil date from days since the epoch (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let mo = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(mo <= 2);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
