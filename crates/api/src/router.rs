@@ -247,6 +247,7 @@ static ROUTES: &[Route] = &[
     family(&["_api", "transaction"], handler!(|c| transaction::handle(c.req).await)).own_permissions(),
     family(&["_api", "cursor"], handler!(|c| query::cursor(c.api, c.req).await)).own_permissions().in_transactions(),
     exact(&["_api", "explain"], handler!(|c| query::explain(c.api, c.req).await)).own_permissions().in_transactions(),
+    family(&["_api", "query-plan-cache"], handler!(|c| query::query_plan_cache(c.req).await)).own_permissions(),
     family(&["_api", "query-cache"], handler!(|c| query::query_cache(c.api, c.req).await)).own_permissions(),
     family(&["_api", "query"], handler!(|c| query::query(c.api, c.req).await)).own_permissions(),
     family(&["_api", "aqlfunction"], handler!(|c| query::aql_functions(c.req).await)).own_permissions(),

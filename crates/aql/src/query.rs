@@ -139,7 +139,12 @@ impl Prepared {
         }
         let transaction = match self.database.begin_transaction(self.transaction_options()) {
             Ok(t) => t,
-            Err(e) if e.is(quince_errors::TRANSACTION_NESTED) => {
+            // Already inside a stream transaction (nested), or an engine without
+            // transactions (the fake): the writes go where the database sends them.
+            Err(e)
+                if e.is(quince_errors::TRANSACTION_NESTED)
+                    || e.is(quince_errors::TRANSACTION_DISALLOWED_OPERATION) =>
+            {
                 return self.execute(&self.plan, &self.database, control, user, sink);
             }
             Err(e) => return Err(e),

@@ -100,6 +100,20 @@ pub(crate) async fn query(api: &Api, req: ApiRequest) -> ApiResult {
             req.require_database(Access::Write)?;
             Ok(ok(registry.update_properties(&object(&req)?)?.to_json()))
         }
+        (&Method::GET, ["rules"]) => {
+            req.require_database(Access::Read)?;
+            let rules: Vec<Value> = quince_aql::plan::RULES
+                .iter()
+                .map(|name| {
+                    json!({"name": name, "flags": {
+                        "hidden": false, "clusterOnly": false, "canBeDisabled": false,
+                        "canCreateAdditionalPlans": false, "disabledByDefault": false,
+                        "enterpriseOnly": false,
+                    }})
+                })
+                .collect();
+            Ok(ApiResponse::json(200, &Value::Array(rules)))
+        }
         (&Method::GET, ["current"]) => {
             req.require_database(Access::Read)?;
             Ok(ApiResponse::json(200, &Value::Array(registry.current(&database))))
@@ -126,7 +140,9 @@ pub(crate) async fn query(api: &Api, req: ApiRequest) -> ApiResult {
             }
             Ok(ok(json!({})))
         }
-        (_, [] | ["properties"] | ["current"] | ["slow"] | [_]) => Err(method_not_allowed()),
+        (_, [] | ["properties"] | ["current"] | ["slow"] | ["rules"] | [_]) => {
+            Err(method_not_allowed())
+        }
         _ => Err(unknown_path(&req.path)),
     }
 }
@@ -156,6 +172,21 @@ pub(crate) async fn query_cache(api: &Api, req: ApiRequest) -> ApiResult {
             Ok(ok(json!({})))
         }
         (_, ["properties"] | ["entries"] | []) => Err(method_not_allowed()),
+        _ => Err(unknown_path(&req.path)),
+    }
+}
+
+/// Every request under `/_api/query-plan-cache`: Quince keeps no plans between queries (a
+/// plan is made per query in microseconds), so the list is empty and clearing is a no-op.
+pub(crate) async fn query_plan_cache(req: ApiRequest) -> ApiResult {
+    req.require_database(Access::Read)?;
+    match (&req.method, req.suffix.len()) {
+        (&Method::GET, 0) => Ok(ApiResponse::json(200, &json!([]))),
+        (&Method::DELETE, 0) => {
+            req.require_database(Access::Write)?;
+            Ok(ok(json!({})))
+        }
+        (_, 0) => Err(method_not_allowed()),
         _ => Err(unknown_path(&req.path)),
     }
 }

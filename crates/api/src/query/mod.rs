@@ -19,7 +19,7 @@ mod manage;
 
 pub(crate) use cursor::handle as cursor;
 pub(crate) use functions::handle as aql_functions;
-pub(crate) use manage::{explain, query, query_cache};
+pub(crate) use manage::{explain, query, query_cache, query_plan_cache};
 
 use quince_aql::plan::UsedCollection;
 use quince_errors::Result;

@@ -28,6 +28,13 @@ pub use compile::compile;
 pub use expr::{CExpr, CKey, CQuantifier};
 pub use optimize::optimize;
 
+/// Every optimizer rule Quince applies (`GET /_api/query/rules`), by ArangoDB's names.
+pub const RULES: &[&str] = &[
+    "remove-unnecessary-calculations",
+    "use-indexes",
+    "move-filters-into-enumerate",
+];
+
 /// A variable slot: an index into a row.
 pub type Slot = usize;
 
