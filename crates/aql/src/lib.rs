@@ -13,3 +13,4 @@
 //! and column; nothing here touches an engine except through the operations interface.
 
 pub mod ast;
+pub mod syntax;
