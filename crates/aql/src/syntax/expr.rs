@@ -63,7 +63,10 @@ impl Parser<'_> {
     fn binary(&mut self, min: u8, stop_at_in: bool) -> Result<Expr, ArangoError> {
         self.enter()?;
         let mut lhs = self.unary()?;
+        let mut links = 0;
         loop {
+            links += 1;
+            self.check_chain(links)?;
             let tok = self.tok().clone();
             let (op, level) = match tok {
                 Tok::Punct(Punct::Question) if TERNARY >= min => {
@@ -267,7 +270,10 @@ impl Parser<'_> {
         // True while `expr` is an expansion this chain opened: later suffixes extend it (an
         // expansion in parentheses is closed).
         let mut open_expansion = false;
+        let mut links = 0;
         loop {
+            links += 1;
+            self.check_chain(links)?;
             if self.eat_punct(Punct::Dot) {
                 let step = match self.tok().clone() {
                     Tok::Ident(name) => Step::Attribute(name),

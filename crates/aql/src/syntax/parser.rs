@@ -22,9 +22,15 @@ use super::lexer::{Keyword, Punct, Tok, Token};
 use super::scope::{ScopeKind, Scopes};
 use crate::ast::{Expr, Operation, OperationKind, Query, Span};
 
-/// The deepest nesting of expressions and subqueries accepted; deeper input is error 1524
-/// rather than a stack overflow.
-const NESTING_MAX: u32 = 200;
+/// The deepest recursion of the parser (parentheses, arrays, objects, calls, prefix
+/// operators, subqueries) accepted; deeper input is error 1524 rather than a stack overflow.
+/// Kept well below ArangoDB's 500 so that a debug build stays within a 2 MiB thread stack.
+const NESTING_MAX: u32 = 64;
+
+/// The deepest expression tree accepted (ArangoDB's limit); operator and path chains
+/// (`1 + 1 + ...`, `a.b.c...`) count one level per link, so later recursive walks of the
+/// tree are bounded too.
+const EXPRESSION_DEPTH_MAX: u32 = 500;
 
 /// The parser state.
 pub(crate) struct Parser<'a> {
@@ -165,6 +171,18 @@ impl<'a> Parser<'a> {
     pub(crate) fn enter(&mut self) -> Result<(), ArangoError> {
         self.nesting += 1;
         if self.nesting > NESTING_MAX {
+            return Err(error::plain(
+                quince_errors::QUERY_TOO_MUCH_NESTING,
+                quince_errors::QUERY_TOO_MUCH_NESTING.message,
+            ));
+        }
+        Ok(())
+    }
+
+    /// Checks that `links` more levels of a chain built at the current nesting stay within
+    /// [`EXPRESSION_DEPTH_MAX`] (error 1524 otherwise).
+    pub(crate) fn check_chain(&self, links: u32) -> Result<(), ArangoError> {
+        if self.nesting.saturating_add(links) > EXPRESSION_DEPTH_MAX {
             return Err(error::plain(
                 quince_errors::QUERY_TOO_MUCH_NESTING,
                 quince_errors::QUERY_TOO_MUCH_NESTING.message,
