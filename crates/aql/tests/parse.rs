@@ -23,14 +23,30 @@ fn python_arango_templates() {
         },
         OperationKind::Filter(bin(
             And,
-            bin(Eq, attr(name("doc"), "a"), obj(vec![("x", Expr::Array(vec![int(1), lit(json!(null))]))])),
+            bin(
+                Eq,
+                attr(name("doc"), "a"),
+                obj(vec![("x", Expr::Array(vec![int(1), lit(json!(null))]))]),
+            ),
             bin(Eq, attr(attr(name("doc"), "b"), "c"), s("s")),
         )),
-        OperationKind::Limit { offset: Some(int(0)), count: int(5) },
-        OperationKind::Sort(vec![SortKey { value: attr(name("doc"), "x"), ascending: true }]),
-        OperationKind::Return { distinct: false, value: name("doc") },
+        OperationKind::Limit {
+            offset: Some(int(0)),
+            count: int(5),
+        },
+        OperationKind::Sort(vec![SortKey {
+            value: attr(name("doc"), "x"),
+            ascending: true,
+        }]),
+        OperationKind::Return {
+            distinct: false,
+            value: name("doc"),
+        },
     ];
-    assert_eq!(q.operations.into_iter().map(|o| o.kind).collect::<Vec<_>>(), expected);
+    assert_eq!(
+        q.operations.into_iter().map(|o| o.kind).collect::<Vec<_>>(),
+        expected
+    );
 
     let q = kinds(
         "FOR doc IN @@collection FILTER doc.@field >= @lower && doc.@field < @upper \
@@ -44,7 +60,13 @@ fn python_arango_templates() {
             bin(Lt, index(name("doc"), bind("field")), bind("upper")),
         ))
     );
-    assert_eq!(q[2], OperationKind::Limit { offset: Some(bind("skip")), count: bind("limit") });
+    assert_eq!(
+        q[2],
+        OperationKind::Limit {
+            offset: Some(bind("skip")),
+            count: bind("limit")
+        }
+    );
 
     let q = kinds(
         "UPDATE doc WITH @body IN @@collection OPTIONS { keepNull: @keep_none, \
@@ -53,7 +75,10 @@ fn python_arango_templates() {
     assert_eq!(
         q,
         vec![OperationKind::Modify(Modify {
-            kind: ModifyKind::Update { key: Some(name("doc")), document: bind("body") },
+            kind: ModifyKind::Update {
+                key: Some(name("doc")),
+                document: bind("body")
+            },
             collection: CollectionRef::Bind("collection".into()),
             options: Some(obj(vec![
                 ("keepNull", bind("keep_none")),
@@ -64,8 +89,20 @@ fn python_arango_templates() {
     );
 
     let q = kinds("FOR doc IN @@collection SORT RAND() LIMIT 1 RETURN doc");
-    assert_eq!(q[1], OperationKind::Sort(vec![SortKey { value: call("RAND", vec![]), ascending: true }]));
-    assert_eq!(q[2], OperationKind::Limit { offset: None, count: int(1) });
+    assert_eq!(
+        q[1],
+        OperationKind::Sort(vec![SortKey {
+            value: call("RAND", vec![]),
+            ascending: true
+        }])
+    );
+    assert_eq!(
+        q[2],
+        OperationKind::Limit {
+            offset: None,
+            count: int(1)
+        }
+    );
 
     assert_eq!(expr_of("SLEEP(0.1)"), call("SLEEP", vec![lit(json!(0.1))]));
 }
@@ -73,27 +110,66 @@ fn python_arango_templates() {
 #[test]
 fn precedence() {
     let (a, b, c) = (name("a"), name("b"), name("c"));
-    assert_eq!(expr_of("1 + 2 * 3"), bin(Add, int(1), bin(Mul, int(2), int(3))));
-    assert_eq!(expr_of("1 - 2 - 3"), bin(Sub, bin(Sub, int(1), int(2)), int(3)));
-    assert_eq!(expr_of("a || b && c"), bin(Or, a.clone(), bin(And, b.clone(), c.clone())));
-    assert_eq!(expr_of("a OR b AND c"), bin(Or, a.clone(), bin(And, b.clone(), c.clone())));
-    assert_eq!(expr_of("NOT a == b"), bin(Eq, un(UnaryOp::Not, a.clone()), b.clone()));
+    assert_eq!(
+        expr_of("1 + 2 * 3"),
+        bin(Add, int(1), bin(Mul, int(2), int(3)))
+    );
+    assert_eq!(
+        expr_of("1 - 2 - 3"),
+        bin(Sub, bin(Sub, int(1), int(2)), int(3))
+    );
+    assert_eq!(
+        expr_of("a || b && c"),
+        bin(Or, a.clone(), bin(And, b.clone(), c.clone()))
+    );
+    assert_eq!(
+        expr_of("a OR b AND c"),
+        bin(Or, a.clone(), bin(And, b.clone(), c.clone()))
+    );
+    assert_eq!(
+        expr_of("NOT a == b"),
+        bin(Eq, un(UnaryOp::Not, a.clone()), b.clone())
+    );
     assert_eq!(expr_of("!a.x"), un(UnaryOp::Not, attr(a.clone(), "x")));
-    assert_eq!(expr_of("a IN b == true"), bin(Eq, bin(In, a.clone(), b.clone()), lit(json!(true))));
-    assert_eq!(expr_of("a == b IN c"), bin(Eq, a.clone(), bin(In, b.clone(), c.clone())));
-    assert_eq!(expr_of("a < b IN c"), bin(In, bin(Lt, a.clone(), b.clone()), c.clone()));
-    assert_eq!(expr_of("1..2 + 3"), Expr::Range(Box::new(int(1)), Box::new(bin(Add, int(2), int(3)))));
+    assert_eq!(
+        expr_of("a IN b == true"),
+        bin(Eq, bin(In, a.clone(), b.clone()), lit(json!(true)))
+    );
+    assert_eq!(
+        expr_of("a == b IN c"),
+        bin(Eq, a.clone(), bin(In, b.clone(), c.clone()))
+    );
+    assert_eq!(
+        expr_of("a < b IN c"),
+        bin(In, bin(Lt, a.clone(), b.clone()), c.clone())
+    );
+    assert_eq!(
+        expr_of("1..2 + 3"),
+        Expr::Range(Box::new(int(1)), Box::new(bin(Add, int(2), int(3))))
+    );
     assert_eq!(expr_of("a NOT IN b"), bin(NotIn, a.clone(), b.clone()));
     assert_eq!(expr_of("a not like b"), bin(NotLike, a.clone(), b.clone()));
     assert_eq!(expr_of("a =~ b"), bin(RegexMatch, a.clone(), b.clone()));
-    assert_eq!(expr_of("a NOT =~ b"), bin(RegexNotMatch, a.clone(), b.clone()));
+    assert_eq!(
+        expr_of("a NOT =~ b"),
+        bin(RegexNotMatch, a.clone(), b.clone())
+    );
     assert_eq!(expr_of("a NOT !~ b"), bin(RegexMatch, a.clone(), b.clone()));
-    assert_eq!(expr_of("a LIKE b || c"), bin(Or, bin(Like, a.clone(), b.clone()), c.clone()));
-    assert_eq!(expr_of("-a * b"), bin(Mul, un(UnaryOp::Minus, a.clone()), b.clone()));
+    assert_eq!(
+        expr_of("a LIKE b || c"),
+        bin(Or, bin(Like, a.clone(), b.clone()), c.clone())
+    );
+    assert_eq!(
+        expr_of("-a * b"),
+        bin(Mul, un(UnaryOp::Minus, a.clone()), b.clone())
+    );
     assert_eq!(expr_of("-1"), int(-1));
     assert_eq!(expr_of("- 2.5"), lit(json!(-2.5)));
     assert_eq!(expr_of("+3"), int(3));
-    assert_eq!(expr_of("(1 + 2) * 3"), bin(Mul, bin(Add, int(1), int(2)), int(3)));
+    assert_eq!(
+        expr_of("(1 + 2) * 3"),
+        bin(Mul, bin(Add, int(1), int(2)), int(3))
+    );
     let ternary = |c, t: Option<Expr>, o| Expr::Ternary {
         condition: Box::new(c),
         then: t.map(Box::new),
@@ -101,7 +177,11 @@ fn precedence() {
     };
     assert_eq!(
         expr_of("a || b ? 1 : c ? 2 : 3"),
-        ternary(bin(Or, a.clone(), b.clone()), Some(int(1)), ternary(c.clone(), Some(int(2)), int(3)))
+        ternary(
+            bin(Or, a.clone(), b.clone()),
+            Some(int(1)),
+            ternary(c.clone(), Some(int(2)), int(3))
+        )
     );
     assert_eq!(expr_of("a ?: b"), ternary(a.clone(), None, b.clone()));
     assert_eq!(expr_of("a ? : b"), ternary(a.clone(), None, b.clone()));
@@ -110,18 +190,49 @@ fn precedence() {
 #[test]
 fn array_comparison_operators() {
     let arr = Expr::Array(vec![int(1), int(2)]);
-    assert_eq!(expr_of("[1, 2] ALL == 1"), quant(Quantifier::All, Eq, arr.clone(), int(1)));
-    assert_eq!(expr_of("[1, 2] any in [3]"), quant(Quantifier::Any, In, arr.clone(), Expr::Array(vec![int(3)])));
-    assert_eq!(expr_of("[1, 2] NONE > 0"), quant(Quantifier::None, Gt, arr.clone(), int(0)));
-    assert_eq!(expr_of("[1, 2] ALL NOT IN [3]"), quant(Quantifier::All, NotIn, arr.clone(), Expr::Array(vec![int(3)])));
+    assert_eq!(
+        expr_of("[1, 2] ALL == 1"),
+        quant(Quantifier::All, Eq, arr.clone(), int(1))
+    );
+    assert_eq!(
+        expr_of("[1, 2] any in [3]"),
+        quant(Quantifier::Any, In, arr.clone(), Expr::Array(vec![int(3)]))
+    );
+    assert_eq!(
+        expr_of("[1, 2] NONE > 0"),
+        quant(Quantifier::None, Gt, arr.clone(), int(0))
+    );
+    assert_eq!(
+        expr_of("[1, 2] ALL NOT IN [3]"),
+        quant(
+            Quantifier::All,
+            NotIn,
+            arr.clone(),
+            Expr::Array(vec![int(3)])
+        )
+    );
     assert_eq!(
         expr_of("[1, 2] AT LEAST (1+1) == 2"),
-        quant(Quantifier::AtLeast(Box::new(bin(Add, int(1), int(1)))), Eq, arr.clone(), int(2))
+        quant(
+            Quantifier::AtLeast(Box::new(bin(Add, int(1), int(1)))),
+            Eq,
+            arr.clone(),
+            int(2)
+        )
     );
     // The quantifier binds looser than `==` on its left and tighter than `&&`.
     assert_eq!(
         expr_of("x && a == b ALL == c"),
-        bin(And, name("x"), quant(Quantifier::All, Eq, bin(Eq, name("a"), name("b")), name("c")))
+        bin(
+            And,
+            name("x"),
+            quant(
+                Quantifier::All,
+                Eq,
+                bin(Eq, name("a"), name("b")),
+                name("c")
+            )
+        )
     );
     assert_eq!(
         expr_of("a ANY < b + 1"),
@@ -131,35 +242,58 @@ fn array_comparison_operators() {
 
 #[test]
 fn member_access_calls_and_literals() {
-    assert_eq!(expr_of("a.b[0][\"c\"]"), index(index(attr(name("a"), "b"), int(0)), s("c")));
-    assert_eq!(expr_of("doc.@attr.@sub"), index(index(name("doc"), bind("attr")), bind("sub")));
-    assert_eq!(expr_of("concat('a', 1)"), call("CONCAT", vec![s("a"), int(1)]));
+    assert_eq!(
+        expr_of("a.b[0][\"c\"]"),
+        index(index(attr(name("a"), "b"), int(0)), s("c"))
+    );
+    assert_eq!(
+        expr_of("doc.@attr.@sub"),
+        index(index(name("doc"), bind("attr")), bind("sub"))
+    );
+    assert_eq!(
+        expr_of("concat('a', 1)"),
+        call("CONCAT", vec![s("a"), int(1)])
+    );
     assert_eq!(expr_of("my::ns::Func()"), call("MY::NS::FUNC", vec![]));
-    assert_eq!(expr_of("LIKE(a, 'x%')"), call("LIKE", vec![name("a"), s("x%")]));
-    assert_eq!(expr_of("[1, 'a', null, true, false,]"), Expr::Array(vec![
-        int(1),
-        s("a"),
-        lit(json!(null)),
-        lit(json!(true)),
-        lit(json!(false))
-    ]));
+    assert_eq!(
+        expr_of("LIKE(a, 'x%')"),
+        call("LIKE", vec![name("a"), s("x%")])
+    );
+    assert_eq!(
+        expr_of("[1, 'a', null, true, false,]"),
+        Expr::Array(vec![
+            int(1),
+            s("a"),
+            lit(json!(null)),
+            lit(json!(true)),
+            lit(json!(false))
+        ])
+    );
     assert_eq!(expr_of("True"), lit(json!(true)));
     assert_eq!(expr_of("FALSE"), lit(json!(false)));
     let q = parse_ok("LET a = 1 RETURN { a, 'b c': 2, [CONCAT('x', 'y')]: 3, @k: 4, d: @v, }");
-    let OperationKind::Return { value, .. } = &q.operations[1].kind else { panic!() };
+    let OperationKind::Return { value, .. } = &q.operations[1].kind else {
+        panic!()
+    };
     assert_eq!(
         value,
         &Expr::Object(vec![
             (ObjectKey::Static("a".into()), name("a")),
             (ObjectKey::Static("b c".into()), int(2)),
-            (ObjectKey::Computed(call("CONCAT", vec![s("x"), s("y")])), int(3)),
+            (
+                ObjectKey::Computed(call("CONCAT", vec![s("x"), s("y")])),
+                int(3)
+            ),
             (ObjectKey::Bind("k".into()), int(4)),
             (ObjectKey::Static("d".into()), bind("v")),
         ])
     );
     assert_eq!(expr_of("`filter`.`sort`"), attr(name("filter"), "sort"));
     assert_eq!(expr_of("´my-coll´"), name("my-coll"));
-    assert_eq!(expr_of("a.options.keep.count"), attr(attr(attr(name("a"), "options"), "keep"), "count"));
+    assert_eq!(
+        expr_of("a.options.keep.count"),
+        attr(attr(attr(name("a"), "options"), "keep"), "count")
+    );
 }
 
 #[test]
@@ -168,7 +302,10 @@ fn numbers_and_strings() {
     assert_eq!(expr_of("0b1010"), int(10));
     assert_eq!(expr_of("1.5e3"), lit(json!(1500.0)));
     assert_eq!(expr_of("9223372036854775807"), int(i64::MAX));
-    assert_eq!(expr_of("9223372036854775808"), lit(json!(9223372036854775808.0)));
+    assert_eq!(
+        expr_of("9223372036854775808"),
+        lit(json!(9223372036854775808.0))
+    );
     assert_eq!(expr_of("-9223372036854775807"), int(-i64::MAX));
     assert_eq!(expr_of(".25"), lit(json!(0.25)));
     assert_eq!(expr_of(r#""a\tb\u0041\ud83d\ude00""#), s("a\tbA😀"));
@@ -183,7 +320,13 @@ fn numbers_and_strings() {
 fn expansion_and_inline_operations() {
     assert_eq!(
         expr_of("u.friends[*].name"),
-        expansion(attr(name("u"), "friends"), 1, None, None, Some(attr(Expr::Current, "name")))
+        expansion(
+            attr(name("u"), "friends"),
+            1,
+            None,
+            None,
+            Some(attr(Expr::Current, "name"))
+        )
     );
     assert_eq!(expr_of("a[*]"), expansion(name("a"), 1, None, None, None));
     assert_eq!(
@@ -203,7 +346,13 @@ fn expansion_and_inline_operations() {
             1,
             None,
             None,
-            Some(expansion(attr(Expr::Current, "b"), 1, None, None, Some(attr(Expr::Current, "c")))),
+            Some(expansion(
+                attr(Expr::Current, "b"),
+                1,
+                None,
+                None,
+                Some(attr(Expr::Current, "c"))
+            )),
         )
     );
     assert_eq!(
@@ -212,7 +361,13 @@ fn expansion_and_inline_operations() {
     );
     assert_eq!(
         expr_of("a[*].b[**]"),
-        expansion(expansion(name("a"), 1, None, None, Some(attr(Expr::Current, "b"))), 2, None, None, None)
+        expansion(
+            expansion(name("a"), 1, None, None, Some(attr(Expr::Current, "b"))),
+            2,
+            None,
+            None,
+            None
+        )
     );
     // CURRENT outside an inline expression is just a name.
     assert_eq!(expr_of("CURRENT"), name("CURRENT"));
@@ -225,16 +380,29 @@ fn subqueries() {
         operations: vec![
             Operation {
                 span: Span::default(),
-                kind: OperationKind::For { variable: "x".into(), source: name("c"), options: None },
+                kind: OperationKind::For {
+                    variable: "x".into(),
+                    source: name("c"),
+                    options: None,
+                },
             },
             Operation {
                 span: Span::default(),
-                kind: OperationKind::Return { distinct: false, value: name("x") },
+                kind: OperationKind::Return {
+                    distinct: false,
+                    value: name("x"),
+                },
             },
         ],
     };
-    assert_eq!(expr_of("(FOR x IN c RETURN x)"), Expr::Subquery(Box::new(inner.clone())));
-    assert_eq!(expr_of("LENGTH(FOR x IN c RETURN x)"), call("LENGTH", vec![Expr::Subquery(Box::new(inner))]));
+    assert_eq!(
+        expr_of("(FOR x IN c RETURN x)"),
+        Expr::Subquery(Box::new(inner.clone()))
+    );
+    assert_eq!(
+        expr_of("LENGTH(FOR x IN c RETURN x)"),
+        call("LENGTH", vec![Expr::Subquery(Box::new(inner))])
+    );
     assert_eq!(
         expr_of("(RETURN 1)[0]"),
         index(
@@ -242,7 +410,10 @@ fn subqueries() {
                 with: vec![],
                 operations: vec![Operation {
                     span: Span::default(),
-                    kind: OperationKind::Return { distinct: false, value: int(1) }
+                    kind: OperationKind::Return {
+                        distinct: false,
+                        value: int(1)
+                    }
                 }]
             })),
             int(0)
@@ -277,14 +448,20 @@ fn for_let_filter_search_sort_limit() {
             options: Some(obj(vec![("waitForSync", lit(json!(true)))])),
         }
     );
-    assert_eq!(kinds("FOR i IN 1..3 RETURN i")[0], OperationKind::For {
-        variable: "i".into(),
-        source: Expr::Range(Box::new(int(1)), Box::new(int(3))),
-        options: None,
-    });
+    assert_eq!(
+        kinds("FOR i IN 1..3 RETURN i")[0],
+        OperationKind::For {
+            variable: "i".into(),
+            source: Expr::Range(Box::new(int(1)), Box::new(int(3))),
+            options: None,
+        }
+    );
     assert_eq!(
         kinds("FOR x IN c SORT x.a 'DESC' RETURN x")[1],
-        OperationKind::Sort(vec![SortKey { value: attr(name("x"), "a"), ascending: false }])
+        OperationKind::Sort(vec![SortKey {
+            value: attr(name("x"), "a"),
+            ascending: false
+        }])
     );
 }
 
@@ -305,15 +482,21 @@ fn collect_forms() {
         count_into: None,
         options: None,
     };
-    assert_eq!(collect("FOR u IN c COLLECT WITH COUNT INTO n RETURN n"), Collect {
-        count_into: Some("n".into()),
-        ..empty.clone()
-    });
-    assert_eq!(collect("FOR u IN c COLLECT a = u.a WITH COUNT INTO n RETURN n"), Collect {
-        groups: vec![("a".into(), attr(name("u"), "a"))],
-        count_into: Some("n".into()),
-        ..empty.clone()
-    });
+    assert_eq!(
+        collect("FOR u IN c COLLECT WITH COUNT INTO n RETURN n"),
+        Collect {
+            count_into: Some("n".into()),
+            ..empty.clone()
+        }
+    );
+    assert_eq!(
+        collect("FOR u IN c COLLECT a = u.a WITH COUNT INTO n RETURN n"),
+        Collect {
+            groups: vec![("a".into(), attr(name("u"), "a"))],
+            count_into: Some("n".into()),
+            ..empty.clone()
+        }
+    );
     assert_eq!(
         collect("FOR u IN c COLLECT a = u.a AGGREGATE m = MAX(u.x), s = SUM(u.y) INTO g OPTIONS { method: 'hash' } RETURN a"),
         Collect {
@@ -327,28 +510,61 @@ fn collect_forms() {
             ..empty.clone()
         }
     );
-    assert_eq!(collect("FOR u IN c COLLECT AGGREGATE m = MIN(u.x) RETURN m"), Collect {
-        aggregates: vec![("m".into(), call("MIN", vec![attr(name("u"), "x")]))],
-        ..empty.clone()
-    });
-    assert_eq!(collect("FOR u IN c COLLECT a = u.a, b = u.b INTO g = u.name RETURN g"), Collect {
-        groups: vec![("a".into(), attr(name("u"), "a")), ("b".into(), attr(name("u"), "b"))],
-        into: Some(CollectInto { variable: "g".into(), value: Some(attr(name("u"), "name")) }),
-        ..empty.clone()
-    });
-    assert_eq!(collect("FOR u IN c LET k = 1 COLLECT a = u.a INTO g KEEP u, k RETURN g"), Collect {
-        groups: vec![("a".into(), attr(name("u"), "a"))],
-        into: Some(CollectInto { variable: "g".into(), value: None }),
-        keep: vec!["u".into(), "k".into()],
-        ..empty.clone()
-    });
+    assert_eq!(
+        collect("FOR u IN c COLLECT AGGREGATE m = MIN(u.x) RETURN m"),
+        Collect {
+            aggregates: vec![("m".into(), call("MIN", vec![attr(name("u"), "x")]))],
+            ..empty.clone()
+        }
+    );
+    assert_eq!(
+        collect("FOR u IN c COLLECT a = u.a, b = u.b INTO g = u.name RETURN g"),
+        Collect {
+            groups: vec![
+                ("a".into(), attr(name("u"), "a")),
+                ("b".into(), attr(name("u"), "b"))
+            ],
+            into: Some(CollectInto {
+                variable: "g".into(),
+                value: Some(attr(name("u"), "name"))
+            }),
+            ..empty.clone()
+        }
+    );
+    assert_eq!(
+        collect("FOR u IN c LET k = 1 COLLECT a = u.a INTO g KEEP u, k RETURN g"),
+        Collect {
+            groups: vec![("a".into(), attr(name("u"), "a"))],
+            into: Some(CollectInto {
+                variable: "g".into(),
+                value: None
+            }),
+            keep: vec!["u".into(), "k".into()],
+            ..empty.clone()
+        }
+    );
     // After COLLECT in a loop, the loop variable is gone and may be declared again.
     parse_ok("FOR u IN c COLLECT a = u.a FOR u IN d RETURN [a, u]");
-    assert_eq!(parse_err("FOR u IN c COLLECT a = u.a KEEP u RETURN a").num(), 1501);
-    assert_eq!(parse_err("FOR u IN c COLLECT a = u.a INTO g KEEP zz RETURN a").num(), 1501);
-    assert_eq!(parse_err("FOR u IN c COLLECT a = u.a AGGREGATE m = MAX(a) RETURN a").num(), 1512);
-    assert_eq!(parse_err("FOR u IN c COLLECT WITH COUNTS INTO n RETURN n").num(), 1501);
-    assert_eq!(parse_err("FOR u IN c COLLECT a = u.a AGGREGATE m = 1 RETURN a").num(), 1501);
+    assert_eq!(
+        parse_err("FOR u IN c COLLECT a = u.a KEEP u RETURN a").num(),
+        1501
+    );
+    assert_eq!(
+        parse_err("FOR u IN c COLLECT a = u.a INTO g KEEP zz RETURN a").num(),
+        1501
+    );
+    assert_eq!(
+        parse_err("FOR u IN c COLLECT a = u.a AGGREGATE m = MAX(a) RETURN a").num(),
+        1512
+    );
+    assert_eq!(
+        parse_err("FOR u IN c COLLECT WITH COUNTS INTO n RETURN n").num(),
+        1501
+    );
+    assert_eq!(
+        parse_err("FOR u IN c COLLECT a = u.a AGGREGATE m = 1 RETURN a").num(),
+        1501
+    );
 }
 
 #[test]
@@ -362,15 +578,23 @@ fn window_forms() {
         })
     );
     assert_eq!(
-        kinds("FOR t IN c WINDOW t.time WITH { preceding: 'PT1H' } AGGREGATE a = AVG(t.v) RETURN a")[1],
+        kinds(
+            "FOR t IN c WINDOW t.time WITH { preceding: 'PT1H' } AGGREGATE a = AVG(t.v) RETURN a"
+        )[1],
         OperationKind::Window(Window {
             range_value: Some(attr(name("t"), "time")),
             bounds: obj(vec![("preceding", s("PT1H"))]),
             aggregates: vec![("a".into(), call("AVG", vec![attr(name("t"), "v")]))],
         })
     );
-    assert_eq!(parse_err("FOR t IN c WINDOW { } AGGREGATE s = SUM(t) RETURN s").num(), 1501);
-    assert_eq!(parse_err("FOR t IN c WINDOW { before: 1 } AGGREGATE s = SUM(t) RETURN s").num(), 1501);
+    assert_eq!(
+        parse_err("FOR t IN c WINDOW { } AGGREGATE s = SUM(t) RETURN s").num(),
+        1501
+    );
+    assert_eq!(
+        parse_err("FOR t IN c WINDOW { before: 1 } AGGREGATE s = SUM(t) RETURN s").num(),
+        1501
+    );
 }
 
 #[test]
@@ -379,50 +603,79 @@ fn data_modification() {
         Some(OperationKind::Modify(m)) => m,
         other => panic!("{other:?}"),
     };
-    assert_eq!(modify("INSERT { a: 1 } INTO c"), Modify {
-        kind: ModifyKind::Insert { document: obj(vec![("a", int(1))]) },
-        collection: CollectionRef::Name("c".into()),
-        options: None,
-    });
-    assert_eq!(modify("FOR d IN c UPDATE d IN c"), Modify {
-        kind: ModifyKind::Update { key: None, document: name("d") },
-        collection: CollectionRef::Name("c".into()),
-        options: None,
-    });
-    assert_eq!(modify("FOR d IN c REPLACE d._key WITH { b: 2 } INTO 'c'"), Modify {
-        kind: ModifyKind::Replace { key: Some(attr(name("d"), "_key")), document: obj(vec![("b", int(2))]) },
-        collection: CollectionRef::Name("c".into()),
-        options: None,
-    });
-    assert_eq!(modify("REMOVE 'k' IN @@c OPTIONS { ignoreErrors: true }"), Modify {
-        kind: ModifyKind::Remove { key: s("k") },
-        collection: CollectionRef::Bind("c".into()),
-        options: Some(obj(vec![("ignoreErrors", lit(json!(true)))])),
-    });
-    assert_eq!(modify("UPSERT { a: 1 } INSERT { a: 1 } UPDATE { b: OLD.b + 1 } IN c"), Modify {
-        kind: ModifyKind::Upsert {
-            search: UpsertSearch::Example(obj(vec![("a", int(1))])),
-            insert: obj(vec![("a", int(1))]),
-            update: obj(vec![("b", bin(Add, attr(name("OLD"), "b"), int(1)))]),
-            replace: false,
-        },
-        collection: CollectionRef::Name("c".into()),
-        options: None,
-    });
-    assert_eq!(modify("UPSERT FILTER CURRENT.a == 1 INSERT {} REPLACE {} INTO c"), Modify {
-        kind: ModifyKind::Upsert {
-            search: UpsertSearch::Filter(bin(Eq, attr(Expr::Current, "a"), int(1))),
-            insert: obj(vec![]),
-            update: obj(vec![]),
-            replace: true,
-        },
-        collection: CollectionRef::Name("c".into()),
-        options: None,
-    });
+    assert_eq!(
+        modify("INSERT { a: 1 } INTO c"),
+        Modify {
+            kind: ModifyKind::Insert {
+                document: obj(vec![("a", int(1))])
+            },
+            collection: CollectionRef::Name("c".into()),
+            options: None,
+        }
+    );
+    assert_eq!(
+        modify("FOR d IN c UPDATE d IN c"),
+        Modify {
+            kind: ModifyKind::Update {
+                key: None,
+                document: name("d")
+            },
+            collection: CollectionRef::Name("c".into()),
+            options: None,
+        }
+    );
+    assert_eq!(
+        modify("FOR d IN c REPLACE d._key WITH { b: 2 } INTO 'c'"),
+        Modify {
+            kind: ModifyKind::Replace {
+                key: Some(attr(name("d"), "_key")),
+                document: obj(vec![("b", int(2))])
+            },
+            collection: CollectionRef::Name("c".into()),
+            options: None,
+        }
+    );
+    assert_eq!(
+        modify("REMOVE 'k' IN @@c OPTIONS { ignoreErrors: true }"),
+        Modify {
+            kind: ModifyKind::Remove { key: s("k") },
+            collection: CollectionRef::Bind("c".into()),
+            options: Some(obj(vec![("ignoreErrors", lit(json!(true)))])),
+        }
+    );
+    assert_eq!(
+        modify("UPSERT { a: 1 } INSERT { a: 1 } UPDATE { b: OLD.b + 1 } IN c"),
+        Modify {
+            kind: ModifyKind::Upsert {
+                search: UpsertSearch::Example(obj(vec![("a", int(1))])),
+                insert: obj(vec![("a", int(1))]),
+                update: obj(vec![("b", bin(Add, attr(name("OLD"), "b"), int(1)))]),
+                replace: false,
+            },
+            collection: CollectionRef::Name("c".into()),
+            options: None,
+        }
+    );
+    assert_eq!(
+        modify("UPSERT FILTER CURRENT.a == 1 INSERT {} REPLACE {} INTO c"),
+        Modify {
+            kind: ModifyKind::Upsert {
+                search: UpsertSearch::Filter(bin(Eq, attr(Expr::Current, "a"), int(1))),
+                insert: obj(vec![]),
+                update: obj(vec![]),
+                replace: true,
+            },
+            collection: CollectionRef::Name("c".into()),
+            options: None,
+        }
+    );
     // `IN` inside the document is still an operator when a collection does not follow.
     assert_eq!(
         modify("FOR d IN c UPDATE d.x IN [1] IN c").kind,
-        ModifyKind::Update { key: None, document: bin(In, attr(name("d"), "x"), Expr::Array(vec![int(1)])) }
+        ModifyKind::Update {
+            key: None,
+            document: bin(In, attr(name("d"), "x"), Expr::Array(vec![int(1)]))
+        }
     );
     // A modification may be followed by more operations.
     let q = kinds("FOR d IN c INSERT d INTO e LET n = NEW RETURN n");
@@ -433,11 +686,14 @@ fn data_modification() {
 #[test]
 fn with_and_keywords_in_any_case() {
     let q = parse_ok("with a, @@b c FoR x In a ReTuRn x");
-    assert_eq!(q.with, vec![
-        CollectionRef::Name("a".into()),
-        CollectionRef::Bind("b".into()),
-        CollectionRef::Name("c".into())
-    ]);
+    assert_eq!(
+        q.with,
+        vec![
+            CollectionRef::Name("a".into()),
+            CollectionRef::Bind("b".into()),
+            CollectionRef::Name("c".into())
+        ]
+    );
     parse_ok("/* comment */ RETURN // line\n 1 /* x */");
 }
 
@@ -482,7 +738,11 @@ fn syntax_errors_and_positions() {
         let e = parse_err(text);
         assert_eq!(e.num(), *code, "{text}: {}", e.message);
         assert_eq!(e.status, 400, "{text}");
-        assert!(e.message.contains(message), "{text}:\n  got      {}\n  expected {message}", e.message);
+        assert!(
+            e.message.contains(message),
+            "{text}:\n  got      {}\n  expected {message}",
+            e.message
+        );
     }
 }
 

@@ -35,7 +35,11 @@ pub fn expr_of(expr: &str) -> Expr {
 
 /// The operation kinds of a parsed query.
 pub fn kinds(text: &str) -> Vec<OperationKind> {
-    parse_ok(text).operations.into_iter().map(|o| o.kind).collect()
+    parse_ok(text)
+        .operations
+        .into_iter()
+        .map(|o| o.kind)
+        .collect()
 }
 
 pub fn strip_query(q: Query) -> Query {
@@ -44,7 +48,10 @@ pub fn strip_query(q: Query) -> Query {
         operations: q
             .operations
             .into_iter()
-            .map(|o| Operation { span: Span::default(), kind: strip_kind(o.kind) })
+            .map(|o| Operation {
+                span: Span::default(),
+                kind: strip_kind(o.kind),
+            })
             .collect(),
     }
 }
@@ -60,24 +67,43 @@ fn strip_pairs(list: Vec<(String, Expr)>) -> Vec<(String, Expr)> {
 fn strip_kind(k: OperationKind) -> OperationKind {
     use OperationKind as K;
     match k {
-        K::For { variable, source, options } => {
-            K::For { variable, source: strip(source), options: strip_opt(options) }
-        }
-        K::Let { variable, value } => K::Let { variable, value: strip(value) },
+        K::For {
+            variable,
+            source,
+            options,
+        } => K::For {
+            variable,
+            source: strip(source),
+            options: strip_opt(options),
+        },
+        K::Let { variable, value } => K::Let {
+            variable,
+            value: strip(value),
+        },
         K::Filter(e) => K::Filter(strip(e)),
-        K::Search { condition, options } => {
-            K::Search { condition: strip(condition), options: strip_opt(options) }
-        }
+        K::Search { condition, options } => K::Search {
+            condition: strip(condition),
+            options: strip_opt(options),
+        },
         K::Sort(keys) => K::Sort(
             keys.into_iter()
-                .map(|k| SortKey { value: strip(k.value), ascending: k.ascending })
+                .map(|k| SortKey {
+                    value: strip(k.value),
+                    ascending: k.ascending,
+                })
                 .collect(),
         ),
-        K::Limit { offset, count } => K::Limit { offset: strip_opt(offset), count: strip(count) },
+        K::Limit { offset, count } => K::Limit {
+            offset: strip_opt(offset),
+            count: strip(count),
+        },
         K::Collect(c) => K::Collect(Collect {
             groups: strip_pairs(c.groups),
             aggregates: strip_pairs(c.aggregates),
-            into: c.into.map(|i| CollectInto { variable: i.variable, value: strip_opt(i.value) }),
+            into: c.into.map(|i| CollectInto {
+                variable: i.variable,
+                value: strip_opt(i.value),
+            }),
             keep: c.keep,
             count_into: c.count_into,
             options: strip_opt(c.options),
@@ -87,18 +113,30 @@ fn strip_kind(k: OperationKind) -> OperationKind {
             bounds: strip(w.bounds),
             aggregates: strip_pairs(w.aggregates),
         }),
-        K::Return { distinct, value } => K::Return { distinct, value: strip(value) },
+        K::Return { distinct, value } => K::Return {
+            distinct,
+            value: strip(value),
+        },
         K::Modify(m) => {
             let kind = match m.kind {
-                ModifyKind::Insert { document } => ModifyKind::Insert { document: strip(document) },
-                ModifyKind::Update { key, document } => {
-                    ModifyKind::Update { key: strip_opt(key), document: strip(document) }
-                }
-                ModifyKind::Replace { key, document } => {
-                    ModifyKind::Replace { key: strip_opt(key), document: strip(document) }
-                }
+                ModifyKind::Insert { document } => ModifyKind::Insert {
+                    document: strip(document),
+                },
+                ModifyKind::Update { key, document } => ModifyKind::Update {
+                    key: strip_opt(key),
+                    document: strip(document),
+                },
+                ModifyKind::Replace { key, document } => ModifyKind::Replace {
+                    key: strip_opt(key),
+                    document: strip(document),
+                },
                 ModifyKind::Remove { key } => ModifyKind::Remove { key: strip(key) },
-                ModifyKind::Upsert { search, insert, update, replace } => ModifyKind::Upsert {
+                ModifyKind::Upsert {
+                    search,
+                    insert,
+                    update,
+                    replace,
+                } => ModifyKind::Upsert {
                     search: match search {
                         UpsertSearch::Example(e) => UpsertSearch::Example(strip(e)),
                         UpsertSearch::Filter(e) => UpsertSearch::Filter(strip(e)),
@@ -108,7 +146,11 @@ fn strip_kind(k: OperationKind) -> OperationKind {
                     replace,
                 },
             };
-            K::Modify(Modify { kind, collection: m.collection, options: strip_opt(m.options) })
+            K::Modify(Modify {
+                kind,
+                collection: m.collection,
+                options: strip_opt(m.options),
+            })
         }
     }
 }
@@ -141,7 +183,12 @@ pub fn strip(e: Expr) -> Expr {
         })),
         Expr::Unary(op, e) => Expr::Unary(op, b(e)),
         Expr::Binary(op, l, r) => Expr::Binary(op, b(l), b(r)),
-        Expr::Quantified { quantifier, op, lhs, rhs } => Expr::Quantified {
+        Expr::Quantified {
+            quantifier,
+            op,
+            lhs,
+            rhs,
+        } => Expr::Quantified {
             quantifier: match quantifier {
                 Quantifier::AtLeast(n) => Quantifier::AtLeast(b(n)),
                 q => q,
@@ -150,13 +197,21 @@ pub fn strip(e: Expr) -> Expr {
             lhs: b(lhs),
             rhs: b(rhs),
         },
-        Expr::Ternary { condition, then, otherwise } => {
-            Expr::Ternary { condition: b(condition), then: then.map(b), otherwise: b(otherwise) }
-        }
+        Expr::Ternary {
+            condition,
+            then,
+            otherwise,
+        } => Expr::Ternary {
+            condition: b(condition),
+            then: then.map(b),
+            otherwise: b(otherwise),
+        },
         Expr::Range(l, r) => Expr::Range(b(l), b(r)),
-        Expr::Call { name, args, .. } => {
-            Expr::Call { name, args: args.into_iter().map(strip).collect(), span: Span::default() }
-        }
+        Expr::Call { name, args, .. } => Expr::Call {
+            name,
+            args: args.into_iter().map(strip).collect(),
+            span: Span::default(),
+        },
         Expr::Subquery(q) => Expr::Subquery(Box::new(strip_query(*q))),
         other => other,
     }
@@ -192,13 +247,27 @@ pub fn un(op: UnaryOp, e: Expr) -> Expr {
     Expr::Unary(op, Box::new(e))
 }
 pub fn call(n: &str, args: Vec<Expr>) -> Expr {
-    Expr::Call { name: n.into(), args, span: Span::default() }
+    Expr::Call {
+        name: n.into(),
+        args,
+        span: Span::default(),
+    }
 }
 pub fn obj(entries: Vec<(&str, Expr)>) -> Expr {
-    Expr::Object(entries.into_iter().map(|(k, v)| (ObjectKey::Static(k.into()), v)).collect())
+    Expr::Object(
+        entries
+            .into_iter()
+            .map(|(k, v)| (ObjectKey::Static(k.into()), v))
+            .collect(),
+    )
 }
 pub fn quant(quantifier: Quantifier, op: BinaryOp, l: Expr, r: Expr) -> Expr {
-    Expr::Quantified { quantifier, op, lhs: Box::new(l), rhs: Box::new(r) }
+    Expr::Quantified {
+        quantifier,
+        op,
+        lhs: Box::new(l),
+        rhs: Box::new(r),
+    }
 }
 pub fn expansion(
     base: Expr,
@@ -207,7 +276,13 @@ pub fn expansion(
     limit: Option<(Option<Expr>, Expr)>,
     projection: Option<Expr>,
 ) -> Expr {
-    Expr::Expansion(Box::new(Expansion { base, depth, filter, limit, projection }))
+    Expr::Expansion(Box::new(Expansion {
+        base,
+        depth,
+        filter,
+        limit,
+        projection,
+    }))
 }
 
 // ---- printing ---------------------------------------------------------------------------
@@ -216,7 +291,10 @@ pub fn expansion(
 pub fn print(e: &Expr) -> String {
     match e {
         Expr::Literal(v) => v.to_string(),
-        Expr::Array(items) => format!("[{}]", items.iter().map(print).collect::<Vec<_>>().join(", ")),
+        Expr::Array(items) => format!(
+            "[{}]",
+            items.iter().map(print).collect::<Vec<_>>().join(", ")
+        ),
         Expr::Object(entries) => {
             let parts: Vec<String> = entries
                 .iter()
@@ -247,7 +325,12 @@ pub fn print(e: &Expr) -> String {
             format!("({op}{})", print(e))
         }
         Expr::Binary(op, l, r) => format!("({} {} {})", print(l), op_text(*op), print(r)),
-        Expr::Quantified { quantifier, op, lhs, rhs } => {
+        Expr::Quantified {
+            quantifier,
+            op,
+            lhs,
+            rhs,
+        } => {
             let q = match quantifier {
                 Quantifier::All => "ALL".to_string(),
                 Quantifier::Any => "ANY".to_string(),
@@ -256,15 +339,31 @@ pub fn print(e: &Expr) -> String {
             };
             format!("({} {q} {} {})", print(lhs), op_text(*op), print(rhs))
         }
-        Expr::Ternary { condition, then: Some(t), otherwise } => {
-            format!("({} ? {} : {})", print(condition), print(t), print(otherwise))
+        Expr::Ternary {
+            condition,
+            then: Some(t),
+            otherwise,
+        } => {
+            format!(
+                "({} ? {} : {})",
+                print(condition),
+                print(t),
+                print(otherwise)
+            )
         }
-        Expr::Ternary { condition, then: None, otherwise } => {
+        Expr::Ternary {
+            condition,
+            then: None,
+            otherwise,
+        } => {
             format!("({} ?: {})", print(condition), print(otherwise))
         }
         Expr::Range(l, r) => format!("({}..{})", print(l), print(r)),
         Expr::Call { name, args, .. } => {
-            format!("{name}({})", args.iter().map(print).collect::<Vec<_>>().join(", "))
+            format!(
+                "{name}({})",
+                args.iter().map(print).collect::<Vec<_>>().join(", ")
+            )
         }
         Expr::Subquery(_) => unimplemented!("not generated"),
     }
