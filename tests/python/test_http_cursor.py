@@ -216,7 +216,8 @@ def test_kill_a_running_query(http, base):
     assert query["state"] == "executing" and query["stream"] is False
     killed = http.delete(f"{base}/_api/query/{query['id']}")
     assert killed.status_code == 200 and killed.json() == {"error": False, "code": 200}
-    result = wait_for(lambda: (lambda r: r if r.status_code != 204 else None)(
+    # A Response is falsy for a 4xx status, so the poll wraps it.
+    (result,) = wait_for(lambda: (lambda r: (r,) if r.status_code != 204 else None)(
         http.put(f"{base}/_api/job/{job_id}")), "the killed query's job")
     assert result.status_code == 410 and result.json()["errorNum"] == 1500
     missing = http.delete(f"{base}/_api/query/999999999")
