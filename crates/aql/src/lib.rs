@@ -13,3 +13,5 @@
 //! and column; nothing here touches an engine except through the operations interface.
 
 pub mod ast;
+pub mod functions;
+pub mod value;

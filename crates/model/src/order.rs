@@ -160,7 +160,11 @@ fn compare_ascii(a: &[u8], b: &[u8]) -> Ordering {
     significant(weights, a)
         .map(|w| w.0)
         .cmp(significant(weights, b).map(|w| w.0))
-        .then_with(|| significant(weights, a).map(|w| w.1).cmp(significant(weights, b).map(|w| w.1)))
+        .then_with(|| {
+            significant(weights, a)
+                .map(|w| w.1)
+                .cmp(significant(weights, b).map(|w| w.1))
+        })
 }
 
 /// The weights of the bytes that are not completely ignorable.
@@ -168,5 +172,8 @@ fn significant<'a>(
     weights: &'a [(u8, u8); 128],
     bytes: &'a [u8],
 ) -> impl Iterator<Item = (u8, u8)> + 'a {
-    bytes.iter().map(|byte| weights[usize::from(*byte)]).filter(|w| w.0 != 0)
+    bytes
+        .iter()
+        .map(|byte| weights[usize::from(*byte)])
+        .filter(|w| w.0 != 0)
 }

@@ -23,7 +23,9 @@ fn reference() -> CollatorBorrowed<'static> {
 }
 
 fn reference_order(collator: &CollatorBorrowed<'static>, a: &str, b: &str) -> Ordering {
-    collator.compare(a, b).then_with(|| a.as_bytes().cmp(b.as_bytes()))
+    collator
+        .compare(a, b)
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
 }
 
 #[test]
@@ -66,7 +68,11 @@ fn the_ascii_fast_path_agrees_with_icu_on_every_pair_of_ascii_characters() {
     let texts: Vec<String> = (0u8..128).map(|b| char::from(b).to_string()).collect();
     for a in &texts {
         for b in &texts {
-            assert_eq!(compare_strings(a, b), reference_order(&collator, a, b), "{a:?} vs {b:?}");
+            assert_eq!(
+                compare_strings(a, b),
+                reference_order(&collator, a, b),
+                "{a:?} vs {b:?}"
+            );
         }
     }
 }
@@ -83,7 +89,11 @@ fn the_ascii_fast_path_agrees_with_icu_on_two_character_strings() {
     }
     for a in &texts {
         for b in &texts {
-            assert_eq!(compare_strings(a, b), reference_order(&collator, a, b), "{a:?} vs {b:?}");
+            assert_eq!(
+                compare_strings(a, b),
+                reference_order(&collator, a, b),
+                "{a:?} vs {b:?}"
+            );
         }
     }
 }
@@ -91,8 +101,14 @@ fn the_ascii_fast_path_agrees_with_icu_on_two_character_strings() {
 #[test]
 fn strings_in_values_use_the_collation() {
     assert_eq!(compare_values(&json!("a"), &json!("B")), Ordering::Less);
-    assert_eq!(compare_values(&json!(["a", 1]), &json!(["B", 0])), Ordering::Less);
-    assert_eq!(compare_values(&json!({"k": "b"}), &json!({"k": "A"})), Ordering::Greater);
+    assert_eq!(
+        compare_values(&json!(["a", 1]), &json!(["B", 0])),
+        Ordering::Less
+    );
+    assert_eq!(
+        compare_values(&json!({"k": "b"}), &json!({"k": "A"})),
+        Ordering::Greater
+    );
 }
 
 proptest! {
@@ -129,8 +145,12 @@ proptest! {
 #[test]
 #[ignore]
 fn comparison_throughput() {
-    let ascii: Vec<String> = (0..1000).map(|i| format!("user-{:05}-Name", (i * 7919) % 100_000)).collect();
-    let unicode: Vec<String> = (0..1000).map(|i| format!("ürün-{:05}-Näme", (i * 7919) % 100_000)).collect();
+    let ascii: Vec<String> = (0..1000)
+        .map(|i| format!("user-{:05}-Name", (i * 7919) % 100_000))
+        .collect();
+    let unicode: Vec<String> = (0..1000)
+        .map(|i| format!("ürün-{:05}-Näme", (i * 7919) % 100_000))
+        .collect();
     for (label, texts) in [("ascii", &ascii), ("non-ascii", &unicode)] {
         let start = std::time::Instant::now();
         let mut count = 0u64;
