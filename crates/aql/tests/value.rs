@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use quince_aql::ast::{BinaryOp, UnaryOp};
 use quince_aql::value::{
-    binary, equal, format_number, hash_key, number, quantified, to_number, to_string_value,
-    truthy, unary, Quantifier, Warning,
+    binary, equal, format_number, hash_key, number, quantified, to_number, to_string_value, truthy,
+    unary, Quantifier, Warning,
 };
 use serde_json::{json, Value};
 
@@ -50,16 +50,34 @@ fn arithmetic_casts_its_operands_like_to_number() {
         let result = ok(op, a.clone(), b.clone());
         assert_eq!(result, expected, "{a} {op:?} {b}");
     }
-    assert!(ok(Add, json!(1), json!(1)).is_i64(), "1 + 1 is the integer 2");
-    assert!(ok(Mul, json!(1.5), json!(2)).is_i64(), "integral results are integers");
+    assert!(
+        ok(Add, json!(1), json!(1)).is_i64(),
+        "1 + 1 is the integer 2"
+    );
+    assert!(
+        ok(Mul, json!(1.5), json!(2)).is_i64(),
+        "integral results are integers"
+    );
 }
 
 #[test]
 fn division_and_modulo_by_zero_are_null_with_a_warning() {
-    assert_eq!(eval(BinaryOp::Div, json!(1), json!(0)), (json!(null), vec![1562]));
-    assert_eq!(eval(BinaryOp::Mod, json!(1), json!(0)), (json!(null), vec![1562]));
-    assert_eq!(eval(BinaryOp::Div, json!(1), json!("x")), (json!(null), vec![1562]));
-    assert_eq!(eval(BinaryOp::Mul, json!(1e308), json!(10)), (json!(null), vec![]));
+    assert_eq!(
+        eval(BinaryOp::Div, json!(1), json!(0)),
+        (json!(null), vec![1562])
+    );
+    assert_eq!(
+        eval(BinaryOp::Mod, json!(1), json!(0)),
+        (json!(null), vec![1562])
+    );
+    assert_eq!(
+        eval(BinaryOp::Div, json!(1), json!("x")),
+        (json!(null), vec![1562])
+    );
+    assert_eq!(
+        eval(BinaryOp::Mul, json!(1e308), json!(10)),
+        (json!(null), vec![])
+    );
 }
 
 #[test]
@@ -98,7 +116,11 @@ fn comparisons_use_the_type_order_without_casts() {
         (In, json!([1]), json!([[1], 2]), true),
     ];
     for (op, a, b, expected) in rows {
-        assert_eq!(ok(op, a.clone(), b.clone()), json!(expected), "{a} {op:?} {b}");
+        assert_eq!(
+            ok(op, a.clone(), b.clone()),
+            json!(expected),
+            "{a} {op:?} {b}"
+        );
     }
 }
 
@@ -115,15 +137,29 @@ fn like_and_regex_operators() {
         (Like, json!("line\nbreak"), json!("line%"), json!(true)),
         (Like, json!(123), json!("1%"), json!(true)),
         (RegexMatch, json!("foo"), json!("^f[o].$"), json!(true)),
-        (RegexNotMatch, json!("foo"), json!("[a-z]+bar$"), json!(true)),
+        (
+            RegexNotMatch,
+            json!("foo"),
+            json!("[a-z]+bar$"),
+            json!(true),
+        ),
         (RegexMatch, json!("Foo"), json!("^f"), json!(false)),
     ];
     for (op, a, b, expected) in rows {
         assert_eq!(ok(op, a.clone(), b.clone()), expected, "{a} {op:?} {b}");
     }
-    assert_eq!(eval(RegexMatch, json!("a"), json!("(")), (json!(null), vec![1543]));
-    assert_eq!(eval(RegexNotMatch, json!("a"), json!("[")), (json!(null), vec![1543]));
-    assert_eq!(eval(RegexMatch, json!("aa"), json!("(a)\\1")), (json!(null), vec![1543]));
+    assert_eq!(
+        eval(RegexMatch, json!("a"), json!("(")),
+        (json!(null), vec![1543])
+    );
+    assert_eq!(
+        eval(RegexNotMatch, json!("a"), json!("[")),
+        (json!(null), vec![1543])
+    );
+    assert_eq!(
+        eval(RegexMatch, json!("aa"), json!("(a)\\1")),
+        (json!(null), vec![1543])
+    );
 }
 
 #[test]
@@ -144,7 +180,10 @@ fn unary_operators() {
     assert_eq!(unary(UnaryOp::Minus, &json!("5")), json!(-5));
     assert_eq!(unary(UnaryOp::Minus, &json!([8])), json!(-8));
     assert_eq!(unary(UnaryOp::Minus, &json!(0)), json!(0));
-    assert!(unary(UnaryOp::Minus, &json!(0)).is_i64(), "-0 is the integer 0");
+    assert!(
+        unary(UnaryOp::Minus, &json!(0)).is_i64(),
+        "-0 is the integer 0"
+    );
 }
 
 fn q(quantifier: Quantifier, op: BinaryOp, lhs: Value, rhs: Value) -> Value {
@@ -224,7 +263,10 @@ fn casts() {
     ] {
         assert_eq!(to_number(&value), expected, "{value}");
     }
-    assert_eq!(to_string_value(&json!([1.0, 2.5, "x", null])), "[1,2.5,\"x\",null]");
+    assert_eq!(
+        to_string_value(&json!([1.0, 2.5, "x", null])),
+        "[1,2.5,\"x\",null]"
+    );
     assert_eq!(to_string_value(&json!(1.0)), "1");
     assert_eq!(to_string_value(&json!(-0.0)), "0");
 }
@@ -238,7 +280,10 @@ fn the_canonical_number() {
     assert!(number(2.0).is_i64());
     assert!(number(-0.0).is_i64());
     assert!(number(9_007_199_254_740_992.0).is_i64());
-    assert!(number(18_014_398_509_481_984.0).is_f64(), "beyond 2^53 stays a double");
+    assert!(
+        number(18_014_398_509_481_984.0).is_f64(),
+        "beyond 2^53 stays a double"
+    );
     assert_eq!(number(0.5), json!(0.5));
 }
 
@@ -266,7 +311,11 @@ fn equal_values_hash_equally() {
     let groups = [
         vec![json!(1), json!(1.0)],
         vec![json!([1]), json!([1, null]), json!([1.0, null, null])],
-        vec![json!({"a": 1, "b": null}), json!({"a": 1.0}), json!({"a": 1})],
+        vec![
+            json!({"a": 1, "b": null}),
+            json!({"a": 1.0}),
+            json!({"a": 1}),
+        ],
         vec![json!("1")],
         vec![json!(null)],
         vec![json!(false)],
@@ -286,7 +335,13 @@ fn equal_values_hash_equally() {
         for (j, other) in groups.iter().enumerate() {
             if i != j {
                 assert!(!equal(&group[0], &other[0]));
-                assert_ne!(hash_key(&group[0]), hash_key(&other[0]), "{} vs {}", group[0], other[0]);
+                assert_ne!(
+                    hash_key(&group[0]),
+                    hash_key(&other[0]),
+                    "{} vs {}",
+                    group[0],
+                    other[0]
+                );
             }
         }
     }

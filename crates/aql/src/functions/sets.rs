@@ -21,7 +21,7 @@ use crate::value::{hash_key, number};
 
 type Out = Result<Value>;
 
-fn arrays<'a>(args: &'a [Value]) -> Option<Vec<&'a Vec<Value>>> {
+fn arrays(args: &[Value]) -> Option<Vec<&Vec<Value>>> {
     args.iter().map(Value::as_array).collect()
 }
 

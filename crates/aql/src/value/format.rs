@@ -40,7 +40,7 @@ pub fn format_number(value: f64) -> String {
         } else {
             String::new()
         };
-        let sign = if n - 1 >= 0 { "+" } else { "-" };
+        let sign = if n > 0 { "+" } else { "-" };
         format!("{}{tail}e{sign}{}", &digits[..1], (n - 1).abs())
     };
     format!("{sign}{body}")

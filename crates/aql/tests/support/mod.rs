@@ -39,10 +39,21 @@ impl TestContext {
                 cache_enabled: None,
             })
             .unwrap();
-        let items = vec![json!({"_key": "alice", "age": 42}), json!({"_key": "bob", "age": 23})];
-        let results = persons.write(WriteRequest::new(WriteKind::Insert, items, WriteOptions::default()));
+        let items = vec![
+            json!({"_key": "alice", "age": 42}),
+            json!({"_key": "bob", "age": 23}),
+        ];
+        let results = persons.write(WriteRequest::new(
+            WriteKind::Insert,
+            items,
+            WriteOptions::default(),
+        ));
         drop(results);
-        TestContext { database, warnings: Vec::new(), alive_checks_left: Cell::new(u32::MAX) }
+        TestContext {
+            database,
+            warnings: Vec::new(),
+            alive_checks_left: Cell::new(u32::MAX),
+        }
     }
 
     /// Calls a function by name, checking its arity as the planner would.
