@@ -247,7 +247,7 @@ pub fn window(executor: &mut Executor<'_>, node: &WindowNode, mut rows: Vec<Row>
             let mut values = Vec::with_capacity(n);
             for row in &rows {
                 let v = executor.eval(range, Env::of(row))?;
-                values.push(crate::value::to_number(&v).unwrap_or(0.0));
+                values.push(crate::value::to_number(&v));
             }
             Some(values)
         }

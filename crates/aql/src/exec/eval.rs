@@ -18,9 +18,8 @@ use std::sync::Arc;
 use quince_errors::Result;
 use serde_json::{Map, Value};
 
-use crate::ast::BinaryOp;
 use crate::plan::{CExpr, CKey, CQuantifier, Plan, Pipeline};
-use crate::value::{self, truthy};
+use crate::value::{self, truthy, Quantifier};
 
 use super::{Context, Control, Executor};
 
@@ -114,17 +113,21 @@ impl Executor<'_> {
                 lhs,
                 rhs,
             } => {
-                let at_least = match quantifier {
+                let quantifier = match quantifier {
+                    CQuantifier::All => Quantifier::All,
+                    CQuantifier::Any => Quantifier::Any,
+                    CQuantifier::None => Quantifier::None,
                     CQuantifier::AtLeast(n) => {
-                        value::to_number(self.eval(n, env)?.as_ref()).unwrap_or(0.0).max(0.0) as usize
+                        let n = value::to_number(self.eval(n, env)?.as_ref()).max(0.0);
+                        Quantifier::AtLeast(n as u64)
                     }
-                    _ => 0,
                 };
                 let left = self.eval(lhs, env)?;
                 let right = self.eval(rhs, env)?;
-                Cow::Owned(Value::Bool(self.quantified(
-                    quantifier, at_least, *op, &left, &right,
-                )))
+                let ctx = &mut self.ctx;
+                Cow::Owned(value::quantified(quantifier, *op, &left, &right, &mut |w| {
+                    crate::functions::FunctionContext::warn(ctx, w)
+                }))
             }
             CExpr::Ternary(condition, then, otherwise) => {
                 let condition_value = self.eval(condition, env)?;
@@ -138,8 +141,8 @@ impl Executor<'_> {
                 }
             }
             CExpr::Range(low, high) => {
-                let low = value::to_number(self.eval(low, env)?.as_ref()).unwrap_or(0.0);
-                let high = value::to_number(self.eval(high, env)?.as_ref()).unwrap_or(0.0);
+                let low = value::to_number(self.eval(low, env)?.as_ref());
+                let high = value::to_number(self.eval(high, env)?.as_ref());
                 Cow::Owned(range(low, high, &mut self.ctx)?)
             }
             CExpr::Call(function, args) => {
@@ -201,35 +204,6 @@ impl Executor<'_> {
                 Cow::Owned(Value::Array(out))
             }
         })
-    }
-
-    fn quantified(
-        &mut self,
-        quantifier: &CQuantifier,
-        at_least: usize,
-        op: BinaryOp,
-        lhs: &Value,
-        rhs: &Value,
-    ) -> bool {
-        let Value::Array(items) = lhs else {
-            return false;
-        };
-        let ctx = &mut self.ctx;
-        let mut hits = 0usize;
-        for item in items {
-            let result = value::binary(op, item, rhs, &mut |w| {
-                crate::functions::FunctionContext::warn(ctx, w)
-            });
-            if truthy(&result) {
-                hits += 1;
-            }
-        }
-        match quantifier {
-            CQuantifier::All => hits == items.len(),
-            CQuantifier::Any => hits > 0,
-            CQuantifier::None => hits == 0,
-            CQuantifier::AtLeast(_) => hits >= at_least,
-        }
     }
 
     /// Runs a subquery on a copy of the row and gathers what it returns.

@@ -1,81 +1,91 @@
-//! TEMPORARY stand-in for the function library being written on the `aql-values` branch; the
-//! merge replaces this file. The agreed interface and a handful of functions.
+//! AQL's standard function library.
+//!
+//! What it is: every built-in function Quince supports, each a [`Function`]: its name
+//! (upper-case), its arity, whether it is deterministic, and a plain `fn` that computes its
+//! value from evaluated arguments. [`lookup`] finds one by name (aliases included), [`all`]
+//! lists them; `docs/aql.md` lists every function of ArangoDB 3.12 with its status, and a
+//! test keeps that table and [`all`] in step. One family per file.
+//!
+//! What it is not: the planner's arity check (it uses `min_args`/`max_args` and reports
+//! 1541), lazy evaluation (arguments arrive evaluated), user-defined functions, ArangoSearch
+//! functions, or the index-backed `NEAR`, `WITHIN`, `WITHIN_RECTANGLE` and `FULLTEXT`.
+//!
+//! Invariants: as in ArangoDB, a wrong argument type answers `null` with warning 1542
+//! ("invalid argument type in call to function 'NAME()'") rather than failing; only the
+//! functions ArangoDB documents as failing return `Err` (`FAIL` 1569, `ASSERT` 1593, a killed
+//! query 1500, an unknown timezone, `REPLACE_NTH` without padding, ...). Functions marked
+//! not deterministic (`RAND`, `UUID`, `SLEEP`, `DATE_NOW`, `DOCUMENT`, ...) are never
+//! constant-folded or cached.
+
+mod args;
+mod arrays;
+mod bits;
+mod dates;
+mod dates_format;
+mod dates_parse;
+mod geo;
+mod hashes;
+mod misc;
+mod numeric;
+mod objects;
+mod registry;
+mod sets;
+mod statistics;
+mod strings;
+mod strings_regex;
+mod types;
+mod vectors;
 
 use quince_errors::Result;
-use quince_ops::DatabaseOps;
 use serde_json::Value;
 
-use crate::value::{number, Warning};
+use crate::value::Warning;
 
-/// What a function may ask of the query running it.
+pub use registry::{all, lookup};
+
+/// What a function may ask of the query that calls it.
 pub trait FunctionContext {
-    /// Adds a warning.
+    /// Records a warning (collected into the cursor's `extra.warnings`).
     fn warn(&mut self, warning: Warning);
-    /// The database the query runs in.
-    fn database(&self) -> &dyn DatabaseOps;
-    /// Err(1500) once killed or past maxRuntime.
+
+    /// The database the query runs in (for `DOCUMENT`, `COLLECTIONS`, `COLLECTION_COUNT`).
+    fn database(&self) -> &dyn quince_ops::DatabaseOps;
+
+    /// `Err(1500 query killed)` once the query was killed or ran past `maxRuntime`; `SLEEP`
+    /// polls it about every 10 ms so that a kill interrupts it.
     fn check_alive(&self) -> Result<()>;
-    /// The user running the query.
+
+    /// The authenticated user, if any (`CURRENT_USER()`).
     fn user(&self) -> Option<&str>;
 }
 
-/// One function.
+/// The signature of every function's implementation.
+pub type Call = fn(&mut dyn FunctionContext, &[Value]) -> Result<Value>;
+
+/// One built-in function.
+#[derive(Clone, Copy)]
 pub struct Function {
-    /// Upper-case name.
+    /// The name, upper-case (an alias has its own entry with the same `call`).
     pub name: &'static str,
-    /// Fewest arguments.
+    /// The fewest arguments accepted.
     pub min_args: usize,
-    /// Most arguments.
+    /// The most arguments accepted (`usize::MAX` for variadic functions).
     pub max_args: usize,
-    /// Same arguments, same result.
+    /// False for functions whose result may differ between calls with the same arguments
+    /// (`RAND`, `UUID`, `SLEEP`, `DATE_NOW`, `DOCUMENT`, ...): the query cache and constant
+    /// folding rely on this.
     pub deterministic: bool,
-    /// The implementation.
-    pub call: fn(&mut dyn FunctionContext, &[Value]) -> Result<Value>,
+    /// Computes the value from evaluated arguments.
+    pub call: Call,
 }
 
-static FUNCTIONS: &[Function] = &[
-    Function { name: "LENGTH", min_args: 1, max_args: 1, deterministic: true, call: length },
-    Function { name: "COUNT", min_args: 1, max_args: 1, deterministic: true, call: length },
-    Function { name: "SUM", min_args: 1, max_args: 1, deterministic: true, call: sum },
-    Function { name: "RAND", min_args: 0, max_args: 0, deterministic: false, call: rand },
-    Function { name: "SLEEP", min_args: 1, max_args: 1, deterministic: false, call: sleep },
-];
-
-fn length(_: &mut dyn FunctionContext, args: &[Value]) -> Result<Value> {
-    Ok(match &args[0] {
-        Value::Array(a) => Value::from(a.len()),
-        Value::Object(o) => Value::from(o.len()),
-        Value::String(s) => Value::from(s.chars().count()),
-        Value::Null => Value::from(0),
-        _ => Value::from(1),
-    })
-}
-
-fn sum(_: &mut dyn FunctionContext, args: &[Value]) -> Result<Value> {
-    let total: f64 = args[0].as_array().map(|a| a.iter().filter_map(Value::as_f64).sum()).unwrap_or(0.0);
-    Ok(number(total))
-}
-
-fn rand(_: &mut dyn FunctionContext, _: &[Value]) -> Result<Value> {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
-    Ok(number(f64::from(nanos % 1000) / 1000.0))
-}
-
-fn sleep(ctx: &mut dyn FunctionContext, args: &[Value]) -> Result<Value> {
-    let until = std::time::Instant::now() + std::time::Duration::from_secs_f64(args[0].as_f64().unwrap_or(0.0).max(0.0));
-    while std::time::Instant::now() < until {
-        ctx.check_alive()?;
-        std::thread::sleep(std::time::Duration::from_millis(10));
+impl std::fmt::Debug for Function {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Function")
+            .field("name", &self.name)
+            .field("min_args", &self.min_args)
+            .field("max_args", &self.max_args)
+            .field("deterministic", &self.deterministic)
+            .finish()
     }
-    Ok(Value::Null)
-}
-
-/// The function of that (upper-case) name.
-pub fn lookup(name: &str) -> Option<&'static Function> {
-    FUNCTIONS.iter().find(|f| f.name == name)
-}
-
-/// Every function.
-pub fn all() -> impl Iterator<Item = &'static Function> {
-    FUNCTIONS.iter()
 }
