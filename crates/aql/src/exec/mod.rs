@@ -367,7 +367,7 @@ impl<'p> Executor<'p> {
                 let mut n = 0u32;
                 f.collection.scan(&mut |document| {
                     n = n.wrapping_add(1);
-                    if n % 1024 == 0 {
+                    if n.is_multiple_of(1024) {
                         if let Err(e) = self.ctx.control.check() {
                             failure = Some(e);
                             return false;
