@@ -24,6 +24,7 @@ mod catalog;
 mod checksum;
 mod durability;
 pub mod fake;
+mod index;
 mod interface;
 mod options;
 mod request;
@@ -32,10 +33,15 @@ mod users;
 
 pub use catalog::{
     check_journal_size, check_not_enforced, CatalogStats, CollectionProperties, CollectionType,
-    CreateCollection, Figures, FiguresReport, PropertiesUpdate, StoredDocument, JOURNAL_SIZE_MIN,
+    CreateCollection, Figures, FiguresReport, IndexFigures, PropertiesUpdate, StoredDocument,
+    JOURNAL_SIZE_MIN,
 };
 pub use checksum::Checksum;
 pub use durability::{Completer, Durability};
+pub use index::{
+    compare_entries, ttl_seconds, FieldPath, IndexDefinition, IndexDescription, IndexHit,
+    IndexLookup, IndexSpec, IndexType, ENTRIES_PER_DOCUMENT_MAX,
+};
 pub use interface::{read_each, CollectionOps, DatabaseOps, Engine};
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
 pub use request::{
