@@ -22,9 +22,9 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use parking_lot::{Mutex, RwLock};
-use quince_errors::{ArangoError, Result, ARANGO_UNIQUE_CONSTRAINT_VIOLATED, INTERNAL};
+use quince_errors::{ArangoError, Result, ARANGO_UNIQUE_CONSTRAINT_VIOLATED};
 use quince_ops::{IndexDefinition, IndexSpec};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::hooks::{Change, DocumentHook, Version};
 
@@ -138,14 +138,10 @@ impl SortedIndex {
 
     /// The entries a version gives this index (none for no version).
     fn entries_of(&self, version: Option<Version<'_>>) -> Result<Vec<Box<[Value]>>> {
-        let Some(version) = version else {
-            return Ok(Vec::new());
-        };
-        let document: Map<String, Value> =
-            serde_json::from_slice(version.document).map_err(|e| {
-                ArangoError::with_message(INTERNAL, format!("a stored document is not JSON: {e}"))
-            })?;
-        self.spec.entries(&document)
+        match version {
+            Some(version) => self.spec.entries_of_json(version.document),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// ArangoDB's 1210: `unique constraint violated - in index <name> of type <type> over

@@ -15,8 +15,12 @@
 
 use std::cmp::Ordering;
 
-use quince_errors::{ArangoError, Result, BAD_PARAMETER, RESOURCE_LIMIT};
+use std::borrow::Cow;
+use std::fmt;
+
+use quince_errors::{ArangoError, Result, BAD_PARAMETER, INTERNAL, RESOURCE_LIMIT};
 use quince_model::order::compare_values;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::definition::{IndexDefinition, IndexType, ENTRIES_PER_DOCUMENT_MAX};
@@ -196,6 +200,19 @@ impl IndexSpec {
         Ok(entries)
     }
 
+    /// [`IndexSpec::entries`] of a stored document's JSON text, reading only the top-level
+    /// attributes the index needs (the others are skipped unparsed): what rebuilding an index
+    /// over every document costs is mostly this.
+    pub fn entries_of_json(&self, json: &[u8]) -> Result<Vec<Box<[Value]>>> {
+        let mut deserializer = serde_json::Deserializer::from_slice(json);
+        let document = Needed(&self.paths)
+            .deserialize(&mut deserializer)
+            .map_err(|e| {
+                ArangoError::with_message(INTERNAL, format!("a stored document is not JSON: {e}"))
+            })?;
+        self.entries(&document)
+    }
+
     /// A ttl index's entry: the date in seconds, if the attribute holds one.
     fn ttl_entry(&self, document: &Map<String, Value>) -> Option<Box<[Value]>> {
         let value = walk_object(document, &self.paths[0].before)?;
@@ -211,6 +228,74 @@ impl IndexSpec {
             && entries
                 .windows(2)
                 .any(|w| compare_entries(&w[0], &w[1]) == Ordering::Equal)
+    }
+}
+
+/// Reads a JSON object keeping only the attributes the paths start with.
+struct Needed<'p>(&'p [FieldPath]);
+
+impl Needed<'_> {
+    fn wants(&self, name: &str) -> bool {
+        self.0
+            .iter()
+            .any(|path| path.before.first().is_some_and(|first| first == name))
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Needed<'_> {
+    type Value = Map<String, Value>;
+
+    fn deserialize<D: Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> std::result::Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Needed<'_> {
+    type Value = Map<String, Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let mut document = Map::new();
+        while let Some(Name(name)) = map.next_key::<Name<'de>>()? {
+            if self.wants(&name) {
+                let value: Value = map.next_value()?;
+                document.insert(name.into_owned(), value);
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(document)
+    }
+}
+
+/// An attribute name, borrowed from the input when it has no escapes.
+struct Name<'de>(Cow<'de, str>);
+
+impl<'de> serde::Deserialize<'de> for Name<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        struct NameVisitor;
+        impl<'de> Visitor<'de> for NameVisitor {
+            type Value = Name<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an attribute name")
+            }
+            fn visit_borrowed_str<E>(self, v: &'de str) -> std::result::Result<Name<'de>, E> {
+                Ok(Name(Cow::Borrowed(v)))
+            }
+            fn visit_str<E>(self, v: &str) -> std::result::Result<Name<'de>, E> {
+                Ok(Name(Cow::Owned(v.to_owned())))
+            }
+        }
+        deserializer.deserialize_str(NameVisitor)
     }
 }
 
