@@ -116,7 +116,7 @@ def test_unique_violations_over_http(http, api, col):
     assert [body[0]["_key"], body[2]["_key"]] == ["d", "f"]
 
     lines = '{"_key": "g", "u": 3}\n{"_key": "h", "u": 3}\n'
-    imported = assert_success(http.post(f"{api}/import", params={"collection": col.name, "details": "true"}, data=lines), 201)
+    imported = assert_success(http.post(f"{api}/import", params={"collection": col.name, "type": "documents", "details": "true"}, data=lines), 201)
     assert (imported["created"], imported["errors"]) == (1, 1)
     assert "unique constraint violated" in imported["details"][0]
 
