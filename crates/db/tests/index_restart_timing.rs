@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Instant;
 
-use quince_db::{CollectionOps, WriteKind, WriteOptions, WriteRequest};
+use quince_db::{WriteKind, WriteOptions, WriteRequest};
 use serde_json::json;
 
 use common::{create, open_os};

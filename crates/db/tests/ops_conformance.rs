@@ -830,7 +830,8 @@ fn index_lookups_come_in_index_order(subject: &Subject) {
         json!({"_key": "d", "n": null, "tags": ["x"]}),
         json!({"_key": "e", "n": 1, "tags": "not an array"}),
     ];
-    c.write(WriteRequest::new(WriteKind::Insert, docs, opts()));
+    let written = c.write(WriteRequest::new(WriteKind::Insert, docs, opts()));
+    assert!(written.items.iter().all(Result::is_ok));
     let all = quince_db::IndexLookup::all();
     assert_eq!(lookup_keys(&c, index.id, &all), ["d", "b", "a", "a", "c"]);
     let range = quince_db::IndexLookup::Sorted {

@@ -7,8 +7,11 @@
 //! options in; [`WriteResults`]: one result per item out, and an engine-neutral
 //! [`Durability`] future); the rules every engine shares (selectors, `_key` of replace and
 //! update items, revision preconditions, the smallest journal size, the refusal of `schema` and
-//! `computedValues`, the checksum); [`UserDocuments`], the `_users` store over any engine; and
-//! [`fake`], an in-memory engine for tests and the conformance suite.
+//! `computedValues`, the checksum); secondary indexes as every engine shares them
+//! ([`IndexDefinition`]: create bodies and stored definitions; [`IndexSpec`]: a document's
+//! entries; [`IndexLookup`]/[`IndexHit`]: what the executor asks and gets); [`UserDocuments`],
+//! the `_users` store over any engine; and [`fake`], an in-memory engine for tests and the
+//! conformance suite.
 //!
 //! What it is not: an engine. The local engine (`quince-db`, over the journal engine of
 //! `quince-storage`) and later a cluster coordinator implement these traits; this crate depends
