@@ -61,6 +61,7 @@ mod credentials;
 mod database;
 mod document;
 mod import;
+mod index;
 mod job;
 mod metrics;
 mod open_auth;

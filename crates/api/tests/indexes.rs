@@ -1,6 +1,7 @@
-//! The index types the server advertises are the ones it has: `/_api/engine` lists only the
-//! primary index, and a collection's figures count and describe only that index, in an edge
-//! collection too (`_from`/`_to` lookups have no edge index to use).
+//! The index types the server advertises are the ones it has: `/_api/engine` lists the primary,
+//! persistent (with its aliases `hash` and `skiplist`) and ttl indexes, and a collection's
+//! figures count and describe its indexes, in an edge collection too (which has no edge index:
+//! `_from`/`_to` lookups scan).
 
 mod support;
 
@@ -9,17 +10,24 @@ use serde_json::json;
 use support::Server;
 
 #[tokio::test]
-async fn the_engine_advertises_only_the_primary_index() {
+async fn the_engine_advertises_the_index_types_it_has() {
     let s = Server::new();
     let engine = s
         .root(Method::GET, "/_api/engine", "")
         .await
         .assert_success(200);
-    assert_eq!(engine["supports"]["indexes"], json!(["primary"]));
+    assert_eq!(
+        engine["supports"]["indexes"],
+        json!(["primary", "persistent", "hash", "skiplist", "ttl"])
+    );
+    assert_eq!(
+        engine["supports"]["aliases"]["indexes"],
+        json!({"hash": "persistent", "skiplist": "persistent"})
+    );
 }
 
 #[tokio::test]
-async fn figures_count_one_index_in_document_and_edge_collections() {
+async fn figures_count_every_index_in_document_and_edge_collections() {
     let s = Server::new();
     for (name, kind) in [("docs", 2), ("edges", 3)] {
         let body = json!({"name": name, "type": kind}).to_string();
@@ -31,12 +39,23 @@ async fn figures_count_one_index_in_document_and_edge_collections() {
         let figures = &reply["figures"];
         assert_eq!(figures["indexes"]["count"], 1, "{name}: {figures}");
         assert!(figures["indexes"]["size"].is_u64(), "{name}: {figures}");
+        let index = json!({"type": "persistent", "fields": ["a"]}).to_string();
+        s.root(
+            Method::POST,
+            &format!("/_api/index?collection={name}"),
+            &index,
+        )
+        .await
+        .assert_success(201);
+        let reply = s.root(Method::GET, &target, "").await.assert_success(200);
+        let figures = &reply["figures"];
+        assert_eq!(figures["indexes"]["count"], 2, "{name}: {figures}");
         let types: Vec<&str> = figures["engine"]["indexes"]
             .as_array()
             .unwrap_or_else(|| panic!("{name}: {figures}"))
             .iter()
             .map(|index| index["type"].as_str().unwrap())
             .collect();
-        assert_eq!(types, ["primary"], "{name}");
+        assert_eq!(types, ["primary", "persistent"], "{name}");
     }
 }

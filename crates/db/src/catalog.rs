@@ -71,7 +71,13 @@ pub struct DbConfig {
     /// How long a stream transaction may idle before it is aborted
     /// (`--transaction.streaming-idle-timeout`).
     pub transaction_idle_timeout: Duration,
+    /// How often the maintenance thread removes the documents ttl indexes say expired
+    /// (`--ttl.frequency`).
+    pub ttl_frequency: Duration,
 }
+
+/// The default of [`DbConfig::ttl_frequency`] (ArangoDB's `--ttl.frequency`, 30,000 ms).
+pub const TTL_FREQUENCY_DEFAULT: Duration = Duration::from_secs(30);
 
 /// The default of [`DbConfig::open_files_max`]; the server derives its own from the process's
 /// descriptor limit.
@@ -91,6 +97,7 @@ impl DbConfig {
             open_files_max: OPEN_FILES_MAX_DEFAULT,
             hooks: None,
             transaction_idle_timeout: crate::transaction::IDLE_TIMEOUT_DEFAULT,
+            ttl_frequency: TTL_FREQUENCY_DEFAULT,
         }
     }
 }
@@ -140,7 +147,10 @@ impl Catalog {
         if catalog.database(SYSTEM_DATABASE).is_none() {
             catalog.create_database(SYSTEM_DATABASE)?;
         }
-        *catalog.maintenance.lock() = Some(Maintenance::start(Arc::clone(&catalog.databases))?);
+        *catalog.maintenance.lock() = Some(Maintenance::start(
+            Arc::clone(&catalog.databases),
+            config.ttl_frequency,
+        )?);
         tracing::info!(
             event = "catalog.opened",
             dir = %config.data_dir.display(),

@@ -32,6 +32,7 @@ use quince_ops::{
 
 use crate::debris::dropped_path;
 use crate::hooks::DocumentHook;
+use crate::index::{open_indexes, SortedIndex};
 use crate::params::{
     collection_dir, io_error, sync_parent, write_atomic, CollectionParams, PARAMETER_FILE,
 };
@@ -73,6 +74,10 @@ pub struct Collection {
     pub(crate) hooks: Mutex<Vec<Arc<dyn DocumentHook>>>,
     /// The keys stream transactions reserved, and their collection lock.
     pub(crate) trx_locks: TrxLocks,
+    /// The secondary indexes in creation order (each also among `hooks`, once recovered).
+    pub(crate) indexes: RwLock<Vec<Arc<SortedIndex>>>,
+    /// Serialises index creation and drop.
+    pub(crate) index_ddl: Mutex<()>,
 }
 
 /// The properties that can change after creation.
@@ -119,12 +124,20 @@ impl Collection {
             cache_enabled: request.cache_enabled.unwrap_or(false),
             is_system: is_system_name(&request.name),
             globally_unique_id: format!("c{id}"),
+            indexes: Vec::new(),
         };
         // The parameters come first: a directory that holds data always has them, so a
         // directory without them is provably an interrupted create (`crate::debris`).
         write_atomic(&**io, &dir.join(PARAMETER_FILE), &params)?;
         let store = Store::create(io.clone(), &dir, shared.store_options(journal_size))?;
-        Ok(Collection::assemble(shared, dir, params, keygen, store))
+        Ok(Collection::assemble(
+            shared,
+            dir,
+            params,
+            keygen,
+            store,
+            Vec::new(),
+        ))
     }
 
     /// Opens (recovers) an existing collection from its parameters and store.
@@ -134,6 +147,7 @@ impl Collection {
         params: CollectionParams,
     ) -> Result<Collection> {
         let keygen = KeyGenerator::from_stored(&params.key_options)?;
+        let indexes = open_indexes(&params.indexes)?;
         let store = Store::open(
             shared.io.clone(),
             &dir,
@@ -152,7 +166,7 @@ impl Collection {
             .meta()
             .map_or(Ok(0), |meta| key_generator_mark(&meta, &dir))?;
         keygen.observe(persisted);
-        let collection = Collection::assemble(shared, dir, params, keygen, store);
+        let collection = Collection::assemble(shared, dir, params, keygen, store, indexes);
         collection
             .keygen_persisted
             .store(persisted, Ordering::Release);
@@ -171,6 +185,7 @@ impl Collection {
         params: CollectionParams,
         keygen: KeyGenerator,
         store: Store,
+        indexes: Vec<Arc<SortedIndex>>,
     ) -> Collection {
         let kind = if params.kind == CollectionType::Edge.as_number() {
             CollectionType::Edge
@@ -200,6 +215,8 @@ impl Collection {
             dropped: AtomicBool::new(false),
             hooks: Mutex::new(Vec::new()),
             trx_locks: TrxLocks::default(),
+            indexes: RwLock::new(indexes),
+            index_ddl: Mutex::new(()),
         }
     }
 
@@ -218,6 +235,7 @@ impl Collection {
             cache_enabled: meta.cache_enabled,
             is_system: meta.name.starts_with('_'),
             globally_unique_id: self.globally_unique_id.clone(),
+            indexes: self.stored_indexes(),
         }
     }
 
@@ -410,11 +428,20 @@ impl Collection {
 
     /// What the engine holds.
     pub fn figures(&self) -> FiguresReport {
+        // An edge collection has no edge index (`_from`/`_to` lookups scan), so it counts the
+        // primary index and its secondary ones, as a document collection does.
+        let storage = engine_figures(self.store.figures());
+        let mut indexes = vec![quince_ops::IndexFigures {
+            id: 0,
+            kind: "primary",
+            count: storage.alive_count,
+            memory: storage.index_size,
+        }];
+        indexes.extend(self.index_figures());
         FiguresReport {
-            storage: engine_figures(self.store.figures()),
-            // The primary index is the only index there is: an edge collection has no edge
-            // index (`_from`/`_to` lookups scan), so it counts one index too.
-            index_count: 1,
+            storage,
+            index_count: indexes.len() as u64,
+            indexes,
         }
     }
 

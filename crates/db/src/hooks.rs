@@ -13,10 +13,11 @@
 //!   (its append failed, or another hook refused it);
 //! - **recovered**, the recovery hook: on open (and when a hook is added to a collection that
 //!   has documents) every live document is handed over, so derived state is rebuilt or verified
-//!   before the collection serves a request.
+//!   before the collection serves a request; **recovery_finished** follows the last one (one
+//!   scan serves every hook added together).
 //!
-//! What it is not: an index. No index exists yet; the query and index issue builds them on
-//! these hooks.
+//! What it is not: an index. The secondary indexes (`crate::index`) are built on these hooks;
+//! the [`HookFactory`] adds other derived state (tests use it).
 //!
 //! The relocation rule: a hook sees a document as (key, revision, stored bytes), never as a
 //! place in a file. Compaction moves records between files but never changes a live document's
@@ -82,6 +83,14 @@ pub trait DocumentHook: Send + Sync {
 
     /// A live document, handed over on open or when the hook is added: rebuild or verify.
     fn recovered(&self, key: &str, version: Version<'_>) -> Result<()>;
+
+    /// Every live document was handed over (after the last `recovered`, before the first
+    /// `check`): a hook that collects during recovery builds its state now. An error refuses
+    /// the hook (on create of an index: the index is not created; on open: the collection
+    /// does not open).
+    fn recovery_finished(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Makes the hooks of a collection when it is created or opened (from its properties: the

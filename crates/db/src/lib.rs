@@ -26,6 +26,7 @@ mod database;
 mod debris;
 mod documents;
 mod hooks;
+mod index;
 mod local;
 mod maintenance;
 mod params;
@@ -33,7 +34,7 @@ mod shared;
 mod transaction;
 mod write_path;
 
-pub use catalog::{Catalog, DbConfig, OPEN_FILES_MAX_DEFAULT};
+pub use catalog::{Catalog, DbConfig, OPEN_FILES_MAX_DEFAULT, TTL_FREQUENCY_DEFAULT};
 pub use collection::Collection;
 pub use database::Database;
 pub use documents::Deferred;
@@ -43,8 +44,9 @@ pub use hooks::{Change, DocumentHook, HookFactory, Version};
 pub use quince_ops::{
     check_journal_size, check_not_enforced, fake, CatalogStats, Checksum, CollectionOps,
     CollectionProperties, CollectionType, Completer, CreateCollection, DatabaseOps, Durability,
-    Engine, Figures, FiguresReport, OverwriteMode, PropertiesUpdate, ReadRequest, StoredDocument,
-    UserDocuments, WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
-    JOURNAL_SIZE_MIN, USERS_COLLECTION, USER_DOCUMENTS_MAX,
+    Engine, Figures, FiguresReport, IndexDefinition, IndexDescription, IndexHit, IndexLookup,
+    IndexType, OverwriteMode, PropertiesUpdate, ReadRequest, StoredDocument, UserDocuments,
+    WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults, JOURNAL_SIZE_MIN,
+    USERS_COLLECTION, USER_DOCUMENTS_MAX,
 };
 pub use transaction::IDLE_TIMEOUT_DEFAULT as TRANSACTION_IDLE_TIMEOUT_DEFAULT;

@@ -17,9 +17,10 @@ use quince_errors::Result;
 
 use quince_ops::{
     CatalogStats, CollectionOps, CollectionProperties, CollectionType, CreateCollection,
-    DatabaseOps, Engine, FiguresReport, PropertiesUpdate, StoredDocument, TransactionOps,
-    TransactionOptions, WriteRequest, WriteResults,
+    DatabaseOps, Engine, FiguresReport, IndexDescription, IndexHit, IndexLookup, PropertiesUpdate,
+    StoredDocument, TransactionOps, TransactionOptions, WriteRequest, WriteResults,
 };
+use serde_json::Value;
 
 use crate::catalog::Catalog;
 use crate::collection::Collection;
@@ -159,5 +160,26 @@ impl CollectionOps for Collection {
 
     fn write(&self, request: WriteRequest) -> WriteResults {
         Collection::write(self, request)
+    }
+
+    fn indexes(&self) -> Vec<IndexDescription> {
+        Collection::indexes(self)
+    }
+
+    fn create_index(&self, definition: &Value) -> Result<(IndexDescription, bool)> {
+        Collection::create_index(self, definition)
+    }
+
+    fn drop_index(&self, id_or_name: &str) -> Result<IndexDescription> {
+        Collection::drop_index(self, id_or_name)
+    }
+
+    fn index_lookup(
+        &self,
+        index_id: u64,
+        lookup: &IndexLookup,
+        visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
+    ) -> Result<()> {
+        Collection::index_lookup(self, index_id, lookup, visit)
     }
 }

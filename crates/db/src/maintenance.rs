@@ -3,7 +3,9 @@
 //! What it is: a thread named `quince-maintenance` that, about every
 //! [`MAINTENANCE_INTERVAL`], aborts the stream transactions idle past their timeout and calls
 //! `Store::maintain` (background fsync of unsynced writes, compaction when due) on every
-//! collection of every database.
+//! collection of every database; and, every `ttl_frequency` (`--ttl.frequency`), removes the
+//! documents the collections' ttl indexes say expired (`index/ttl.rs`), through the write
+//! path, in bounded batches.
 //!
 //! What it is not: a scheduler for client work; it never runs a request.
 //!
@@ -14,7 +16,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use parking_lot::RwLock;
 use quince_errors::{ArangoError, Result, INTERNAL};
@@ -36,11 +38,12 @@ impl Maintenance {
     /// Starts the thread over the catalog's databases.
     pub(crate) fn start(
         databases: Arc<RwLock<BTreeMap<String, Arc<Database>>>>,
+        ttl_frequency: Duration,
     ) -> Result<Maintenance> {
         let (stop, stopped) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("quince-maintenance".into())
-            .spawn(move || run(&databases, &stopped))
+            .spawn(move || run(&databases, &stopped, ttl_frequency))
             .map_err(|e| {
                 ArangoError::with_message(INTERNAL, format!("cannot start maintenance: {e}"))
             })?;
@@ -57,10 +60,15 @@ impl Maintenance {
     }
 }
 
-fn run(databases: &RwLock<BTreeMap<String, Arc<Database>>>, stopped: &mpsc::Receiver<()>) {
+fn run(
+    databases: &RwLock<BTreeMap<String, Arc<Database>>>,
+    stopped: &mpsc::Receiver<()>,
+    ttl_frequency: Duration,
+) {
     // Collections whose failure was logged already: a poisoned store fails every round, and
     // one line per collection says enough.
     let mut reported: HashSet<u64> = HashSet::new();
+    let mut ttl_last = Instant::now();
     loop {
         match stopped.recv_timeout(MAINTENANCE_INTERVAL) {
             Err(RecvTimeoutError::Timeout) => {}
@@ -74,6 +82,10 @@ fn run(databases: &RwLock<BTreeMap<String, Arc<Database>>>, stopped: &mpsc::Rece
             .iter()
             .flat_map(|database| database.collections())
             .collect();
+        if ttl_last.elapsed() >= ttl_frequency {
+            ttl_last = Instant::now();
+            expire(&collections);
+        }
         for collection in collections {
             match collection.store.maintain() {
                 Ok(()) => {
@@ -90,6 +102,24 @@ fn run(databases: &RwLock<BTreeMap<String, Arc<Database>>>, stopped: &mpsc::Rece
                         );
                     }
                 }
+            }
+        }
+    }
+}
+
+/// One ttl pass over `collections` (errors are logged: the next pass tries again).
+fn expire(collections: &[Arc<crate::Collection>]) {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64());
+    for collection in collections {
+        match collection.expire_ttl(now) {
+            Ok(0) => {}
+            Ok(removed) => {
+                tracing::debug!(event = "ttl.removed", collection = %collection.name(), removed);
+            }
+            Err(e) => {
+                tracing::warn!(event = "ttl.failed", collection = %collection.name(), error = %e);
             }
         }
     }

@@ -98,6 +98,10 @@ pub(crate) struct CollectionParams {
     pub is_system: bool,
     /// `globallyUniqueId`.
     pub globally_unique_id: String,
+    /// The secondary indexes' definitions in creation order (`IndexDefinition::to_stored`);
+    /// absent in files written before indexes existed, and when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<Value>,
 }
 
 /// Turns an I/O error on a metadata file into the client-visible error: a full disk is

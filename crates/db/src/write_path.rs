@@ -326,22 +326,41 @@ impl Collection {
         Ok(())
     }
 
-    /// Adds the hooks the catalog's [`crate::HookFactory`] makes for this collection of
-    /// `database`, each recovered from the live documents (on open and on create).
+    /// Adds the collection's secondary indexes and the hooks the catalog's
+    /// [`crate::HookFactory`] makes for this collection of `database`, all recovered from the
+    /// live documents in one scan (on open and on create).
     pub(crate) fn attach_hooks(&self, database: &str) -> Result<()> {
-        let Some(factory) = self.shared.hooks.clone() else {
-            return Ok(());
-        };
-        for hook in factory.hooks_for(database, &self.properties()) {
-            self.add_hook(hook)?;
+        let mut hooks: Vec<Arc<dyn DocumentHook>> = self
+            .secondary_indexes()
+            .into_iter()
+            .map(|index| index as Arc<dyn DocumentHook>)
+            .collect();
+        if let Some(factory) = self.shared.hooks.clone() {
+            hooks.extend(factory.hooks_for(database, &self.properties()));
         }
-        Ok(())
+        self.add_hooks(hooks)
     }
 
     /// Adds derived state: hands every live document to `hook` (the recovery hook), then
     /// reports every later change to it. Writers of the collection wait meanwhile.
     pub fn add_hook(&self, hook: Arc<dyn DocumentHook>) -> Result<()> {
+        self.add_hooks(vec![hook])
+    }
+
+    /// [`Collection::add_hook`] for several hooks, with one scan of the documents.
+    pub(crate) fn add_hooks(&self, new: Vec<Arc<dyn DocumentHook>>) -> Result<()> {
         let mut hooks = self.hooks.lock();
+        self.recover_hooks(&new)?;
+        hooks.extend(new);
+        Ok(())
+    }
+
+    /// Hands every live document to each of `hooks`, then tells them recovery finished. The
+    /// caller holds the hook lock.
+    pub(crate) fn recover_hooks(&self, hooks: &[Arc<dyn DocumentHook>]) -> Result<()> {
+        if hooks.is_empty() {
+            return Ok(());
+        }
         let mut failure = None;
         self.store.scan(&mut |key, rev, document| {
             let Ok(key) = std::str::from_utf8(key) else {
@@ -355,18 +374,20 @@ impl Collection {
                 rev: RevisionId(rev),
                 document,
             };
-            match hook.recovered(key, version) {
-                Ok(()) => true,
-                Err(error) => {
+            for hook in hooks {
+                if let Err(error) = hook.recovered(key, version) {
                     failure = Some(error);
-                    false
+                    return false;
                 }
             }
+            true
         })?;
         if let Some(error) = failure {
             return Err(error);
         }
-        hooks.push(hook);
+        for hook in hooks {
+            hook.recovery_finished()?;
+        }
         Ok(())
     }
 }

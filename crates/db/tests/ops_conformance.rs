@@ -737,6 +737,145 @@ fn revisions_increase_across_collections(subject: &Subject) {
     assert!(quince_model::rev::RevisionId::decode(&a.revision()).unwrap() < last);
 }
 
+/// The keys an index lookup hands out, in order.
+fn lookup_keys(collection: &Doc, id: u64, lookup: &quince_db::IndexLookup) -> Vec<String> {
+    let mut keys = Vec::new();
+    collection
+        .0
+        .index_lookup(id, lookup, &mut |hit| {
+            keys.push(hit.key.to_owned());
+            true
+        })
+        .unwrap();
+    keys
+}
+
+fn indexes_are_created_found_again_listed_and_dropped(subject: &Subject) {
+    let c = subject.collection("c");
+    let body = json!({"type": "skiplist", "fields": ["a.b", "c"], "sparse": true});
+    let (made, new) = c.0.create_index(&body).unwrap();
+    assert!(new);
+    assert_eq!(made.kind, quince_db::IndexType::Persistent);
+    assert_eq!(made.name, format!("idx_{}", made.id));
+    assert_eq!(made.json["id"], format!("c/{}", made.id));
+    let (again, new) = c.0.create_index(&body).unwrap();
+    assert!(!new);
+    assert_eq!(again, made);
+    let listed = c.0.indexes();
+    assert_eq!(listed.len(), 2);
+    assert_eq!((listed[0].id, listed[0].name.as_str()), (0, "primary"));
+    assert_eq!(listed[1], made);
+    let bad =
+        c.0.create_index(&json!({"type": "fulltext", "fields": ["a"]}));
+    assert_eq!(bad.unwrap_err().num(), 10);
+    assert_eq!(c.0.drop_index("primary").unwrap_err().num(), 1212);
+    assert_eq!(c.0.drop_index(&made.id.to_string()).unwrap().id, made.id);
+    assert_eq!(c.0.indexes().len(), 1);
+    assert_eq!(c.0.drop_index(&made.name).unwrap_err().num(), 1212);
+}
+
+fn unique_indexes_refuse_duplicates_per_item(subject: &Subject) {
+    let c = subject.collection("c");
+    let (unique, _) =
+        c.0.create_index(&json!({"type": "persistent", "fields": ["u"], "unique": true}))
+            .unwrap();
+    c.insert(json!({"_key": "a", "u": 1}), &opts()).unwrap();
+    let error = c
+        .insert(json!({"_key": "b", "u": 1.0}), &opts())
+        .unwrap_err();
+    assert_eq!(error.num(), 1210);
+    assert_eq!(
+        error.message,
+        format!(
+            "unique constraint violated - in index {} of type persistent over 'u'; \
+             conflicting key: a",
+            unique.name
+        )
+    );
+    let results = c.write(WriteRequest::new(
+        WriteKind::Insert,
+        vec![
+            json!({"_key": "c", "u": 2}),
+            json!({"_key": "d", "u": 2}),
+            json!({"u": 3}),
+        ],
+        opts(),
+    ));
+    assert_eq!(error_nums(&results.items), [None, Some(1210), None]);
+    // Updating a document to its own value is not a conflict.
+    c.update("a", json!({"u": 1, "x": true}), &opts()).unwrap();
+    assert_eq!(
+        c.update("a", json!({"u": 2}), &opts()).unwrap_err().num(),
+        1210
+    );
+    let clash = c.0.create_index(
+        &json!({"type": "persistent", "fields": ["x"], "unique": true, "sparse": false}),
+    );
+    // One document has x (true), the others miss it (null, twice): a non-sparse unique index
+    // cannot hold them.
+    assert_eq!(clash.unwrap_err().num(), 1210);
+    assert_eq!(c.0.indexes().len(), 2);
+}
+
+fn index_lookups_come_in_index_order(subject: &Subject) {
+    use std::ops::Bound;
+    let c = subject.collection("c");
+    let (index, _) =
+        c.0.create_index(&json!({"type": "persistent", "fields": ["n", "tags[*]"]}))
+            .unwrap();
+    let docs = vec![
+        json!({"_key": "a", "n": 2, "tags": ["y", "x", "y"]}),
+        json!({"_key": "b", "n": 1, "tags": ["z"]}),
+        json!({"_key": "c", "n": "1", "tags": ["x"]}),
+        json!({"_key": "d", "n": null, "tags": ["x"]}),
+        json!({"_key": "e", "n": 1, "tags": "not an array"}),
+    ];
+    let written = c.write(WriteRequest::new(WriteKind::Insert, docs, opts()));
+    assert!(written.items.iter().all(Result::is_ok));
+    let all = quince_db::IndexLookup::all();
+    assert_eq!(lookup_keys(&c, index.id, &all), ["d", "b", "a", "a", "c"]);
+    let range = quince_db::IndexLookup::Sorted {
+        prefix: vec![json!(2)],
+        low: Bound::Excluded(json!("x")),
+        high: Bound::Unbounded,
+        reverse: false,
+    };
+    assert_eq!(lookup_keys(&c, index.id, &range), ["a"]);
+    let numbers_desc = quince_db::IndexLookup::Sorted {
+        prefix: vec![],
+        low: Bound::Excluded(json!(null)),
+        high: Bound::Excluded(json!("")),
+        reverse: true,
+    };
+    assert_eq!(lookup_keys(&c, index.id, &numbers_desc), ["a", "a", "b"]);
+    let mut values = Vec::new();
+    c.0.index_lookup(
+        index.id,
+        &quince_db::IndexLookup::equal(vec![json!(1)]),
+        &mut |hit| {
+            values.push(hit.values.to_vec());
+            true
+        },
+    )
+    .unwrap();
+    assert_eq!(values, [vec![json!(1), json!("z")]]);
+    let too_long = quince_db::IndexLookup::equal(vec![json!(1), json!(2), json!(3)]);
+    assert_eq!(
+        c.0.index_lookup(index.id, &too_long, &mut |_| true)
+            .unwrap_err()
+            .num(),
+        10
+    );
+    assert_eq!(
+        c.0.index_lookup(999_999, &all, &mut |_| true)
+            .unwrap_err()
+            .num(),
+        1212
+    );
+    c.truncate(false).unwrap();
+    assert!(lookup_keys(&c, index.id, &all).is_empty());
+}
+
 /// Runs every scenario against every implementation.
 macro_rules! conformance {
     (engines: [$($engine:ident),* $(,)?], scenarios: $scenarios:tt) => {
@@ -775,5 +914,8 @@ conformance!(
         version_attribute_skips_older_versions_silently,
         wait_for_sync_is_the_request_or_the_collection,
         revisions_increase_across_collections,
+        indexes_are_created_found_again_listed_and_dropped,
+        unique_indexes_refuse_duplicates_per_item,
+        index_lookups_come_in_index_order,
     ]
 );

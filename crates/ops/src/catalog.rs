@@ -73,8 +73,24 @@ pub struct StoredDocument {
 pub struct FiguresReport {
     /// The engine's figures.
     pub storage: Figures,
-    /// Number of indexes: the primary index (the only kind that exists yet).
+    /// Number of indexes, the primary index included.
     pub index_count: u64,
+    /// Each index (the primary index first) with its entries and memory, for
+    /// `figures?details=true`.
+    pub indexes: Vec<IndexFigures>,
+}
+
+/// One index's figures.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndexFigures {
+    /// The index id (0: primary).
+    pub id: u64,
+    /// The type's name (`primary`, `persistent`, `ttl`).
+    pub kind: &'static str,
+    /// Its entries (for the primary index: the documents).
+    pub count: u64,
+    /// An estimate of the memory its entries take, in bytes.
+    pub memory: u64,
 }
 
 /// What an engine holds, in MMFiles's `figures` shape (the local engine's journal engine fills

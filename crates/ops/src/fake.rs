@@ -8,7 +8,10 @@
 //! resolved.
 //!
 //! What it is not: persistent, fast, or a model of the local engine's internals (no journals,
-//! no compaction, no hooks, no limits on open files). Figures report documents only. It has no
+//! no compaction, no hooks, no limits on open files). Figures report documents only. Its
+//! secondary indexes are definitions only: every lookup, unique check and estimate scans the
+//! documents (so they answer as the local engine's, slowly); ttl indexes never expire
+//! anything (there is no maintenance thread). It has no
 //! stream transactions: a begin answers 1653, and no transaction is ever found (1655); the
 //! transaction conformance cases run on the local engine.
 //!
@@ -43,6 +46,9 @@ use crate::catalog::{
 };
 use crate::checksum::Checksum;
 use crate::durability::Durability;
+use crate::index::{
+    compare_entries, IndexDefinition, IndexDescription, IndexHit, IndexLookup, IndexSpec,
+};
 use crate::interface::{CollectionOps, DatabaseOps, Engine};
 use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
 use crate::request::{check_revisions, parse_items, DocumentOp, WriteRequest, WriteResults};
@@ -225,6 +231,7 @@ impl DatabaseOps for FakeDatabase {
             keygen,
             docs: Mutex::new(BTreeMap::new()),
             revision: AtomicU64::new(0),
+            indexes: Mutex::new(Vec::new()),
         });
         collections.insert(request.name, Arc::clone(&collection));
         Ok(collection)
@@ -272,6 +279,39 @@ pub struct FakeCollection {
     /// Key to (revision, stored bytes); the lock serialises writes.
     docs: Mutex<BTreeMap<String, (RevisionId, Vec<u8>)>>,
     revision: AtomicU64,
+    /// The secondary indexes' definitions, in creation order (their entries are computed by
+    /// scanning the documents whenever they are needed). Locked after `docs`.
+    indexes: Mutex<Vec<IndexSpec>>,
+}
+
+/// Every entry of `spec` over `docs`, sorted in index order (values, then key).
+fn all_entries(
+    spec: &IndexSpec,
+    docs: &BTreeMap<String, (RevisionId, Vec<u8>)>,
+) -> Vec<(Box<[Value]>, String)> {
+    let mut entries = Vec::new();
+    for (key, (_, stored)) in docs {
+        // Stored documents were accepted by every index, so their entries are within bounds.
+        for entry in spec.entries(&stored_object(stored)).unwrap_or_default() {
+            entries.push((entry, key.clone()));
+        }
+    }
+    entries.sort_by(|a, b| compare_entries(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
+    entries
+}
+
+/// The unique constraint error ArangoDB answers.
+fn unique_violation(spec: &IndexSpec, key: &str) -> ArangoError {
+    let definition = &spec.definition;
+    ArangoError::with_message(
+        ARANGO_UNIQUE_CONSTRAINT_VIOLATED,
+        format!(
+            "unique constraint violated - in index {} of type {} over '{}'; conflicting key: {key}",
+            definition.name,
+            definition.kind.name(),
+            definition.fields.join(", ")
+        ),
+    )
 }
 
 /// What a decision writes.
@@ -438,7 +478,148 @@ impl FakeCollection {
     }
 }
 
+impl FakeCollection {
+    /// 1210 when `value`, written as `key`, would share a unique index's values with another
+    /// document (or with itself, for an array without `deduplicate`).
+    fn check_unique(
+        &self,
+        docs: &BTreeMap<String, (RevisionId, Vec<u8>)>,
+        key: &str,
+        value: &[u8],
+    ) -> Result<()> {
+        let indexes = self.indexes.lock();
+        for spec in indexes.iter().filter(|s| s.definition.unique) {
+            let entries = spec.entries(&stored_object(value))?;
+            if spec.self_conflict(&entries) {
+                return Err(unique_violation(spec, key));
+            }
+            for (other, (_, stored)) in docs.iter().filter(|(k, _)| k.as_str() != key) {
+                let theirs = spec.entries(&stored_object(stored)).unwrap_or_default();
+                let clash = entries.iter().any(|mine| {
+                    theirs
+                        .iter()
+                        .any(|t| compare_entries(mine, t) == std::cmp::Ordering::Equal)
+                });
+                if clash {
+                    return Err(unique_violation(spec, other));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The selectivity of `spec` over `docs`: distinct values / entries (1 when empty).
+    fn selectivity(spec: &IndexSpec, docs: &BTreeMap<String, (RevisionId, Vec<u8>)>) -> f64 {
+        let entries = all_entries(spec, docs);
+        if entries.is_empty() {
+            return 1.0;
+        }
+        let distinct = 1 + entries
+            .windows(2)
+            .filter(|w| compare_entries(&w[0].0, &w[1].0) != std::cmp::Ordering::Equal)
+            .count();
+        distinct as f64 / entries.len() as f64
+    }
+}
+
 impl CollectionOps for FakeCollection {
+    fn indexes(&self) -> Vec<IndexDescription> {
+        let docs = self.docs.lock();
+        let name = self.name();
+        let mut all = vec![IndexDescription::primary(&name)];
+        for spec in self.indexes.lock().iter() {
+            let selectivity = Self::selectivity(spec, &docs);
+            all.push(spec.definition.describe(&name, selectivity));
+        }
+        all
+    }
+
+    fn create_index(&self, body: &Value) -> Result<(IndexDescription, bool)> {
+        let mut definition = IndexDefinition::parse(body)?;
+        let docs = self.docs.lock();
+        let mut indexes = self.indexes.lock();
+        let name = self.name();
+        if let Some(existing) = indexes
+            .iter()
+            .find(|s| s.definition.same_index(&definition))
+        {
+            let selectivity = Self::selectivity(existing, &docs);
+            return Ok((existing.definition.describe(&name, selectivity), false));
+        }
+        definition.id = self.shared.next_id();
+        if definition.name.is_empty() {
+            definition.name = format!("idx_{}", definition.id);
+        }
+        let taken = definition.name == "primary"
+            || indexes.iter().any(|s| s.definition.name == definition.name);
+        if taken {
+            return Err(ArangoError::with_message(
+                ARANGO_DUPLICATE_NAME,
+                format!("duplicate value for index name '{}'", definition.name),
+            ));
+        }
+        let spec = IndexSpec::new(definition)?;
+        for (_, (_, stored)) in docs.iter() {
+            spec.entries(&stored_object(stored))?;
+        }
+        if spec.definition.unique {
+            let entries = all_entries(&spec, &docs);
+            if let Some(w) = entries
+                .windows(2)
+                .find(|w| compare_entries(&w[0].0, &w[1].0) == std::cmp::Ordering::Equal)
+            {
+                return Err(unique_violation(&spec, &w[1].1));
+            }
+        }
+        let description = spec
+            .definition
+            .describe(&name, Self::selectivity(&spec, &docs));
+        indexes.push(spec);
+        Ok((description, true))
+    }
+
+    fn drop_index(&self, id_or_name: &str) -> Result<IndexDescription> {
+        let docs = self.docs.lock();
+        let mut indexes = self.indexes.lock();
+        let id = id_or_name.parse::<u64>().ok();
+        let at = indexes
+            .iter()
+            .position(|s| Some(s.definition.id) == id || s.definition.name == id_or_name)
+            .ok_or_else(|| ArangoError::new(quince_errors::ARANGO_INDEX_NOT_FOUND))?;
+        let spec = indexes.remove(at);
+        Ok(spec
+            .definition
+            .describe(&self.name(), Self::selectivity(&spec, &docs)))
+    }
+
+    fn index_lookup(
+        &self,
+        index_id: u64,
+        lookup: &IndexLookup,
+        visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
+    ) -> Result<()> {
+        let mut hits = {
+            let docs = self.docs.lock();
+            let indexes = self.indexes.lock();
+            let spec = indexes
+                .iter()
+                .find(|s| s.definition.id == index_id)
+                .ok_or_else(|| ArangoError::new(quince_errors::ARANGO_INDEX_NOT_FOUND))?;
+            lookup.check(spec.definition.fields.len())?;
+            all_entries(spec, &docs)
+        };
+        hits.retain(|(values, _)| lookup.matches(values));
+        if lookup.reverse() {
+            hits.reverse();
+        }
+        for (values, key) in &hits {
+            if !visit(IndexHit { key, values }) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     fn name(&self) -> String {
         self.properties.read().name.clone()
     }
@@ -491,10 +672,25 @@ impl CollectionOps for FakeCollection {
 
     fn figures(&self) -> FiguresReport {
         let docs = self.docs.lock();
+        let indexes = self.indexes.lock();
         let mut report = FiguresReport {
-            index_count: 1,
+            index_count: 1 + indexes.len() as u64,
             ..FiguresReport::default()
         };
+        report.indexes.push(crate::catalog::IndexFigures {
+            id: 0,
+            kind: "primary",
+            count: docs.len() as u64,
+            memory: 0,
+        });
+        for spec in indexes.iter() {
+            report.indexes.push(crate::catalog::IndexFigures {
+                id: spec.definition.id,
+                kind: spec.definition.kind.name(),
+                count: all_entries(spec, &docs).len() as u64,
+                memory: 0,
+            });
+        }
         report.storage.alive_count = docs.len() as u64;
         report.storage.documents_size = docs.values().map(|(_, v)| v.len() as u64).sum();
         report
@@ -574,6 +770,9 @@ impl CollectionOps for FakeCollection {
             .into_iter()
             .map(|op| {
                 let (key, effect, outcome) = self.decide(&docs, op?, &options, sync)?;
+                if let Effect::Put(_, value) = &effect {
+                    self.check_unique(&docs, &key, value)?;
+                }
                 match effect {
                     Effect::Put(rev, value) => {
                         self.revision.fetch_max(rev.0, Ordering::AcqRel);

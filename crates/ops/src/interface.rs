@@ -24,11 +24,13 @@
 use std::sync::Arc;
 
 use quince_errors::Result;
+use serde_json::Value;
 
 use crate::catalog::{
     CatalogStats, CollectionProperties, CollectionType, CreateCollection, FiguresReport,
     PropertiesUpdate, StoredDocument,
 };
+use crate::index::{IndexDescription, IndexHit, IndexLookup};
 use crate::request::{read_conflict, selector, ReadRequest, WriteRequest, WriteResults};
 use crate::transaction::{TransactionOps, TransactionOptions};
 
@@ -157,6 +159,34 @@ pub trait CollectionOps: Send + Sync {
 
     /// Writes each item of `request` (see [`WriteResults`]).
     fn write(&self, request: WriteRequest) -> WriteResults;
+
+    /// Every index: the primary index first (id 0, name `primary`, over `_key`), then the
+    /// others in creation order, each with its current `selectivityEstimate`.
+    fn indexes(&self) -> Vec<IndexDescription>;
+
+    /// Creates an index from a create body (`POST /_api/index`, parsed by
+    /// [`crate::IndexDefinition::parse`]), or finds the existing one that body asks for: the
+    /// description and whether it is new. A new index is built over the existing documents
+    /// before this returns (writers of the collection wait meanwhile); a unique index over
+    /// documents that already share values is 1210 and leaves no index. 1207 when another
+    /// index has the name. Blocks.
+    fn create_index(&self, definition: &Value) -> Result<(IndexDescription, bool)>;
+
+    /// Drops the index of that id or name (the primary index cannot be: 1212, as it is never
+    /// found among the droppable ones; a missing index is 1212 too). Its description. Blocks.
+    fn drop_index(&self, id_or_name: &str) -> Result<IndexDescription>;
+
+    /// Hands the entries of index `index_id` that `lookup` selects to `visit`, in index order
+    /// (reversed when asked), until it returns false. 1212 for an index that does not exist
+    /// (or the primary index, which has no entries of this kind); 400/10 for a lookup on more
+    /// fields than the index has. `visit` runs with no lock of the collection held (it may
+    /// read or write the collection); writes made during a visit may or may not be seen.
+    fn index_lookup(
+        &self,
+        index_id: u64,
+        lookup: &IndexLookup,
+        visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
+    ) -> Result<()>;
 }
 
 /// Reads each selected document of `collection` with its own `read`, by the rules every

@@ -7,8 +7,11 @@
 //! options in; [`WriteResults`]: one result per item out, and an engine-neutral
 //! [`Durability`] future); the rules every engine shares (selectors, `_key` of replace and
 //! update items, revision preconditions, the smallest journal size, the refusal of `schema` and
-//! `computedValues`, the checksum); [`UserDocuments`], the `_users` store over any engine; and
-//! [`fake`], an in-memory engine for tests and the conformance suite.
+//! `computedValues`, the checksum); secondary indexes as every engine shares them
+//! ([`IndexDefinition`]: create bodies and stored definitions; [`IndexSpec`]: a document's
+//! entries; [`IndexLookup`]/[`IndexHit`]: what the executor asks and gets); [`UserDocuments`],
+//! the `_users` store over any engine; and [`fake`], an in-memory engine for tests and the
+//! conformance suite.
 //!
 //! What it is not: an engine. The local engine (`quince-db`, over the journal engine of
 //! `quince-storage`) and later a cluster coordinator implement these traits; this crate depends
@@ -24,6 +27,7 @@ mod catalog;
 mod checksum;
 mod durability;
 pub mod fake;
+mod index;
 mod interface;
 mod options;
 mod request;
@@ -32,10 +36,15 @@ mod users;
 
 pub use catalog::{
     check_journal_size, check_not_enforced, CatalogStats, CollectionProperties, CollectionType,
-    CreateCollection, Figures, FiguresReport, PropertiesUpdate, StoredDocument, JOURNAL_SIZE_MIN,
+    CreateCollection, Figures, FiguresReport, IndexFigures, PropertiesUpdate, StoredDocument,
+    JOURNAL_SIZE_MIN,
 };
 pub use checksum::Checksum;
 pub use durability::{Completer, Durability};
+pub use index::{
+    compare_entries, ttl_seconds, FieldPath, IndexDefinition, IndexDescription, IndexHit,
+    IndexLookup, IndexSpec, IndexType, ENTRIES_PER_DOCUMENT_MAX,
+};
 pub use interface::{read_each, CollectionOps, DatabaseOps, Engine};
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
 pub use request::{

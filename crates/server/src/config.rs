@@ -144,6 +144,15 @@ pub struct ServeArgs {
     )]
     pub transaction_idle_timeout: f64,
 
+    /// Milliseconds between two passes that remove the documents ttl indexes say expired.
+    #[arg(
+        long = "ttl.frequency",
+        value_name = "MILLISECONDS",
+        default_value_t = 30_000,
+        value_parser = clap::value_parser!(u64).range(1..=86_400_000)
+    )]
+    pub ttl_frequency_ms: u64,
+
     /// Root's password (else $QUINCE_ROOT_PASSWORD, else $ARANGO_ROOT_PASSWORD, else empty).
     #[arg(long = "database.password", value_name = "PASSWORD")]
     pub password: Option<String>,
@@ -498,6 +507,16 @@ mod tests {
         assert_eq!(a.static_dir, None);
         assert_eq!(a.static_prefix, "/_static");
         assert_eq!(a.transaction_idle_timeout, 60.0);
+        assert_eq!(a.ttl_frequency_ms, 30_000);
+    }
+
+    #[test]
+    fn the_ttl_frequency_is_a_positive_number_of_milliseconds() {
+        let frequency = |v: &str| parse(&["--ttl.frequency", v]);
+        assert_eq!(frequency("250").unwrap().ttl_frequency_ms, 250);
+        for bad in ["0", "-1", "soon", "86400001"] {
+            assert!(frequency(bad).is_err(), "{bad} was accepted");
+        }
     }
 
     #[test]

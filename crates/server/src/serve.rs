@@ -88,6 +88,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         sync_interval: Duration::from_millis(args.sync_interval_ms),
         ignore_datafile_errors: args.ignore_datafile_errors,
         transaction_idle_timeout: Duration::from_secs_f64(args.transaction_idle_timeout),
+        ttl_frequency: Duration::from_millis(args.ttl_frequency_ms),
         open_files_max: usize::try_from(budget.engine_files).expect("bounded by the budget"),
         ..DbConfig::new(args.data_dir.clone(), Arc::new(OsFileIo::new()))
     })

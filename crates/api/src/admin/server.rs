@@ -64,8 +64,8 @@ pub(crate) fn engine(req: &ApiRequest) -> ApiResult {
         &json!({
             "name": "quince",
             "supports": {
-                "indexes": ["primary"],
-                "aliases": {"indexes": {}},
+                "indexes": ["primary", "persistent", "hash", "skiplist", "ttl"],
+                "aliases": {"indexes": {"hash": "persistent", "skiplist": "persistent"}},
             },
             "endianness": "little",
         }),

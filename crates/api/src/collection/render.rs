@@ -95,7 +95,7 @@ pub(super) fn figures(report: &FiguresReport) -> Value {
         "datafiles": {"count": s.datafiles_count, "fileSize": s.datafiles_file_size},
         "journals": {"count": s.journals_count, "fileSize": s.journals_file_size},
         "compactors": {"count": s.compactors_count, "fileSize": s.compactors_file_size},
-        "indexes": {"count": report.index_count, "size": s.index_size},
+        "indexes": {"count": report.index_count, "size": index_size(report)},
         "documentsSize": s.documents_size,
         "cacheInUse": false,
         "cacheSize": 0,
@@ -105,11 +105,24 @@ pub(super) fn figures(report: &FiguresReport) -> Value {
     })
 }
 
-/// The `engine` attribute of `figures?details=true`: the documents and the indexes that hold
-/// them. The primary index is the only index type there is, in edge collections too.
+/// The memory of every index: the engine's primary index, and each secondary one's estimate.
+fn index_size(report: &FiguresReport) -> u64 {
+    let secondary: u64 = report
+        .indexes
+        .iter()
+        .filter(|i| i.id != 0)
+        .map(|i| i.memory)
+        .sum();
+    report.storage.index_size + secondary
+}
+
+/// The `engine` attribute of `figures?details=true`: the documents and each index with its
+/// entries (an edge collection has no edge index: its primary index and secondary ones).
 pub(super) fn engine_details(report: &FiguresReport, count: u64) -> Value {
-    let indexes: Vec<Value> = (0..report.index_count)
-        .map(|id| json!({"type": "primary", "id": id, "count": count}))
+    let indexes: Vec<Value> = report
+        .indexes
+        .iter()
+        .map(|index| json!({"type": index.kind, "id": index.id, "count": index.count}))
         .collect();
     json!({"documents": count, "indexes": indexes})
 }

@@ -9,8 +9,8 @@
 //! What it is not: a place of rules. Every call goes to the transaction (`write.rs`) or, for
 //! what a transaction does not change (properties, figures, checksum), to the collection.
 //!
-//! Invariants: catalog changes through the view are refused (1653), and so is a nested
-//! begin (1651); the collection-level answers a transaction does not change are the
+//! Invariants: catalog changes through the view (collections and indexes) are refused (1653),
+//! and so is a nested begin (1651); index lookups see the transaction's own writes; the collection-level answers a transaction does not change are the
 //! committed collection's.
 
 use std::sync::Arc;
@@ -21,9 +21,10 @@ use quince_errors::{
 };
 use quince_ops::{
     CollectionOps, CollectionProperties, CollectionType, CreateCollection, DatabaseOps,
-    FiguresReport, PropertiesUpdate, StoredDocument, TransactionOps, TransactionOptions,
-    WriteRequest, WriteResults,
+    FiguresReport, IndexDescription, IndexHit, IndexLookup, PropertiesUpdate, StoredDocument,
+    TransactionOps, TransactionOptions, WriteRequest, WriteResults,
 };
+use serde_json::Value;
 
 use crate::collection::Collection;
 use crate::database::Database;
@@ -181,6 +182,28 @@ impl CollectionOps for TrxCollection {
 
     fn write(&self, request: WriteRequest) -> WriteResults {
         self.transaction.write(&self.collection, request)
+    }
+
+    fn indexes(&self) -> Vec<IndexDescription> {
+        self.collection.indexes()
+    }
+
+    fn create_index(&self, _definition: &Value) -> Result<(IndexDescription, bool)> {
+        Err(disallowed("creating an index"))
+    }
+
+    fn drop_index(&self, _id_or_name: &str) -> Result<IndexDescription> {
+        Err(disallowed("dropping an index"))
+    }
+
+    fn index_lookup(
+        &self,
+        index_id: u64,
+        lookup: &IndexLookup,
+        visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
+    ) -> Result<()> {
+        self.transaction
+            .index_lookup(&self.collection, index_id, lookup, visit)
     }
 }
 

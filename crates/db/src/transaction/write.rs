@@ -5,7 +5,7 @@
 //! the write path does, then decided under the store's writer lock against the transaction's
 //! own version of the key or the committed one, the key reserved, the result buffered),
 //! [`Transaction::truncate`], [`Transaction::read`], [`Transaction::read_rev`],
-//! [`Transaction::count`] and [`Transaction::scan`].
+//! [`Transaction::count`], [`Transaction::scan`] and [`Transaction::index_lookup`].
 //!
 //! What it is not: a write to the store. Nothing is appended before commit.
 //!
@@ -18,13 +18,15 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use quince_errors::{ArangoError, Result, RESOURCE_LIMIT};
-use quince_model::document::render_document;
+use quince_model::document::{render_document, stored_object};
 use quince_model::key::is_valid_key;
 use quince_model::rev::RevisionId;
 use quince_ops::{
-    parse_items, StoredDocument, WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
+    compare_entries, parse_items, IndexHit, IndexLookup, StoredDocument, WriteKind, WriteOptions,
+    WriteOutcome, WriteRequest, WriteResults,
 };
 use quince_storage::Mutation;
+use serde_json::Value;
 
 use crate::collection::Collection;
 use crate::current::{Buffered, Current};
@@ -184,6 +186,54 @@ impl Transaction {
                         break;
                     }
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Transaction {
+    /// An index lookup as the transaction sees the collection: the committed entries of the
+    /// keys it did not write, and the entries of its own versions, merged in index order. The
+    /// hits are collected before `visit` runs (it may call the transaction again).
+    pub(crate) fn index_lookup(
+        &self,
+        collection: &Arc<Collection>,
+        index_id: u64,
+        lookup: &IndexLookup,
+        visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
+    ) -> Result<()> {
+        let operation = self.running()?;
+        self.check_readable(collection)?;
+        let Some(buffer) = operation.state.buffers.get(&collection.id()) else {
+            drop(operation);
+            return collection.index_lookup(index_id, lookup, visit);
+        };
+        let spec = collection.index_spec(index_id)?;
+        let mut hits: Vec<(Box<[Value]>, String)> = Vec::new();
+        collection.index_lookup(index_id, lookup, &mut |hit| {
+            if !buffer.changes.contains_key(hit.key) {
+                hits.push((hit.values.into(), hit.key.to_owned()));
+            }
+            true
+        })?;
+        for key in &buffer.order {
+            if let Some((_, value)) = &buffer.changes[key].new {
+                for entry in spec.entries(&stored_object(value))? {
+                    if lookup.matches(&entry) {
+                        hits.push((entry, key.clone()));
+                    }
+                }
+            }
+        }
+        drop(operation);
+        hits.sort_by(|a, b| compare_entries(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
+        if lookup.reverse() {
+            hits.reverse();
+        }
+        for (values, key) in &hits {
+            if !visit(IndexHit { key, values }) {
+                break;
             }
         }
         Ok(())

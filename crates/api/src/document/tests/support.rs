@@ -181,6 +181,10 @@ impl Call {
     }
 
     /// Sends it to `/_api/key-generators`.
+    pub(crate) async fn index(self) -> Reply {
+        Reply::from(crate::index::handle(self.request).await)
+    }
+
     pub(crate) async fn key_generators(self) -> Reply {
         Reply::from(crate::collection::key_generators(self.request).await)
     }

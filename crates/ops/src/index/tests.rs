@@ -1,0 +1,157 @@
+use std::ops::Bound;
+
+use serde_json::{json, Value};
+
+use super::*;
+
+fn parse(body: Value) -> quince_errors::Result<IndexDefinition> {
+    IndexDefinition::parse(&body)
+}
+
+#[test]
+fn aliases_become_persistent_with_arangodb_defaults() {
+    for alias in ["persistent", "hash", "skiplist"] {
+        let d = parse(json!({"type": alias, "fields": ["a", "b.c"]})).unwrap();
+        assert_eq!(d.kind, IndexType::Persistent);
+        assert!(!d.unique && !d.sparse && d.deduplicate && d.estimates && !d.cache_enabled);
+    }
+}
+
+#[test]
+fn bad_definitions_are_400_with_errornum_10_naming_the_problem() {
+    let cases = [
+        (json!({"fields": ["a"]}), "type"),
+        (json!({"type": "geo", "fields": ["a"]}), "'geo'"),
+        (json!({"type": "fulltext", "fields": ["a"]}), "'fulltext'"),
+        (json!({"type": "banana", "fields": ["a"]}), "'banana'"),
+        (json!({"type": "persistent"}), "fields"),
+        (json!({"type": "persistent", "fields": []}), "fields"),
+        (json!({"type": "persistent", "fields": [1]}), "fields"),
+        (json!({"type": "persistent", "fields": ["a..b"]}), "a..b"),
+        (
+            json!({"type": "persistent", "fields": ["a", "a"]}),
+            "duplicate",
+        ),
+        (
+            json!({"type": "persistent", "fields": ["a[*]", "b[*]"]}),
+            "[*]",
+        ),
+        (json!({"type": "ttl", "fields": ["a"]}), "expireAfter"),
+        (
+            json!({"type": "ttl", "fields": ["a"], "expireAfter": -1}),
+            "expireAfter",
+        ),
+        (
+            json!({"type": "ttl", "fields": ["a", "b"], "expireAfter": 1}),
+            "one",
+        ),
+        (
+            json!({"type": "ttl", "fields": ["a"], "expireAfter": 1, "unique": true}),
+            "unique",
+        ),
+    ];
+    for (body, needle) in cases {
+        let error = parse(body.clone()).unwrap_err();
+        assert_eq!(error.num(), 10, "{body}");
+        assert!(error.message.contains(needle), "{body}: {}", error.message);
+    }
+    let bad_name = parse(json!({"type": "persistent", "fields": ["a"], "name": "a/b"}));
+    assert_eq!(bad_name.unwrap_err().num(), 1208);
+}
+
+#[test]
+fn stored_form_round_trips_and_describes() {
+    let mut d =
+        parse(json!({"type": "hash", "fields": ["a"], "unique": true, "name": "u"})).unwrap();
+    d.id = 17;
+    let back = IndexDefinition::from_stored(&d.to_stored()).unwrap();
+    assert_eq!(back, d);
+    let description = d.describe("c", 0.5);
+    assert_eq!(
+        description.json,
+        json!({"cacheEnabled": false, "deduplicate": true, "estimates": true,
+               "fields": ["a"], "id": "c/17", "name": "u", "selectivityEstimate": 1,
+               "sparse": false, "type": "persistent", "unique": true})
+    );
+    let mut ttl = parse(json!({"type": "ttl", "fields": ["t"], "expireAfter": 60})).unwrap();
+    ttl.id = 3;
+    ttl.name = "idx_3".into();
+    assert_eq!(
+        ttl.describe("c", 1.0).json,
+        json!({"expireAfter": 60, "fields": ["t"], "id": "c/3", "name": "idx_3",
+               "sparse": true, "type": "ttl", "unique": false})
+    );
+    assert_eq!(IndexDefinition::from_stored(&ttl.to_stored()).unwrap(), ttl);
+}
+
+fn spec(body: Value) -> IndexSpec {
+    IndexSpec::new(parse(body).unwrap()).unwrap()
+}
+
+fn entries(spec: &IndexSpec, doc: Value) -> Vec<Vec<Value>> {
+    let Value::Object(doc) = doc else { panic!() };
+    spec.entries(&doc)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.into_vec())
+        .collect()
+}
+
+#[test]
+fn entries_follow_sparse_and_array_rules() {
+    let plain = spec(json!({"type": "persistent", "fields": ["a", "b.c"]}));
+    assert_eq!(
+        entries(&plain, json!({"a": 1})),
+        vec![vec![json!(1), json!(null)]]
+    );
+    assert_eq!(
+        entries(&plain, json!({"a": 1, "b": {"c": "x"}})),
+        vec![vec![json!(1), json!("x")]]
+    );
+    let sparse = spec(json!({"type": "persistent", "fields": ["a", "b"], "sparse": true}));
+    assert!(entries(&sparse, json!({"a": 1})).is_empty());
+    assert!(entries(&sparse, json!({"a": 1, "b": null})).is_empty());
+    assert_eq!(entries(&sparse, json!({"a": 1, "b": 2})).len(), 1);
+
+    let tags = spec(json!({"type": "persistent", "fields": ["tags[*]", "n"]}));
+    assert_eq!(
+        entries(&tags, json!({"tags": ["b", "a", "b"], "n": 1})),
+        vec![vec![json!("a"), json!(1)], vec![json!("b"), json!(1)]]
+    );
+    assert!(entries(&tags, json!({"tags": "a"})).is_empty());
+    assert!(entries(&tags, json!({"tags": []})).is_empty());
+    let keep = spec(json!({"type": "persistent", "fields": ["t[*].k"], "deduplicate": false}));
+    assert_eq!(
+        entries(&keep, json!({"t": [{"k": 1}, {"k": 1}, {}]})),
+        vec![vec![json!(null)], vec![json!(1)], vec![json!(1)]]
+    );
+}
+
+#[test]
+fn ttl_entries_are_seconds() {
+    let ttl = spec(json!({"type": "ttl", "fields": ["at"], "expireAfter": 0}));
+    assert_eq!(
+        entries(&ttl, json!({"at": "1970-01-02"})),
+        vec![vec![json!(86400.0)]]
+    );
+    assert!(entries(&ttl, json!({"at": "soon"})).is_empty());
+    assert!(entries(&ttl, json!({})).is_empty());
+}
+
+#[test]
+fn lookups_match_by_aql_order() {
+    let lookup = IndexLookup::Sorted {
+        prefix: vec![json!(1)],
+        low: Bound::Excluded(json!(null)),
+        high: Bound::Included(json!(5)),
+        reverse: false,
+    };
+    assert!(lookup.matches(&[json!(1.0), json!(false)]));
+    assert!(lookup.matches(&[json!(1), json!(5)]));
+    assert!(!lookup.matches(&[json!(1), json!(null)]));
+    assert!(!lookup.matches(&[json!(1), json!("5")]));
+    assert!(!lookup.matches(&[json!(2), json!(3)]));
+    assert!(lookup.check(2).is_ok());
+    assert_eq!(lookup.check(1).unwrap_err().num(), 10);
+    assert!(IndexLookup::all().matches(&[json!("anything")]));
+}
