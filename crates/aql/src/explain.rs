@@ -76,6 +76,21 @@ fn pipeline_nodes(
                             "readOwnWrites": f.snapshot,
                         })
                     }
+                    Access::Index(a) => {
+                        items *= (count * 0.1).max(1.0);
+                        json!({
+                            "type": "IndexNode",
+                            "collection": f.name,
+                            "outVariable": variable(plan, f.slot),
+                            "indexes": [a.index.json],
+                            "ascending": !a.reverse,
+                            "reverse": a.reverse,
+                            "producesResult": true,
+                            "filter": !f.filters.is_empty(),
+                            "indexCoversProjections": a.projection.is_some(),
+                            "projections": a.projection.clone().unwrap_or_default(),
+                        })
+                    }
                     Access::Keys(_) => json!({
                         "type": "IndexNode",
                         "collection": f.name,
@@ -104,8 +119,12 @@ fn pipeline_nodes(
                     subquery = Some(json!({"nodes": inner}));
                 }
                 match subquery {
-                    Some(s) => json!({"type": "SubqueryNode", "outVariable": variable(plan, *slot), "subquery": s}),
-                    None => json!({"type": "CalculationNode", "outVariable": variable(plan, *slot)}),
+                    Some(s) => {
+                        json!({"type": "SubqueryNode", "outVariable": variable(plan, *slot), "subquery": s})
+                    }
+                    None => {
+                        json!({"type": "CalculationNode", "outVariable": variable(plan, *slot)})
+                    }
                 }
             }
             Node::Filter(_) => {
@@ -162,7 +181,11 @@ fn pipeline_nodes(
         };
         cost += items;
         body["id"] = json!(id);
-        body["dependencies"] = if parent == 0 { json!([]) } else { json!([parent]) };
+        body["dependencies"] = if parent == 0 {
+            json!([])
+        } else {
+            json!([parent])
+        };
         body["estimatedCost"] = json!(cost);
         body["estimatedNrItems"] = json!(items);
         nodes.push(body);

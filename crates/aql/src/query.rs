@@ -118,7 +118,11 @@ impl Prepared {
 
     /// The collections read or written, by name.
     pub fn collections(&self) -> Vec<String> {
-        self.plan.collections.iter().map(|c| c.name.clone()).collect()
+        self.plan
+            .collections
+            .iter()
+            .map(|c| c.name.clone())
+            .collect()
     }
 
     /// True when the query's result depends only on its text, its bind parameters and the

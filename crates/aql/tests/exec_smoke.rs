@@ -33,7 +33,11 @@ fn database() -> Arc<dyn DatabaseOps> {
     let docs: Vec<Value> = (0..10)
         .map(|i| json!({"_key": format!("k{i}"), "a": i, "g": i % 3}))
         .collect();
-    let results = c.write(WriteRequest::new(WriteKind::Insert, docs, WriteOptions::default()));
+    let results = c.write(WriteRequest::new(
+        WriteKind::Insert,
+        docs,
+        WriteOptions::default(),
+    ));
     assert!(results.items.iter().all(|r| r.is_ok()));
     db
 }
@@ -68,7 +72,12 @@ fn run(db: &Arc<dyn DatabaseOps>, operations: Vec<Operation>) -> (Vec<Value>, qu
     };
     let mut plan = compile(&query, db, &Map::new(), false).unwrap();
     optimize(&mut plan);
-    let ctx = Context::new(Arc::clone(db), Control::new(None), None, &QueryOptions::default());
+    let ctx = Context::new(
+        Arc::clone(db),
+        Control::new(None),
+        None,
+        &QueryOptions::default(),
+    );
     let mut executor = Executor::new(&plan, ctx);
     let mut out = Vec::new();
     executor
@@ -95,7 +104,11 @@ fn filter_sort_limit() {
         &db,
         vec![
             for_c(),
-            op(OperationKind::Filter(bin(BinaryOp::Gt, attr(name("d"), "a"), lit(json!(3))))),
+            op(OperationKind::Filter(bin(
+                BinaryOp::Gt,
+                attr(name("d"), "a"),
+                lit(json!(3)),
+            ))),
             op(OperationKind::Sort(vec![SortKey {
                 value: attr(name("d"), "a"),
                 ascending: false,
@@ -164,7 +177,10 @@ fn collect_with_count_and_aggregate() {
             }),
         ],
     );
-    assert_eq!(out, vec![json!([0, 4, 18]), json!([1, 3, 12]), json!([2, 3, 15])]);
+    assert_eq!(
+        out,
+        vec![json!([0, 4, 18]), json!([1, 3, 12]), json!([2, 3, 15])]
+    );
 }
 
 #[test]
@@ -202,7 +218,11 @@ fn key_lookup_uses_the_primary_index() {
         &db,
         vec![
             for_c(),
-            op(OperationKind::Filter(bin(BinaryOp::Eq, attr(name("d"), "_key"), lit(json!("k4"))))),
+            op(OperationKind::Filter(bin(
+                BinaryOp::Eq,
+                attr(name("d"), "_key"),
+                lit(json!("k4")),
+            ))),
             op(OperationKind::Return {
                 distinct: false,
                 value: attr(name("d"), "a"),

@@ -48,15 +48,17 @@ fn cursor_id(text: &str) -> Result<u64> {
 
 async fn create(api: &Api, req: ApiRequest) -> ApiResult {
     req.require_database(crate::permission::Access::Read)?;
-    let request = CursorRequest::parse(&req.required_json_body()?, api.config().query_memory_limit)?;
+    let request =
+        CursorRequest::parse(&req.required_json_body()?, api.config().query_memory_limit)?;
     let in_transaction = req.header(crate::transaction::TRX_HEADER).is_some();
     let database = Arc::clone(&req.database);
     let user = req.user.name().to_owned();
     let api = super::shared(api)?;
     let body = blocking(move || {
-        api.queries().create_cursor(database, &user, in_transaction, request, &|collections| {
-            super::authorize(&req, collections)
-        })
+        api.queries()
+            .create_cursor(database, &user, in_transaction, request, &|collections| {
+                super::authorize(&req, collections)
+            })
     })
     .await?;
     Ok(ApiResponse::json(201, &body))

@@ -33,7 +33,9 @@ fn ok(mut body: Value) -> ApiResponse {
 fn object(req: &ApiRequest) -> Result<Map<String, Value>> {
     match req.required_json_body()? {
         Value::Object(map) => Ok(map),
-        _ => Err(quince_aql::query::bad_request("the body must be a JSON object")),
+        _ => Err(quince_aql::query::bad_request(
+            "the body must be a JSON object",
+        )),
     }
 }
 
@@ -46,7 +48,10 @@ pub(crate) async fn explain(api: &Api, req: ApiRequest) -> ApiResult {
     let body = object(&req)?;
     let mut cursor_body = body.clone();
     cursor_body.remove("options");
-    let request = quince_aql::CursorRequest::parse(&Value::Object(cursor_body), api.config().query_memory_limit)?;
+    let request = quince_aql::CursorRequest::parse(
+        &Value::Object(cursor_body),
+        api.config().query_memory_limit,
+    )?;
     let all_plans = body
         .get("options")
         .and_then(|o| o.get("allPlans"))
@@ -54,7 +59,8 @@ pub(crate) async fn explain(api: &Api, req: ApiRequest) -> ApiResult {
         .unwrap_or(false);
     let database = Arc::clone(&req.database);
     let answer = blocking(move || {
-        let prepared = quince_aql::prepare(database, &request.query, request.bind_vars, request.options)?;
+        let prepared =
+            quince_aql::prepare(database, &request.query, request.bind_vars, request.options)?;
         super::authorize(&req, &prepared.plan().collections)?;
         Ok(quince_aql::explain::explain(&prepared, all_plans))
     })
@@ -116,11 +122,17 @@ pub(crate) async fn query(api: &Api, req: ApiRequest) -> ApiResult {
         }
         (&Method::GET, ["current"]) => {
             req.require_database(Access::Read)?;
-            Ok(ApiResponse::json(200, &Value::Array(registry.current(&database))))
+            Ok(ApiResponse::json(
+                200,
+                &Value::Array(registry.current(&database)),
+            ))
         }
         (&Method::GET, ["slow"]) => {
             req.require_database(Access::Read)?;
-            Ok(ApiResponse::json(200, &Value::Array(registry.slow(&database))))
+            Ok(ApiResponse::json(
+                200,
+                &Value::Array(registry.slow(&database)),
+            ))
         }
         (&Method::DELETE, ["slow"]) => {
             req.require_database(Access::Write)?;
@@ -164,7 +176,10 @@ pub(crate) async fn query_cache(api: &Api, req: ApiRequest) -> ApiResult {
         }
         (&Method::GET, ["entries"]) => {
             req.require_database(Access::Read)?;
-            Ok(ApiResponse::json(200, &Value::Array(cache.entries(&database))))
+            Ok(ApiResponse::json(
+                200,
+                &Value::Array(cache.entries(&database)),
+            ))
         }
         (&Method::DELETE, ["entries"] | []) => {
             req.require_database(Access::Write)?;

@@ -38,7 +38,11 @@ fn shared(api: &crate::state::Api) -> Result<std::sync::Arc<crate::state::Api>> 
 fn authorize(req: &ApiRequest, collections: &[UsedCollection]) -> Result<()> {
     req.require_database(Access::Read)?;
     for used in collections {
-        let access = if used.write { Access::Write } else { Access::Read };
+        let access = if used.write {
+            Access::Write
+        } else {
+            Access::Read
+        };
         req.require(access, &used.name)?;
     }
     Ok(())

@@ -150,7 +150,12 @@ impl CollectState {
     }
 
     /// Adds a row to its group.
-    pub fn add(&mut self, executor: &mut Executor<'_>, node: &CollectNode, row: &Row) -> Result<()> {
+    pub fn add(
+        &mut self,
+        executor: &mut Executor<'_>,
+        node: &CollectNode,
+        row: &Row,
+    ) -> Result<()> {
         let mut key = Vec::with_capacity(node.groups.len());
         for (_, value) in &node.groups {
             key.push(OrdValue(executor.eval(value, Env::of(row))?.into_owned()));
@@ -177,7 +182,11 @@ impl CollectState {
                 added += row_size(row) + key.iter().map(|k| value_size(&k.0)).sum::<u64>();
                 let group = Group {
                     base: row.clone(),
-                    aggregates: node.aggregates.iter().map(|(_, a, _)| Running::new(*a)).collect(),
+                    aggregates: node
+                        .aggregates
+                        .iter()
+                        .map(|(_, a, _)| Running::new(*a))
+                        .collect(),
                     members: Vec::new(),
                     count: 0,
                 };
@@ -204,7 +213,11 @@ impl CollectState {
                 Vec::new(),
                 Group {
                     base: self.input.clone(),
-                    aggregates: node.aggregates.iter().map(|(_, a, _)| Running::new(*a)).collect(),
+                    aggregates: node
+                        .aggregates
+                        .iter()
+                        .map(|(_, a, _)| Running::new(*a))
+                        .collect(),
                     members: Vec::new(),
                     count: 0,
                 },
@@ -232,7 +245,11 @@ impl CollectState {
 }
 
 /// `WINDOW`: each row with its aggregates over the rows around it.
-pub fn window(executor: &mut Executor<'_>, node: &WindowNode, mut rows: Vec<Row>) -> Result<Vec<Row>> {
+pub fn window(
+    executor: &mut Executor<'_>,
+    node: &WindowNode,
+    mut rows: Vec<Row>,
+) -> Result<Vec<Row>> {
     let n = rows.len();
     let mut inputs: Vec<Vec<Value>> = Vec::with_capacity(n);
     for row in &rows {
@@ -259,7 +276,9 @@ pub fn window(executor: &mut Executor<'_>, node: &WindowNode, mut rows: Vec<Row>
         let members: Vec<usize> = match &ranges {
             None => {
                 let low = node.preceding.map_or(0, |p| j.saturating_sub(p as usize));
-                let high = node.following.map_or(n - 1, |f| (j + f as usize).min(n - 1));
+                let high = node
+                    .following
+                    .map_or(n - 1, |f| (j + f as usize).min(n - 1));
                 (low..=high).collect()
             }
             Some(values) => {

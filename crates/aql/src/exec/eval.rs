@@ -18,7 +18,7 @@ use std::sync::Arc;
 use quince_errors::Result;
 use serde_json::{Map, Value};
 
-use crate::plan::{CExpr, CKey, CQuantifier, Plan, Pipeline};
+use crate::plan::{CExpr, CKey, CQuantifier, Pipeline, Plan};
 use crate::value::{self, truthy, Quantifier};
 
 use super::{Context, Control, Executor};
@@ -81,7 +81,9 @@ impl Executor<'_> {
                 }
                 Cow::Owned(Value::Object(out))
             }
-            CExpr::Unary(op, operand) => Cow::Owned(value::unary(*op, self.eval(operand, env)?.as_ref())),
+            CExpr::Unary(op, operand) => {
+                Cow::Owned(value::unary(*op, self.eval(operand, env)?.as_ref()))
+            }
             CExpr::And(lhs, rhs) => {
                 let left = self.eval(lhs, env)?;
                 if truthy(&left) {
@@ -125,9 +127,13 @@ impl Executor<'_> {
                 let left = self.eval(lhs, env)?;
                 let right = self.eval(rhs, env)?;
                 let ctx = &mut self.ctx;
-                Cow::Owned(value::quantified(quantifier, *op, &left, &right, &mut |w| {
-                    crate::functions::FunctionContext::warn(ctx, w)
-                }))
+                Cow::Owned(value::quantified(
+                    quantifier,
+                    *op,
+                    &left,
+                    &right,
+                    &mut |w| crate::functions::FunctionContext::warn(ctx, w),
+                ))
             }
             CExpr::Ternary(condition, then, otherwise) => {
                 let condition_value = self.eval(condition, env)?;
@@ -226,7 +232,9 @@ impl Executor<'_> {
 fn attribute<'a>(base: Cow<'a, Value>, name: &str) -> Cow<'a, Value> {
     match base {
         Cow::Borrowed(Value::Object(map)) => Cow::Borrowed(map.get(name).unwrap_or(&NULL)),
-        Cow::Owned(Value::Object(mut map)) => Cow::Owned(map.swap_remove(name).unwrap_or(Value::Null)),
+        Cow::Owned(Value::Object(mut map)) => {
+            Cow::Owned(map.swap_remove(name).unwrap_or(Value::Null))
+        }
         _ => Cow::Borrowed(&NULL),
     }
 }
@@ -305,9 +313,20 @@ pub fn fold(expr: CExpr) -> CExpr {
     let database: Arc<dyn quince_ops::DatabaseOps> = Arc::new(NoDatabase);
     let mut executor = Executor::new(
         &plan,
-        Context::new(database, Control::new(None), None, &crate::QueryOptions::default()),
+        Context::new(
+            database,
+            Control::new(None),
+            None,
+            &crate::QueryOptions::default(),
+        ),
     );
-    let value = match executor.eval(&expr, Env { row: &[], current: None }) {
+    let value = match executor.eval(
+        &expr,
+        Env {
+            row: &[],
+            current: None,
+        },
+    ) {
         Ok(v) => v.into_owned(),
         Err(_) => return expr,
     };
@@ -331,7 +350,9 @@ impl quince_ops::DatabaseOps for NoDatabase {
         Vec::new()
     }
     fn collection(&self, _: &str) -> Result<Arc<dyn quince_ops::CollectionOps>> {
-        Err(quince_errors::ArangoError::new(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND))
+        Err(quince_errors::ArangoError::new(
+            quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND,
+        ))
     }
     fn create_collection(
         &self,
@@ -352,7 +373,9 @@ impl quince_ops::DatabaseOps for NoDatabase {
         Err(quince_errors::ArangoError::new(quince_errors::FORBIDDEN))
     }
     fn transaction(&self, _: &str) -> Result<Arc<dyn quince_ops::TransactionOps>> {
-        Err(quince_errors::ArangoError::new(quince_errors::TRANSACTION_NOT_FOUND))
+        Err(quince_errors::ArangoError::new(
+            quince_errors::TRANSACTION_NOT_FOUND,
+        ))
     }
     fn running_transactions(&self) -> Vec<String> {
         Vec::new()

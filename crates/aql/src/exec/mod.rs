@@ -26,7 +26,11 @@ use std::collections::BTreeSet;
 use quince_errors::{ArangoError, Result};
 use serde_json::Value;
 
-use crate::plan::{Access, ForCollection, Node, Pipeline, Plan};
+use std::ops::Bound;
+
+use quince_ops::IndexLookup;
+
+use crate::plan::{Access, CExpr, ForCollection, IndexAccess, Node, Pipeline, Plan};
 use crate::value::truthy;
 
 pub use context::{Context, Control, Stats};
@@ -60,10 +64,20 @@ pub struct Executor<'p> {
 /// The per-run state of a pipeline's nodes.
 enum NodeState {
     Stateless,
-    Limit { skipped: u64, passed: u64, seen: u64 },
-    Sort { rows: Vec<(Vec<Value>, Row)>, bytes: u64 },
+    Limit {
+        skipped: u64,
+        passed: u64,
+        seen: u64,
+    },
+    Sort {
+        rows: Vec<(Vec<Value>, Row)>,
+        bytes: u64,
+    },
     Collect(Box<CollectState>),
-    Window { rows: Vec<Row>, bytes: u64 },
+    Window {
+        rows: Vec<Row>,
+        bytes: u64,
+    },
     Distinct(BTreeSet<OrdValue>),
 }
 
@@ -159,8 +173,12 @@ impl<'p> Executor<'p> {
             }
         }
         for (node, state) in pipeline.nodes.iter().zip(&states) {
-            if let (Node::Limit { full_count: true, .. }, NodeState::Limit { seen, .. }) =
-                (node, state)
+            if let (
+                Node::Limit {
+                    full_count: true, ..
+                },
+                NodeState::Limit { seen, .. },
+            ) = (node, state)
             {
                 self.ctx.stats.full_count = Some(*seen);
             }
@@ -333,6 +351,7 @@ impl<'p> Executor<'p> {
                 }
                 Ok(Flow::Go)
             }
+            Access::Index(access) => self.index_scan(pipeline, states, i, f, access, row, sink),
             Access::Full if f.snapshot => {
                 let mut documents = Vec::new();
                 let mut bytes = 0;
@@ -394,6 +413,103 @@ impl<'p> Executor<'p> {
                 }
             }
         }
+    }
+
+    /// A `FOR` through a secondary index: one lookup (or one per `IN` candidate).
+    #[allow(clippy::too_many_arguments)]
+    fn index_scan(
+        &mut self,
+        pipeline: &Pipeline,
+        states: &mut [NodeState],
+        i: usize,
+        f: &ForCollection,
+        access: &IndexAccess,
+        row: &mut Row,
+        sink: &mut Sink<'_>,
+    ) -> Result<Flow> {
+        let mut prefix = Vec::with_capacity(access.prefix.len());
+        for value in &access.prefix {
+            prefix.push(self.eval(value, Env::of(row))?.into_owned());
+        }
+        let bound = |executor: &mut Self,
+                     b: &Option<(CExpr, bool)>,
+                     row: &Row|
+         -> Result<Bound<Value>> {
+            Ok(match b {
+                None => Bound::Unbounded,
+                Some((e, true)) => Bound::Included(executor.eval(e, Env::of(row))?.into_owned()),
+                Some((e, false)) => Bound::Excluded(executor.eval(e, Env::of(row))?.into_owned()),
+            })
+        };
+        let low = bound(self, &access.low, row)?;
+        let high = bound(self, &access.high, row)?;
+        let lookups: Vec<Vec<Value>> = if access.in_last {
+            let Some(Value::Array(candidates)) = prefix.pop() else {
+                return Ok(Flow::Go);
+            };
+            let mut candidates: Vec<OrdValue> = candidates.into_iter().map(OrdValue).collect();
+            candidates.sort();
+            candidates.dedup();
+            candidates
+                .into_iter()
+                .map(|c| {
+                    let mut p = prefix.clone();
+                    p.push(c.0);
+                    p
+                })
+                .collect()
+        } else {
+            vec![prefix]
+        };
+        for prefix in lookups {
+            let lookup = IndexLookup::Sorted {
+                prefix,
+                low: low.clone(),
+                high: high.clone(),
+                reverse: access.reverse,
+            };
+            let mut failure = None;
+            let mut flow = Flow::Go;
+            f.collection
+                .index_lookup(access.index.id, &lookup, &mut |hit| {
+                    self.ctx.stats.scanned_index += 1;
+                    let document = match &access.projection {
+                        Some(names) => Ok(Some(crate::plan::indexes::project(
+                            &access.index.fields,
+                            names,
+                            hit.key,
+                            hit.values,
+                        ))),
+                        None => match f.collection.read(hit.key) {
+                            Ok(d) => parse(&d.json).map(Some),
+                            Err(e) if e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => Ok(None),
+                            Err(e) => Err(e),
+                        },
+                    };
+                    let result = document.and_then(|d| match d {
+                        Some(d) => self.visit(pipeline, states, i, f, row, d, sink),
+                        None => Ok(Flow::Go),
+                    });
+                    match result {
+                        Ok(Flow::Go) => true,
+                        Ok(Flow::Stop) => {
+                            flow = Flow::Stop;
+                            false
+                        }
+                        Err(e) => {
+                            failure = Some(e);
+                            false
+                        }
+                    }
+                })?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            if flow == Flow::Stop {
+                return Ok(Flow::Stop);
+            }
+        }
+        Ok(Flow::Go)
     }
 
     /// One document of a scan: the pushed filters, then the next node.

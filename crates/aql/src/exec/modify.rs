@@ -50,7 +50,11 @@ impl Executor<'_> {
                 let key = self.eval(key, Env::of(row))?.into_owned();
                 let selector = match key {
                     Value::String(_) => key,
-                    Value::Object(ref map) if map.contains_key("_key") || map.contains_key("_id") => key,
+                    Value::Object(ref map)
+                        if map.contains_key("_key") || map.contains_key("_id") =>
+                    {
+                        key
+                    }
                     _ => return Err(missing_key()),
                 };
                 (WriteKind::Remove, selector, None)
@@ -68,7 +72,9 @@ impl Executor<'_> {
                         let example = self.eval(example, Env::of(row))?.into_owned();
                         self.find_example(m, &example)?
                     }
-                    (None, Some((condition, slot))) => self.find_filter(m, condition, *slot, row)?,
+                    (None, Some((condition, slot))) => {
+                        self.find_filter(m, condition, *slot, row)?
+                    }
                     (None, None) => None,
                 };
                 match found {
@@ -79,7 +85,11 @@ impl Executor<'_> {
                         if let Value::Object(map) = &mut document {
                             map.insert("_key".into(), key);
                         }
-                        let kind = if *replace { WriteKind::Replace } else { WriteKind::Update };
+                        let kind = if *replace {
+                            WriteKind::Replace
+                        } else {
+                            WriteKind::Update
+                        };
                         (kind, document, Some(old))
                     }
                     None => {
@@ -101,7 +111,9 @@ impl Executor<'_> {
             if_match: None,
             version_attribute: None,
         };
-        let mut results = m.collection.write(WriteRequest::new(kind, vec![item], options));
+        let mut results = m
+            .collection
+            .write(WriteRequest::new(kind, vec![item], options));
         if let Some(durability) = results.durability.take() {
             self.ctx.durabilities.push(durability);
         }

@@ -23,8 +23,8 @@ use crate::exec::fold;
 use crate::functions;
 
 use super::{
-    Access, Aggregate, CExpr, CKey, CQuantifier, CollectNode, ForCollection, ModifyNode,
-    ModifyOp, ModifyOptions, Node, Pipeline, Plan, Slot, UsedCollection, WindowNode,
+    Access, Aggregate, CExpr, CKey, CQuantifier, CollectNode, ForCollection, ModifyNode, ModifyOp,
+    ModifyOptions, Node, Pipeline, Plan, Slot, UsedCollection, WindowNode,
 };
 
 /// Functions never folded at compile time although their results depend only on their
@@ -413,14 +413,25 @@ impl Compiler<'_> {
             "SUM" => Aggregate::Sum,
             "MIN" => Aggregate::Min,
             "MAX" => Aggregate::Max,
-            "AVERAGE" | "AVG" | "UNIQUE" | "SORTED_UNIQUE" | "COUNT_DISTINCT" | "COUNT_UNIQUE"
-            | "PUSH" | "STDDEV" | "STDDEV_POPULATION" | "STDDEV_SAMPLE" | "VARIANCE"
-            | "VARIANCE_POPULATION" | "VARIANCE_SAMPLE" | "BIT_AND" | "BIT_OR" | "BIT_XOR" => {
-                match functions::lookup(name) {
-                    Some(f) => Aggregate::Function(f),
-                    None => return Err(aggregate_error()),
-                }
-            }
+            "AVERAGE"
+            | "AVG"
+            | "UNIQUE"
+            | "SORTED_UNIQUE"
+            | "COUNT_DISTINCT"
+            | "COUNT_UNIQUE"
+            | "PUSH"
+            | "STDDEV"
+            | "STDDEV_POPULATION"
+            | "STDDEV_SAMPLE"
+            | "VARIANCE"
+            | "VARIANCE_POPULATION"
+            | "VARIANCE_SAMPLE"
+            | "BIT_AND"
+            | "BIT_OR"
+            | "BIT_XOR" => match functions::lookup(name) {
+                Some(f) => Aggregate::Function(f),
+                None => return Err(aggregate_error()),
+            },
             _ => return Err(aggregate_error()),
         };
         Ok((aggregate, self.expr(&args[0])?))
@@ -472,7 +483,9 @@ impl Compiler<'_> {
             None => ModifyOptions::default(),
         };
         let (kind, verb) = match &modify.kind {
-            ast::ModifyKind::Insert { document } => (ModifyOp::Insert(self.expr(document)?), "INSERT"),
+            ast::ModifyKind::Insert { document } => {
+                (ModifyOp::Insert(self.expr(document)?), "INSERT")
+            }
             ast::ModifyKind::Update { key, document } => (
                 ModifyOp::Update(self.opt_expr(key.as_ref())?, self.expr(document)?),
                 "UPDATE",
@@ -554,7 +567,10 @@ impl Compiler<'_> {
         Ok(match expr {
             Expr::Literal(v) => CExpr::Const(v.clone()),
             Expr::Array(items) => {
-                let items = items.iter().map(|e| self.expr(e)).collect::<Result<Vec<_>>>()?;
+                let items = items
+                    .iter()
+                    .map(|e| self.expr(e))
+                    .collect::<Result<Vec<_>>>()?;
                 fold(CExpr::Array(items))
             }
             Expr::Object(entries) => {
@@ -659,11 +675,16 @@ impl Compiler<'_> {
                     Some(t) => Some(Box::new(self.expr(t)?)),
                     None => None,
                 };
-                fold(CExpr::Ternary(condition, then, Box::new(self.expr(otherwise)?)))
+                fold(CExpr::Ternary(
+                    condition,
+                    then,
+                    Box::new(self.expr(otherwise)?),
+                ))
             }
-            Expr::Range(low, high) => {
-                fold(CExpr::Range(Box::new(self.expr(low)?), Box::new(self.expr(high)?)))
-            }
+            Expr::Range(low, high) => fold(CExpr::Range(
+                Box::new(self.expr(low)?),
+                Box::new(self.expr(high)?),
+            )),
             Expr::Call { name, args, .. } => self.call(name, args)?,
             Expr::Subquery(query) => {
                 self.scopes.push(Vec::new());
@@ -892,8 +913,15 @@ pub(crate) fn node_subqueries(node: &mut Node, visit: &mut dyn FnMut(&mut Pipeli
     let mut each = |e: &mut CExpr| in_expr(e, visit);
     match node {
         Node::ForCollection(f) => {
-            if let Access::Keys(k) = &mut f.access {
-                each(k);
+            match &mut f.access {
+                Access::Full => {}
+                Access::Keys(k) => each(k),
+                Access::Index(a) => {
+                    a.prefix.iter_mut().for_each(&mut each);
+                    for (bound, _) in a.low.iter_mut().chain(a.high.iter_mut()) {
+                        each(bound);
+                    }
+                }
             }
             f.filters.iter_mut().for_each(&mut each);
         }

@@ -255,8 +255,15 @@ impl super::Node {
         use super::{Access, ModifyOp, Node};
         match self {
             Node::ForCollection(f) => {
-                if let Access::Keys(k) = &f.access {
-                    visit(k);
+                match &f.access {
+                    Access::Full => {}
+                    Access::Keys(k) => visit(k),
+                    Access::Index(a) => {
+                        a.prefix.iter().for_each(&mut *visit);
+                        for (bound, _) in a.low.iter().chain(&a.high) {
+                            visit(bound);
+                        }
+                    }
                 }
                 f.filters.iter().for_each(&mut *visit);
             }

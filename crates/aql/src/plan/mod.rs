@@ -17,6 +17,7 @@
 
 mod compile;
 mod expr;
+pub mod indexes;
 mod optimize;
 
 use std::sync::Arc;
@@ -32,7 +33,9 @@ pub use optimize::optimize;
 pub const RULES: &[&str] = &[
     "remove-unnecessary-calculations",
     "use-indexes",
+    "use-index-for-sort",
     "move-filters-into-enumerate",
+    "reduce-extraction-to-projection",
 ];
 
 /// A variable slot: an index into a row.
@@ -147,6 +150,30 @@ pub enum Access {
     Full,
     /// The documents whose `_key` is the value (a string, or each string of an array).
     Keys(CExpr),
+    /// A range of a secondary index.
+    Index(Box<IndexAccess>),
+}
+
+/// A read through a secondary (persistent) index: equality on a prefix of its fields, then an
+/// optional range on the next field, in index order (or reversed).
+pub struct IndexAccess {
+    /// The index.
+    pub index: quince_ops::IndexDescription,
+    /// One value per leading field, compared with `==` (a value that is an array under
+    /// `in_last` holds the candidates of the last one).
+    pub prefix: Vec<CExpr>,
+    /// The last prefix value is a list of candidates (`IN`): one lookup per candidate.
+    pub in_last: bool,
+    /// The lower bound on the field after the prefix, and whether it is included.
+    pub low: Option<(CExpr, bool)>,
+    /// The upper bound, and whether it is included.
+    pub high: Option<(CExpr, bool)>,
+    /// Read in descending order.
+    pub reverse: bool,
+    /// When the rest of the query reads only these top-level attributes of the document (the
+    /// index's fields, and `_key`), the document is never fetched: an object of them is built
+    /// from the index entry (late materialization avoided altogether).
+    pub projection: Option<Vec<String>>,
 }
 
 /// `COLLECT` compiled.

@@ -6,6 +6,8 @@
 //! - `use-indexes`: a `FOR` over a collection whose filter pins `_key` (`==` or `IN` a value
 //!   that does not depend on the loop) reads those keys from the primary index instead of
 //!   scanning;
+//! - `use-indexes`, `use-index-for-sort` and `reduce-extraction-to-projection` for secondary
+//!   indexes (`indexes.rs`);
 //! - `move-filters-into-enumerate`: filters right after a `FOR` over a collection run inside
 //!   the scan, before a row is built for the rest of the pipeline;
 //! - `NEW` and `OLD` are only asked of the engine when a later node reads them.
@@ -30,12 +32,22 @@ pub fn optimize(plan: &mut Plan) {
     if remove_unused_lets(&mut plan.root, &read) {
         rules.push("remove-unnecessary-calculations");
     }
+    let mut index_rules = std::collections::BTreeSet::new();
     if use_primary_index(&mut plan.root) {
-        rules.push("use-indexes");
+        index_rules.insert("use-indexes");
+    }
+    super::indexes::use_indexes(&mut plan.root, &mut index_rules);
+    for rule in ["use-indexes", "use-index-for-sort"] {
+        if index_rules.contains(rule) {
+            rules.push(rule);
+        }
     }
     if move_filters(&mut plan.root) {
         rules.push("move-filters-into-enumerate");
     }
+    let mut projection_rules = std::collections::BTreeSet::new();
+    super::indexes::use_projections(&mut plan.root, &mut projection_rules);
+    rules.extend(projection_rules);
     prune_new_old(&mut plan.root, &read);
     plan.rules = rules;
 }

@@ -161,10 +161,9 @@ impl ResultsCache {
         revision: &dyn Fn(&str) -> Option<String>,
     ) -> Option<Vec<Value>> {
         let mut state = self.state.lock();
-        let index = state
-            .entries
-            .iter()
-            .position(|e| e.database == database && e.query == query && &e.bind_vars == bind_vars)?;
+        let index = state.entries.iter().position(|e| {
+            e.database == database && e.query == query && &e.bind_vars == bind_vars
+        })?;
         let fresh = state.entries[index]
             .sources
             .iter()

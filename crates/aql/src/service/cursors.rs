@@ -242,7 +242,10 @@ fn busy() -> ArangoError {
 
 /// 1600.
 pub fn not_found() -> ArangoError {
-    ArangoError::with_message(quince_errors::CURSOR_NOT_FOUND, "cursor not found".to_owned())
+    ArangoError::with_message(
+        quince_errors::CURSOR_NOT_FOUND,
+        "cursor not found".to_owned(),
+    )
 }
 
 impl Cursors {

@@ -326,7 +326,8 @@ impl QueryService {
             true,
             Arc::clone(&control),
         );
-        let (sender, receiver) = sync_channel::<Message>(request.batch_size.saturating_mul(2).max(2));
+        let (sender, receiver) =
+            sync_channel::<Message>(request.batch_size.saturating_mul(2).max(2));
         let query_control = Arc::clone(&control);
         let query_user = user.to_owned();
         std::thread::Builder::new()

@@ -77,8 +77,12 @@ impl TrackingProperties {
                 "enabled" => next.enabled = value.as_bool().ok_or_else(bad)?,
                 "trackSlowQueries" => next.track_slow_queries = value.as_bool().ok_or_else(bad)?,
                 "trackBindVars" => next.track_bind_vars = value.as_bool().ok_or_else(bad)?,
-                "maxSlowQueries" => next.max_slow_queries = value.as_u64().ok_or_else(bad)? as usize,
-                "slowQueryThreshold" => next.slow_query_threshold = value.as_f64().ok_or_else(bad)?,
+                "maxSlowQueries" => {
+                    next.max_slow_queries = value.as_u64().ok_or_else(bad)? as usize
+                }
+                "slowQueryThreshold" => {
+                    next.slow_query_threshold = value.as_f64().ok_or_else(bad)?
+                }
                 "slowStreamingQueryThreshold" => {
                     next.slow_streaming_query_threshold = value.as_f64().ok_or_else(bad)?
                 }
@@ -207,7 +211,10 @@ impl Registry {
     }
 
     /// Changes the properties.
-    pub fn update_properties(&self, body: &Map<String, Value>) -> quince_errors::Result<TrackingProperties> {
+    pub fn update_properties(
+        &self,
+        body: &Map<String, Value>,
+    ) -> quince_errors::Result<TrackingProperties> {
         let mut state = self.state.lock();
         state.properties.update(body)?;
         let max = state.properties.max_slow_queries;
@@ -241,7 +248,10 @@ impl Registry {
 
     /// Empties the slow log of `database`.
     pub fn clear_slow(&self, database: &str) {
-        self.state.lock().slow.retain(|(_, e)| e.database != database);
+        self.state
+            .lock()
+            .slow
+            .retain(|(_, e)| e.database != database);
     }
 
     /// Kills a running query of `database` (false when there is none of that id).
