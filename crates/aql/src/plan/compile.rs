@@ -716,6 +716,15 @@ impl Compiler<'_> {
     }
 
     fn call(&mut self, name: &str, args: &[Expr]) -> Result<CExpr> {
+        // `LENGTH(collection)` and `COUNT(collection)` count the collection's documents.
+        let counts_collection = matches!(name, "LENGTH" | "COUNT")
+            && matches!(args, [Expr::Name(n)] if self.lookup(n).is_none())
+            || matches!(args, [Expr::BindCollection(_)]);
+        let name = if counts_collection && matches!(name, "LENGTH" | "COUNT") {
+            "COLLECTION_COUNT"
+        } else {
+            name
+        };
         let Some(function) = functions::lookup(name) else {
             return Err(if name.contains("::") {
                 parse_error(
