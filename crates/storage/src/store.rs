@@ -279,7 +279,9 @@ pub struct Store {
     /// point (`Store::pending_group`); it stays pending while nothing is written after it.
     pub(crate) pending: Mutex<Option<crate::chain::PendingAt>>,
     /// Scans hold it shared; compaction holds it exclusively while it re-points keys and drops
-    /// files, so a scan never misses a record that moved behind its back.
+    /// files, so a scan never misses a record that moved behind its back. Scans take it
+    /// recursively (they never queue behind a waiting compaction), so a paused scan delays
+    /// compaction of its store, never other scans.
     pub(crate) relocation: RwLock<()>,
     /// Compaction outputs in progress: count and bytes.
     pub(crate) compactors: AtomicU64,
@@ -491,7 +493,10 @@ impl Store {
     }
 
     fn scan_files(&self, visit: &mut RecordVisitor<'_>) -> Result<(), StorageError> {
-        let _no_relocation = self.relocation.read();
+        // Recursive: a scan does not queue behind a compaction that waits for another scan (a
+        // streaming query's scan may pause for as long as its client takes), so scans never
+        // wait for each other; compaction waits until no scan runs.
+        let _no_relocation = self.relocation.read_recursive();
         let files: Vec<Arc<DataFile>> = self.files.read().values().cloned().collect();
         for file in files {
             let fid = file.fid as u32;

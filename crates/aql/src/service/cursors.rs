@@ -235,6 +235,13 @@ pub struct Cursors {
     open: Mutex<HashMap<u64, Arc<Mutex<Cursor>>>>,
 }
 
+/// Forgets the expired cursors that no request uses (a streaming query's thread ends when
+/// its cursor goes: its channel has no receiver any more).
+fn purge(open: &mut HashMap<u64, Arc<Mutex<Cursor>>>) {
+    let now = Instant::now();
+    open.retain(|_, c| c.try_lock().is_none_or(|c| c.expires > now));
+}
+
 /// 1601.
 fn busy() -> ArangoError {
     ArangoError::with_message(quince_errors::CURSOR_BUSY, "cursor is busy".to_owned())
@@ -252,8 +259,7 @@ impl Cursors {
     /// Keeps `cursor`; its id. 32 when too many are open.
     pub fn insert(&self, cursor: Cursor) -> Result<u64> {
         let mut open = self.open.lock();
-        let now = Instant::now();
-        open.retain(|_, c| c.try_lock().is_none_or(|c| c.expires > now));
+        purge(&mut open);
         let streams = open
             .values()
             .filter(|c| c.try_lock().is_some_and(|c| c.is_stream()))
@@ -279,7 +285,8 @@ impl Cursors {
         call: impl FnOnce(&mut Cursor) -> Result<T>,
     ) -> Result<T> {
         let cursor = {
-            let open = self.open.lock();
+            let mut open = self.open.lock();
+            purge(&mut open);
             open.get(&id).cloned().ok_or_else(not_found)?
         };
         let Some(mut guard) = cursor.try_lock() else {
