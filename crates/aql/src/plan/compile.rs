@@ -482,19 +482,15 @@ impl Compiler<'_> {
             Some(e) => modify_options(self.constant(e, "OPTIONS")?)?,
             None => ModifyOptions::default(),
         };
-        let (kind, verb) = match &modify.kind {
-            ast::ModifyKind::Insert { document } => {
-                (ModifyOp::Insert(self.expr(document)?), "INSERT")
+        let kind = match &modify.kind {
+            ast::ModifyKind::Insert { document } => ModifyOp::Insert(self.expr(document)?),
+            ast::ModifyKind::Update { key, document } => {
+                ModifyOp::Update(self.opt_expr(key.as_ref())?, self.expr(document)?)
             }
-            ast::ModifyKind::Update { key, document } => (
-                ModifyOp::Update(self.opt_expr(key.as_ref())?, self.expr(document)?),
-                "UPDATE",
-            ),
-            ast::ModifyKind::Replace { key, document } => (
-                ModifyOp::Replace(self.opt_expr(key.as_ref())?, self.expr(document)?),
-                "REPLACE",
-            ),
-            ast::ModifyKind::Remove { key } => (ModifyOp::Remove(self.expr(key)?), "REMOVE"),
+            ast::ModifyKind::Replace { key, document } => {
+                ModifyOp::Replace(self.opt_expr(key.as_ref())?, self.expr(document)?)
+            }
+            ast::ModifyKind::Remove { key } => ModifyOp::Remove(self.expr(key)?),
             ast::ModifyKind::Upsert {
                 search,
                 insert,
@@ -516,20 +512,16 @@ impl Compiler<'_> {
                 self.scopes.push(vec![("OLD".to_owned(), old_slot)]);
                 let update = self.expr(update);
                 self.scopes.pop();
-                (
-                    ModifyOp::Upsert {
-                        example,
-                        filter,
-                        insert,
-                        update: update?,
-                        replace: *replace,
-                        old_slot,
-                    },
-                    "UPSERT",
-                )
+                ModifyOp::Upsert {
+                    example,
+                    filter,
+                    insert,
+                    update: update?,
+                    replace: *replace,
+                    old_slot,
+                }
             }
         };
-        let _ = verb;
         self.wait_for_sync |= options.wait_for_sync;
         if let Some(used) = self.collections.iter_mut().find(|c| c.name == name) {
             used.write = true;
