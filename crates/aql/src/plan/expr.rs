@@ -108,63 +108,9 @@ impl CExpr {
     /// Calls `visit` on every slot read by this expression (subqueries included).
     pub fn visit_slots(&self, visit: &mut dyn FnMut(Slot)) {
         match self {
-            CExpr::Const(_) | CExpr::Current => {}
             CExpr::Slot(s) => visit(*s),
-            CExpr::Attribute(base, _) => base.visit_slots(visit),
-            CExpr::Index(a, b)
-            | CExpr::And(a, b)
-            | CExpr::Or(a, b)
-            | CExpr::Binary(_, a, b)
-            | CExpr::Range(a, b) => {
-                a.visit_slots(visit);
-                b.visit_slots(visit);
-            }
-            CExpr::Array(items) | CExpr::Call(_, items) => {
-                items.iter().for_each(|e| e.visit_slots(visit))
-            }
-            CExpr::Object(entries) => {
-                for (key, value) in entries {
-                    if let CKey::Computed(k) = key {
-                        k.visit_slots(visit);
-                    }
-                    value.visit_slots(visit);
-                }
-            }
-            CExpr::Unary(_, a) => a.visit_slots(visit),
-            CExpr::Quantified {
-                quantifier,
-                lhs,
-                rhs,
-                ..
-            } => {
-                if let CQuantifier::AtLeast(n) = quantifier {
-                    n.visit_slots(visit);
-                }
-                lhs.visit_slots(visit);
-                rhs.visit_slots(visit);
-            }
-            CExpr::Ternary(c, t, e) => {
-                c.visit_slots(visit);
-                if let Some(t) = t {
-                    t.visit_slots(visit);
-                }
-                e.visit_slots(visit);
-            }
             CExpr::Subquery(pipeline) => pipeline.visit_slots(visit),
-            CExpr::Expansion {
-                base,
-                filter,
-                projection,
-                ..
-            } => {
-                base.visit_slots(visit);
-                if let Some(f) = filter {
-                    f.visit_slots(visit);
-                }
-                if let Some(p) = projection {
-                    p.visit_slots(visit);
-                }
-            }
+            other => other.for_each_child(&mut |child| child.visit_slots(visit)),
         }
     }
 
@@ -183,24 +129,29 @@ impl CExpr {
     /// Calls `visit` on this expression and every sub-expression (not into subqueries).
     pub fn walk(&self, visit: &mut dyn FnMut(&CExpr)) {
         visit(self);
+        self.for_each_child(&mut |child| child.walk(visit));
+    }
+
+    /// Calls `visit` on each direct sub-expression (a subquery's pipeline is not one).
+    pub fn for_each_child(&self, visit: &mut dyn FnMut(&CExpr)) {
         match self {
             CExpr::Const(_) | CExpr::Slot(_) | CExpr::Current | CExpr::Subquery(_) => {}
-            CExpr::Attribute(base, _) | CExpr::Unary(_, base) => base.walk(visit),
+            CExpr::Attribute(base, _) | CExpr::Unary(_, base) => visit(base),
             CExpr::Index(a, b)
             | CExpr::And(a, b)
             | CExpr::Or(a, b)
             | CExpr::Binary(_, a, b)
             | CExpr::Range(a, b) => {
-                a.walk(visit);
-                b.walk(visit);
+                visit(a);
+                visit(b);
             }
-            CExpr::Array(items) | CExpr::Call(_, items) => items.iter().for_each(|e| e.walk(visit)),
+            CExpr::Array(items) | CExpr::Call(_, items) => items.iter().for_each(visit),
             CExpr::Object(entries) => {
                 for (key, value) in entries {
                     if let CKey::Computed(k) = key {
-                        k.walk(visit);
+                        visit(k);
                     }
-                    value.walk(visit);
+                    visit(value);
                 }
             }
             CExpr::Quantified {
@@ -210,17 +161,17 @@ impl CExpr {
                 ..
             } => {
                 if let CQuantifier::AtLeast(n) = quantifier {
-                    n.walk(visit);
+                    visit(n);
                 }
-                lhs.walk(visit);
-                rhs.walk(visit);
+                visit(lhs);
+                visit(rhs);
             }
             CExpr::Ternary(c, t, e) => {
-                c.walk(visit);
+                visit(c);
                 if let Some(t) = t {
-                    t.walk(visit);
+                    visit(t);
                 }
-                e.walk(visit);
+                visit(e);
             }
             CExpr::Expansion {
                 base,
@@ -228,14 +179,80 @@ impl CExpr {
                 projection,
                 ..
             } => {
-                base.walk(visit);
+                visit(base);
                 if let Some(f) = filter {
-                    f.walk(visit);
+                    visit(f);
                 }
                 if let Some(p) = projection {
-                    p.walk(visit);
+                    visit(p);
                 }
             }
+        }
+    }
+
+    /// [`CExpr::for_each_child`], mutably.
+    pub fn for_each_child_mut(&mut self, visit: &mut dyn FnMut(&mut CExpr)) {
+        match self {
+            CExpr::Const(_) | CExpr::Slot(_) | CExpr::Current | CExpr::Subquery(_) => {}
+            CExpr::Attribute(base, _) | CExpr::Unary(_, base) => visit(base),
+            CExpr::Index(a, b)
+            | CExpr::And(a, b)
+            | CExpr::Or(a, b)
+            | CExpr::Binary(_, a, b)
+            | CExpr::Range(a, b) => {
+                visit(a);
+                visit(b);
+            }
+            CExpr::Array(items) | CExpr::Call(_, items) => items.iter_mut().for_each(visit),
+            CExpr::Object(entries) => {
+                for (key, value) in entries {
+                    if let CKey::Computed(k) = key {
+                        visit(k);
+                    }
+                    visit(value);
+                }
+            }
+            CExpr::Quantified {
+                quantifier,
+                lhs,
+                rhs,
+                ..
+            } => {
+                if let CQuantifier::AtLeast(n) = quantifier {
+                    visit(n);
+                }
+                visit(lhs);
+                visit(rhs);
+            }
+            CExpr::Ternary(c, t, e) => {
+                visit(c);
+                if let Some(t) = t {
+                    visit(t);
+                }
+                visit(e);
+            }
+            CExpr::Expansion {
+                base,
+                filter,
+                projection,
+                ..
+            } => {
+                visit(base);
+                if let Some(f) = filter {
+                    visit(f);
+                }
+                if let Some(p) = projection {
+                    visit(p);
+                }
+            }
+        }
+    }
+
+    /// Calls `visit` on each subquery pipeline in this expression (not inside those).
+    pub fn for_each_subquery_mut(&mut self, visit: &mut dyn FnMut(&mut Pipeline)) {
+        match self {
+            CExpr::Subquery(p) => visit(p),
+            other => other.for_each_child_mut(&mut |child| child.for_each_subquery_mut(visit)),
         }
     }
 }
@@ -317,5 +334,75 @@ impl super::Node {
                 }
             },
         }
+    }
+
+    /// [`super::Node::visit_expressions`], mutably (without `KEEP`'s variables, which are not
+    /// expressions of the node).
+    pub fn visit_expressions_mut(&mut self, visit: &mut dyn FnMut(&mut CExpr)) {
+        use super::{Access, ModifyOp, Node};
+        match self {
+            Node::ForCollection(f) => {
+                match &mut f.access {
+                    Access::Full => {}
+                    Access::Keys(k) => visit(k),
+                    Access::Index(a) => {
+                        a.prefix.iter_mut().for_each(&mut *visit);
+                        for (bound, _) in a.low.iter_mut().chain(a.high.iter_mut()) {
+                            visit(bound);
+                        }
+                    }
+                }
+                f.filters.iter_mut().for_each(&mut *visit);
+            }
+            Node::ForValues { source, .. } => visit(source),
+            Node::Let { value, .. } => visit(value),
+            Node::Filter(c) => visit(c),
+            Node::Sort(keys) => keys.iter_mut().for_each(|(k, _)| visit(k)),
+            Node::Limit { .. } => {}
+            Node::Collect(c) => {
+                c.groups.iter_mut().for_each(|(_, e)| visit(e));
+                c.aggregates.iter_mut().for_each(|(_, _, e)| visit(e));
+                if let Some((_, Some(e))) = &mut c.into {
+                    visit(e);
+                }
+            }
+            Node::Window(w) => {
+                if let Some(r) = &mut w.range_value {
+                    visit(r);
+                }
+                w.aggregates.iter_mut().for_each(|(_, _, e)| visit(e));
+            }
+            Node::Return { value, .. } => visit(value),
+            Node::Modify(m) => match &mut m.kind {
+                ModifyOp::Insert(d) | ModifyOp::Remove(d) => visit(d),
+                ModifyOp::Update(k, d) | ModifyOp::Replace(k, d) => {
+                    if let Some(k) = k {
+                        visit(k);
+                    }
+                    visit(d);
+                }
+                ModifyOp::Upsert {
+                    example,
+                    filter,
+                    insert,
+                    update,
+                    ..
+                } => {
+                    if let Some(e) = example {
+                        visit(e);
+                    }
+                    if let Some((f, _)) = filter {
+                        visit(f);
+                    }
+                    visit(insert);
+                    visit(update);
+                }
+            },
+        }
+    }
+
+    /// Calls `visit` on each subquery pipeline directly inside this node's expressions.
+    pub fn for_each_subquery_mut(&mut self, visit: &mut dyn FnMut(&mut Pipeline)) {
+        self.visit_expressions_mut(&mut |e| e.for_each_subquery_mut(visit));
     }
 }

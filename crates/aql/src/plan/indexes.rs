@@ -30,7 +30,6 @@ use serde_json::Value;
 
 use crate::ast::BinaryOp;
 
-use super::compile::node_subqueries;
 use super::{Access, CExpr, CKey, CQuantifier, IndexAccess, Node, Pipeline, Slot};
 
 /// What a conjunct says about one attribute path of the loop variable.
@@ -66,7 +65,7 @@ pub fn use_indexes(pipeline: &mut Pipeline, rules: &mut BTreeSet<&'static str>) 
         i += 1;
     }
     for node in &mut pipeline.nodes {
-        node_subqueries(node, &mut |p| use_indexes(p, rules));
+        node.for_each_subquery_mut(&mut |p| use_indexes(p, rules));
     }
 }
 
@@ -380,7 +379,7 @@ pub fn use_projections(pipeline: &mut Pipeline, rules: &mut BTreeSet<&'static st
         }
     }
     for node in &mut pipeline.nodes {
-        node_subqueries(node, &mut |p| use_projections(p, rules));
+        node.for_each_subquery_mut(&mut |p| use_projections(p, rules));
     }
 }
 
@@ -421,68 +420,10 @@ fn only_attributes(
         }
         other => {
             let mut covered = true;
-            children(other, &mut |child| {
+            other.for_each_child(&mut |child| {
                 covered &= only_attributes(child, slot, allowed, used)
             });
             covered
-        }
-    }
-}
-
-/// Calls `visit` on each direct sub-expression.
-fn children(e: &CExpr, visit: &mut dyn FnMut(&CExpr)) {
-    match e {
-        CExpr::Const(_) | CExpr::Slot(_) | CExpr::Current | CExpr::Subquery(_) => {}
-        CExpr::Attribute(b, _) | CExpr::Unary(_, b) => visit(b),
-        CExpr::Index(a, b)
-        | CExpr::And(a, b)
-        | CExpr::Or(a, b)
-        | CExpr::Binary(_, a, b)
-        | CExpr::Range(a, b) => {
-            visit(a);
-            visit(b);
-        }
-        CExpr::Array(items) | CExpr::Call(_, items) => items.iter().for_each(&mut *visit),
-        CExpr::Object(entries) => {
-            for (k, v) in entries {
-                if let CKey::Computed(k) = k {
-                    visit(k);
-                }
-                visit(v);
-            }
-        }
-        CExpr::Quantified {
-            quantifier,
-            lhs,
-            rhs,
-            ..
-        } => {
-            if let CQuantifier::AtLeast(n) = quantifier {
-                visit(n);
-            }
-            visit(lhs);
-            visit(rhs);
-        }
-        CExpr::Ternary(c, t, e) => {
-            visit(c);
-            if let Some(t) = t {
-                visit(t);
-            }
-            visit(e);
-        }
-        CExpr::Expansion {
-            base,
-            filter,
-            projection,
-            ..
-        } => {
-            visit(base);
-            if let Some(f) = filter {
-                visit(f);
-            }
-            if let Some(p) = projection {
-                visit(p);
-            }
         }
     }
 }

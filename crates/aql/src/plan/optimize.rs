@@ -21,7 +21,6 @@ use std::collections::HashSet;
 
 use crate::ast::BinaryOp;
 
-use super::compile::node_subqueries;
 use super::{Access, CExpr, Node, Pipeline, Plan, Slot};
 
 /// Applies every rule to `plan`.
@@ -66,7 +65,7 @@ fn remove_unused_lets(pipeline: &mut Pipeline, read: &HashSet<Slot>) -> bool {
     });
     let mut changed = pipeline.nodes.len() != before;
     for node in &mut pipeline.nodes {
-        node_subqueries(node, &mut |p| changed |= remove_unused_lets(p, read));
+        node.for_each_subquery_mut(&mut |p| changed |= remove_unused_lets(p, read));
     }
     changed
 }
@@ -91,7 +90,7 @@ fn use_primary_index(pipeline: &mut Pipeline) -> bool {
         }
     }
     for node in &mut pipeline.nodes {
-        node_subqueries(node, &mut |p| changed |= use_primary_index(p));
+        node.for_each_subquery_mut(&mut |p| changed |= use_primary_index(p));
     }
     changed
 }
@@ -151,7 +150,7 @@ fn move_filters(pipeline: &mut Pipeline) -> bool {
         i += 1;
     }
     for node in &mut pipeline.nodes {
-        node_subqueries(node, &mut |p| changed |= move_filters(p));
+        node.for_each_subquery_mut(&mut |p| changed |= move_filters(p));
     }
     changed
 }
@@ -162,6 +161,6 @@ fn prune_new_old(pipeline: &mut Pipeline, read: &HashSet<Slot>) {
             m.new_slot = m.new_slot.filter(|s| read.contains(s));
             m.old_slot = m.old_slot.filter(|s| read.contains(s));
         }
-        node_subqueries(node, &mut |p| prune_new_old(p, read));
+        node.for_each_subquery_mut(&mut |p| prune_new_old(p, read));
     }
 }
