@@ -74,6 +74,7 @@ fn pipeline_nodes(
                             "producesResult": true,
                             "filter": !f.filters.is_empty(),
                             "readOwnWrites": f.snapshot,
+                            "projections": f.projection.clone().unwrap_or_default(),
                         })
                     }
                     Access::Index(a) => {

@@ -20,6 +20,7 @@ mod collect;
 pub mod context;
 mod eval;
 mod modify;
+mod project;
 
 use std::collections::BTreeSet;
 
@@ -343,8 +344,15 @@ impl<'p> Executor<'p> {
                         Err(e) => return Err(e),
                     };
                     self.ctx.stats.scanned_index += 1;
-                    if self.visit(pipeline, states, i, f, row, parse(&document.json)?, sink)?
-                        == Flow::Stop
+                    if self.visit(
+                        pipeline,
+                        states,
+                        i,
+                        f,
+                        row,
+                        read_document(f, &document.json)?,
+                        sink,
+                    )? == Flow::Stop
                     {
                         return Ok(Flow::Stop);
                     }
@@ -372,7 +380,9 @@ impl<'p> Executor<'p> {
                 let mut flow = Flow::Go;
                 for json in documents {
                     self.ctx.stats.scanned_full += 1;
-                    if self.visit(pipeline, states, i, f, row, parse(&json)?, sink)? == Flow::Stop {
+                    if self.visit(pipeline, states, i, f, row, read_document(f, &json)?, sink)?
+                        == Flow::Stop
+                    {
                         flow = Flow::Stop;
                         break;
                     }
@@ -393,7 +403,7 @@ impl<'p> Executor<'p> {
                         }
                     }
                     self.ctx.stats.scanned_full += 1;
-                    let result = parse(&document.json)
+                    let result = read_document(f, &document.json)
                         .and_then(|doc| self.visit(pipeline, states, i, f, row, doc, sink));
                     match result {
                         Ok(Flow::Go) => true,
@@ -481,7 +491,7 @@ impl<'p> Executor<'p> {
                             hit.values,
                         ))),
                         None => match f.collection.read(hit.key) {
-                            Ok(d) => parse(&d.json).map(Some),
+                            Ok(d) => read_document(f, &d.json).map(Some),
                             Err(e) if e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => Ok(None),
                             Err(e) => Err(e),
                         },
@@ -539,6 +549,14 @@ impl<'a> Env<'a> {
     /// The environment of a row outside any expansion.
     pub fn of(row: &'a [Value]) -> Env<'a> {
         Env { row, current: None }
+    }
+}
+
+/// A document of loop `f` as its variable needs it: whole, or only the projected attributes.
+fn read_document(f: &ForCollection, json: &[u8]) -> Result<Value> {
+    match &f.projection {
+        Some(names) => project::project(json, names),
+        None => parse(json),
     }
 }
 

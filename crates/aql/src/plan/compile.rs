@@ -259,6 +259,7 @@ impl Compiler<'_> {
                             access: Access::Full,
                             filters: Vec::new(),
                             snapshot: false,
+                            projection: None,
                         }));
                     }
                     None => {

@@ -363,11 +363,11 @@ pub fn use_projections(pipeline: &mut Pipeline, rules: &mut BTreeSet<&'static st
         let mut covered = true;
         if let Node::ForCollection(f) = &pipeline.nodes[i] {
             for filter in &f.filters {
-                covered &= only_attributes(filter, slot, &allowed, &mut used);
+                covered &= only_attributes(filter, slot, Some(&allowed), &mut used);
             }
         }
         for node in &pipeline.nodes[i + 1..] {
-            node_only_attributes(node, slot, &allowed, &mut used, &mut covered);
+            node_only_attributes(node, slot, Some(&allowed), &mut used, &mut covered);
         }
         if covered {
             if let Node::ForCollection(f) = &mut pipeline.nodes[i] {
@@ -383,27 +383,62 @@ pub fn use_projections(pipeline: &mut Pipeline, rules: &mut BTreeSet<&'static st
     }
 }
 
+/// `reduce-extraction-to-projection` for every other loop over a collection: when the rest
+/// of the query reads its variable only as `x.name`, only those attributes are built from
+/// each document.
+pub fn scan_projections(pipeline: &mut Pipeline, rules: &mut BTreeSet<&'static str>) {
+    for i in 0..pipeline.nodes.len() {
+        let slot = match &pipeline.nodes[i] {
+            Node::ForCollection(f) if f.projection.is_none() => match &f.access {
+                Access::Index(a) if a.projection.is_some() => continue,
+                _ => f.slot,
+            },
+            _ => continue,
+        };
+        let mut used = BTreeSet::new();
+        let mut covered = true;
+        if let Node::ForCollection(f) = &pipeline.nodes[i] {
+            for filter in &f.filters {
+                covered &= only_attributes(filter, slot, None, &mut used);
+            }
+        }
+        for node in &pipeline.nodes[i + 1..] {
+            node_only_attributes(node, slot, None, &mut used, &mut covered);
+        }
+        if covered {
+            if let Node::ForCollection(f) = &mut pipeline.nodes[i] {
+                f.projection = Some(used.into_iter().collect());
+                rules.insert("reduce-extraction-to-projection");
+            }
+        }
+    }
+    for node in &mut pipeline.nodes {
+        node.for_each_subquery_mut(&mut |p| scan_projections(p, rules));
+    }
+}
+
 fn node_only_attributes(
     node: &Node,
     slot: Slot,
-    allowed: &BTreeSet<String>,
+    allowed: Option<&BTreeSet<String>>,
     used: &mut BTreeSet<String>,
     covered: &mut bool,
 ) {
     node.visit_expressions(&mut |e| *covered &= only_attributes(e, slot, allowed, used));
 }
 
-/// True when `expr` reads `slot` only as `slot.name` with `name` allowed (subqueries too).
+/// True when `expr` reads `slot` only as `slot.name` with `name` allowed (any name when
+/// `allowed` is `None`), subqueries too.
 fn only_attributes(
     expr: &CExpr,
     slot: Slot,
-    allowed: &BTreeSet<String>,
+    allowed: Option<&BTreeSet<String>>,
     used: &mut BTreeSet<String>,
 ) -> bool {
     match expr {
         CExpr::Attribute(base, name) if matches!(**base, CExpr::Slot(s) if s == slot) => {
             used.insert(name.clone());
-            allowed.contains(name)
+            allowed.is_none_or(|a| a.contains(name))
         }
         CExpr::Slot(s) => *s != slot,
         CExpr::Subquery(p) => {

@@ -142,6 +142,9 @@ pub struct ForCollection {
     /// Read every document before the first row goes on: the query also writes this
     /// collection, and must not see its own writes through the loop.
     pub snapshot: bool,
+    /// When the rest of the query reads the loop variable only as `x.name`: the names, so
+    /// only those attributes of each document are built.
+    pub projection: Option<Vec<String>>,
 }
 
 /// How documents are found.
