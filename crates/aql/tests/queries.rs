@@ -418,6 +418,23 @@ fn persistent_indexes_serve_equality_ranges_in_and_sort() {
 }
 
 #[test]
+fn upsert_finds_its_example_through_an_index() {
+    let db = database();
+    let nums = db.collection("nums").unwrap();
+    nums.create_index(&json!({"type": "persistent", "fields": ["g", "a"]}))
+        .unwrap();
+    let query = "UPSERT {g: 1, a: 4} INSERT {g: 1, a: 4, new: true} UPDATE {hit: true} IN nums RETURN [NEW._key, NEW.hit]";
+    let (out, outcome) = run_with(&db, query, json!({})).unwrap();
+    assert_eq!(out, vec![json!(["k4", true])]);
+    assert_eq!(
+        (outcome.stats.scanned_full, outcome.stats.scanned_index),
+        (0, 1)
+    );
+    let (out, _) = run_with(&db, "UPSERT {g: 1, a: 5} INSERT {g: 1, a: 5, new: true} UPDATE {hit: true} IN nums RETURN NEW.new", json!({})).unwrap();
+    assert_eq!(out, vec![json!(true)]);
+}
+
+#[test]
 fn sparse_indexes_are_not_used_where_nulls_could_match() {
     let db = database();
     let users = db.collection("users").unwrap();

@@ -158,6 +158,9 @@ impl Executor<'_> {
                 Err(e) => Err(e),
             };
         }
+        if let Some(found) = self.find_by_index(m, example)? {
+            return Ok(found);
+        }
         let mut found = None;
         m.collection.scan(&mut |stored| {
             self.ctx.stats.scanned_full += 1;
@@ -170,6 +173,48 @@ impl Executor<'_> {
             }
         })?;
         Ok(found)
+    }
+
+    /// The example's match through a persistent index whose every field the example gives
+    /// (and, for a sparse index, gives non-null): `Some(answer)` when such an index exists.
+    fn find_by_index(
+        &mut self,
+        m: &ModifyNode,
+        example: &Map<String, Value>,
+    ) -> Result<Option<Option<Value>>> {
+        let index = m.collection.indexes().into_iter().find(|ix| {
+            ix.kind == quince_ops::IndexType::Persistent
+                && ix
+                    .fields
+                    .iter()
+                    .all(|f| example.get(f).is_some_and(|v| !(ix.sparse && v.is_null())))
+        });
+        let Some(index) = index else {
+            return Ok(None);
+        };
+        let values: Vec<Value> = index.fields.iter().map(|f| example[f].clone()).collect();
+        let mut keys = Vec::new();
+        m.collection.index_lookup(
+            index.id,
+            &quince_ops::IndexLookup::equal(values),
+            &mut |hit| {
+                keys.push(hit.key.to_owned());
+                true
+            },
+        )?;
+        for key in keys {
+            self.ctx.stats.scanned_index += 1;
+            let doc = match m.collection.read(&key) {
+                Ok(doc) => doc,
+                Err(e) if e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => continue,
+                Err(e) => return Err(e),
+            };
+            let doc: Value = serde_json::from_slice(&doc.json).unwrap_or(Value::Null);
+            if matches(&doc, example) {
+                return Ok(Some(Some(doc)));
+            }
+        }
+        Ok(Some(None))
     }
 
     /// The first document for which `condition` (over `CURRENT`) holds.
