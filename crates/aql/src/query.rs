@@ -183,6 +183,12 @@ impl Prepared {
         }
         options.allow_implicit = true;
         options.wait_for_sync = self.plan.wait_for_sync;
+        // The writes a query buffers until its commit are bounded by its memory limit, not by
+        // a stream transaction's default size.
+        options.max_transaction_size = match self.options.memory_limit {
+            0 => u64::MAX,
+            limit => limit.max(options.max_transaction_size),
+        };
         options
     }
 
