@@ -75,6 +75,7 @@ fn pipeline_nodes(
                             "filter": !f.filters.is_empty(),
                             "readOwnWrites": f.snapshot,
                             "projections": f.projection.clone().unwrap_or_default(),
+                            "filterProjections": f.filter_projection.clone().unwrap_or_default(),
                         })
                     }
                     Access::Index(a) => {

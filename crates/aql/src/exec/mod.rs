@@ -344,15 +344,8 @@ impl<'p> Executor<'p> {
                         Err(e) => return Err(e),
                     };
                     self.ctx.stats.scanned_index += 1;
-                    if self.visit(
-                        pipeline,
-                        states,
-                        i,
-                        f,
-                        row,
-                        read_document(f, &document.json)?,
-                        sink,
-                    )? == Flow::Stop
+                    if self.visit(pipeline, states, i, f, row, Doc::Json(&document.json), sink)?
+                        == Flow::Stop
                     {
                         return Ok(Flow::Stop);
                     }
@@ -380,7 +373,7 @@ impl<'p> Executor<'p> {
                 let mut flow = Flow::Go;
                 for json in documents {
                     self.ctx.stats.scanned_full += 1;
-                    if self.visit(pipeline, states, i, f, row, read_document(f, &json)?, sink)?
+                    if self.visit(pipeline, states, i, f, row, Doc::Json(&json), sink)?
                         == Flow::Stop
                     {
                         flow = Flow::Stop;
@@ -403,8 +396,8 @@ impl<'p> Executor<'p> {
                         }
                     }
                     self.ctx.stats.scanned_full += 1;
-                    let result = read_document(f, &document.json)
-                        .and_then(|doc| self.visit(pipeline, states, i, f, row, doc, sink));
+                    let result =
+                        self.visit(pipeline, states, i, f, row, Doc::Json(&document.json), sink);
                     match result {
                         Ok(Flow::Go) => true,
                         Ok(Flow::Stop) => {
@@ -483,23 +476,26 @@ impl<'p> Executor<'p> {
             f.collection
                 .index_lookup(access.index.id, &lookup, &mut |hit| {
                     self.ctx.stats.scanned_index += 1;
-                    let document = match &access.projection {
-                        Some(names) => Ok(Some(crate::plan::indexes::project(
-                            &access.index.fields,
-                            names,
-                            hit.key,
-                            hit.values,
-                        ))),
+                    let result = match &access.projection {
+                        Some(names) => {
+                            let built = crate::plan::indexes::project(
+                                &access.index.fields,
+                                names,
+                                hit.key,
+                                hit.values,
+                            );
+                            self.visit(pipeline, states, i, f, row, Doc::Built(built), sink)
+                        }
                         None => match f.collection.read(hit.key) {
-                            Ok(d) => read_document(f, &d.json).map(Some),
-                            Err(e) if e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => Ok(None),
+                            Ok(d) => {
+                                self.visit(pipeline, states, i, f, row, Doc::Json(&d.json), sink)
+                            }
+                            Err(e) if e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => {
+                                Ok(Flow::Go)
+                            }
                             Err(e) => Err(e),
                         },
                     };
-                    let result = document.and_then(|d| match d {
-                        Some(d) => self.visit(pipeline, states, i, f, row, d, sink),
-                        None => Ok(Flow::Go),
-                    });
                     match result {
                         Ok(Flow::Go) => true,
                         Ok(Flow::Stop) => {
@@ -531,15 +527,32 @@ impl<'p> Executor<'p> {
         i: usize,
         f: &ForCollection,
         row: &mut Row,
-        document: Value,
+        document: Doc<'_>,
         sink: &mut Sink<'_>,
     ) -> Result<Flow> {
-        row[f.slot] = document;
+        let json = match document {
+            Doc::Built(value) => {
+                row[f.slot] = value;
+                None
+            }
+            Doc::Json(json) => {
+                // Late materialization: the filters see only the attributes they read; the
+                // document is built for the rows that pass.
+                row[f.slot] = match &f.filter_projection {
+                    Some(names) => project::project(json, names)?,
+                    None => read_document(f, json)?,
+                };
+                f.filter_projection.as_ref().map(|_| json)
+            }
+        };
         for condition in &f.filters {
             if !truthy(self.eval(condition, Env::of(row))?.as_ref()) {
                 self.ctx.stats.filtered += 1;
                 return Ok(Flow::Go);
             }
+        }
+        if let Some(json) = json {
+            row[f.slot] = read_document(f, json)?;
         }
         self.push(pipeline, states, i + 1, row, sink)
     }
@@ -550,6 +563,13 @@ impl<'a> Env<'a> {
     pub fn of(row: &'a [Value]) -> Env<'a> {
         Env { row, current: None }
     }
+}
+
+/// A document as a scan hands it over: its stored JSON, or a value built already (from an
+/// index entry).
+enum Doc<'j> {
+    Json(&'j [u8]),
+    Built(Value),
 }
 
 /// A document of loop `f` as its variable needs it: whole, or only the projected attributes.

@@ -260,6 +260,7 @@ impl Compiler<'_> {
                             filters: Vec::new(),
                             snapshot: false,
                             projection: None,
+                            filter_projection: None,
                         }));
                     }
                     None => {

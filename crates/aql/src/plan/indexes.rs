@@ -417,6 +417,30 @@ pub fn scan_projections(pipeline: &mut Pipeline, rules: &mut BTreeSet<&'static s
     }
 }
 
+/// `late-document-materialization` for scans: filters that read the loop variable only as
+/// `x.name` run on a document built with only those attributes; the rest of it is built only
+/// for the documents that pass.
+pub fn filter_projections(pipeline: &mut Pipeline, rules: &mut BTreeSet<&'static str>) {
+    for node in &mut pipeline.nodes {
+        if let Node::ForCollection(f) = node {
+            let index_built = matches!(&f.access, Access::Index(a) if a.projection.is_some());
+            if !f.filters.is_empty() && !index_built {
+                let mut used = BTreeSet::new();
+                let covered = f
+                    .filters
+                    .iter()
+                    .all(|c| only_attributes(c, f.slot, None, &mut used));
+                let names: Vec<String> = used.into_iter().collect();
+                if covered && f.projection.as_ref() != Some(&names) {
+                    f.filter_projection = Some(names);
+                    rules.insert("late-document-materialization");
+                }
+            }
+        }
+        node.for_each_subquery_mut(&mut |p| filter_projections(p, rules));
+    }
+}
+
 fn node_only_attributes(
     node: &Node,
     slot: Slot,

@@ -36,6 +36,7 @@ pub const RULES: &[&str] = &[
     "use-index-for-sort",
     "move-filters-into-enumerate",
     "reduce-extraction-to-projection",
+    "late-document-materialization",
 ];
 
 /// A variable slot: an index into a row.
@@ -145,6 +146,10 @@ pub struct ForCollection {
     /// When the rest of the query reads the loop variable only as `x.name`: the names, so
     /// only those attributes of each document are built.
     pub projection: Option<Vec<String>>,
+    /// When the filters in the scan read the variable only as `x.name`: the names; each
+    /// document is first built with only these for the filters, and whole (or as
+    /// `projection` says) only when it passes.
+    pub filter_projection: Option<Vec<String>>,
 }
 
 /// How documents are found.

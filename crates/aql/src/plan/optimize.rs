@@ -47,6 +47,7 @@ pub fn optimize(plan: &mut Plan) {
     let mut projection_rules = std::collections::BTreeSet::new();
     super::indexes::use_projections(&mut plan.root, &mut projection_rules);
     super::indexes::scan_projections(&mut plan.root, &mut projection_rules);
+    super::indexes::filter_projections(&mut plan.root, &mut projection_rules);
     rules.extend(projection_rules);
     prune_new_old(&mut plan.root, &read);
     plan.rules = rules;
