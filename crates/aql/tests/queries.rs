@@ -548,3 +548,33 @@ fn the_edge_index_serves_from_and_to_equality_and_in() {
         );
     }
 }
+
+#[test]
+fn writes_into_edge_collections_need_valid_from_and_to() {
+    let db = graph_database();
+    for query in [
+        "INSERT {_to: 'p/b'} INTO knows",
+        "INSERT {_from: 'p/a', _to: 'nohandle'} INTO knows",
+        "INSERT {_from: 'p/a', _to: 7} INTO knows",
+        "UPDATE 'e1' WITH {_from: 'bad'} IN knows",
+        "REPLACE 'e1' WITH {w: 9} IN knows",
+        "REPLACE {_key: 'e1', _from: 'p/a', _to: null} IN knows",
+    ] {
+        let error = run_with(&db, query, json!({})).unwrap_err();
+        assert_eq!(error.num(), 1233, "{query}: {}", error.message);
+    }
+    // Valid writes keep the edge index true.
+    for query in [
+        "INSERT {_key: 'e6', _from: 'p/z', _to: 'p/a'} INTO knows",
+        "UPDATE 'e1' WITH {_from: 'p/z'} IN knows",
+    ] {
+        run_with(&db, query, json!({})).unwrap();
+    }
+    let (out, _) = run_with(
+        &db,
+        "FOR e IN knows FILTER e._from == 'p/z' RETURN e._key",
+        json!({}),
+    )
+    .unwrap();
+    assert_eq!(out, vec![json!("e1"), json!("e6")]);
+}
