@@ -1,6 +1,11 @@
-// The edge index through arangojs: collection.edges / inEdges / outEdges (GET /_api/edges),
+// The edge index through arangojs: collection.inEdges / outEdges (GET /_api/edges),
 // the edge index in collection.indexes() (never dropped: 403/11), AQL filters on _from/_to
 // served by it, and edges seen inside a stream transaction (trx.step).
+//
+// arangojs 10.4's collection.edges(v) sends `direction=undefined` (it puts an undefined
+// `direction` into URLSearchParams); ArangoDB's handler refuses any direction but any, in,
+// out, inbound and outbound with 400/400, and so does this server: the test pins that, and
+// reads both directions through db.route instead.
 //
 // One server for the file (server.mjs); each test makes its own collections.
 
@@ -59,16 +64,17 @@ after(async () => {
 });
 
 describe("edges", () => {
-  test("edges, inEdges and outEdges", async () => {
+  test("inEdges, outEdges, and both directions", async () => {
     const col = await graph();
-    const both = await col.edges("p/a");
+    await rejectsWith(col.edges("p/a"), 400, 400);
+    const both = (await db.route(`/_api/edges/${col.name}`).get({ vertex: "p/a" })).parsedBody;
     assert.deepEqual(keys(both), ["e1", "e2", "e4", "e3"]);
     assert.equal(both.stats.scannedIndex, 5);
     assert.equal(both.stats.filtered, 0);
     assert.deepEqual(keys(await col.outEdges("p/a")), ["e1", "e2", "e4"]);
     assert.deepEqual(keys(await col.inEdges("p/a")), ["e3", "e4"]);
-    assert.deepEqual(keys(await col.inEdges({ _id: "p/c" })), ["e2"]);
-    assert.deepEqual((await col.edges("p/nobody")).edges, []);
+    assert.deepEqual(keys(await col.inEdges("p/c")), ["e2"]);
+    assert.deepEqual((await col.outEdges("p/nobody")).edges, []);
     const [edge] = (await col.outEdges("p/b")).edges;
     assert.equal(edge._id, `${col.name}/e3`);
     assert.equal(edge._to, "p/a");
@@ -77,8 +83,8 @@ describe("edges", () => {
 
   test("a document collection is 1218, a missing one 1203", async () => {
     const docs = await db.createCollection(unique("docs"));
-    await rejectsWith(docs.edges("p/a"), 1218, 400);
-    await rejectsWith(db.collection(unique("missing")).edges("p/a"), 1203, 404);
+    await rejectsWith(docs.inEdges("p/a"), 1218, 400);
+    await rejectsWith(db.collection(unique("missing")).outEdges("p/a"), 1203, 404);
   });
 
   test("the edge index is listed and cannot be dropped", async () => {
