@@ -56,7 +56,7 @@ impl EdgeDirection {
     }
 
     /// The end of `ends` (`(from, to)`) this direction matches.
-    pub fn pick<'a>(self, ends: &'a (String, String)) -> &'a str {
+    pub fn pick(self, ends: &(String, String)) -> &str {
         match self {
             EdgeDirection::Out => &ends.0,
             EdgeDirection::In => &ends.1,
