@@ -248,9 +248,8 @@ def test_statistics_shape(col):
     assert stats["documents_size"] > 0
 
 
-def test_edge_collections_count_only_the_primary_index(ecol):
-    # There is no edge index: `_from`/`_to` lookups scan, so figures count one index.
-    assert ecol.statistics()["indexes"]["count"] == 1
+def test_edge_collections_count_the_primary_and_the_edge_index(ecol):
+    assert ecol.statistics()["indexes"]["count"] == 2
 
 
 def test_load_unload_compact_are_accepted(col):

@@ -32,7 +32,7 @@ def test_engine(http):
     assert isinstance(body["name"], str) and body["name"]
     assert isinstance(body["supports"], dict)
     # Only the index types that exist are advertised.
-    assert body["supports"]["indexes"] == ["primary", "persistent", "hash", "skiplist", "ttl"]
+    assert body["supports"]["indexes"] == ["primary", "edge", "persistent", "hash", "skiplist", "ttl"]
     assert body["supports"]["aliases"] == {"indexes": {"hash": "persistent", "skiplist": "persistent"}}
 
 

@@ -60,6 +60,7 @@ mod collection;
 mod credentials;
 mod database;
 mod document;
+mod edges;
 mod import;
 mod index;
 mod job;

@@ -1,7 +1,6 @@
 //! The index types the server advertises are the ones it has: `/_api/engine` lists the primary,
-//! persistent (with its aliases `hash` and `skiplist`) and ttl indexes, and a collection's
-//! figures count and describe its indexes, in an edge collection too (which has no edge index:
-//! `_from`/`_to` lookups scan).
+//! edge, persistent (with its aliases `hash` and `skiplist`) and ttl indexes, and a collection's
+//! figures count and describe its indexes, in an edge collection its edge index too.
 
 mod support;
 
@@ -18,7 +17,7 @@ async fn the_engine_advertises_the_index_types_it_has() {
         .assert_success(200);
     assert_eq!(
         engine["supports"]["indexes"],
-        json!(["primary", "persistent", "hash", "skiplist", "ttl"])
+        json!(["primary", "edge", "persistent", "hash", "skiplist", "ttl"])
     );
     assert_eq!(
         engine["supports"]["aliases"]["indexes"],
@@ -29,7 +28,10 @@ async fn the_engine_advertises_the_index_types_it_has() {
 #[tokio::test]
 async fn figures_count_every_index_in_document_and_edge_collections() {
     let s = Server::new();
-    for (name, kind) in [("docs", 2), ("edges", 3)] {
+    for (name, kind, automatic) in [
+        ("docs", 2, vec!["primary"]),
+        ("edges", 3, vec!["primary", "edge"]),
+    ] {
         let body = json!({"name": name, "type": kind}).to_string();
         s.root(Method::POST, "/_api/collection", &body)
             .await
@@ -37,7 +39,11 @@ async fn figures_count_every_index_in_document_and_edge_collections() {
         let target = format!("/_api/collection/{name}/figures?details=true");
         let reply = s.root(Method::GET, &target, "").await.assert_success(200);
         let figures = &reply["figures"];
-        assert_eq!(figures["indexes"]["count"], 1, "{name}: {figures}");
+        assert_eq!(
+            figures["indexes"]["count"],
+            automatic.len(),
+            "{name}: {figures}"
+        );
         assert!(figures["indexes"]["size"].is_u64(), "{name}: {figures}");
         let index = json!({"type": "persistent", "fields": ["a"]}).to_string();
         s.root(
@@ -49,13 +55,19 @@ async fn figures_count_every_index_in_document_and_edge_collections() {
         .assert_success(201);
         let reply = s.root(Method::GET, &target, "").await.assert_success(200);
         let figures = &reply["figures"];
-        assert_eq!(figures["indexes"]["count"], 2, "{name}: {figures}");
+        assert_eq!(
+            figures["indexes"]["count"],
+            automatic.len() + 1,
+            "{name}: {figures}"
+        );
         let types: Vec<&str> = figures["engine"]["indexes"]
             .as_array()
             .unwrap_or_else(|| panic!("{name}: {figures}"))
             .iter()
             .map(|index| index["type"].as_str().unwrap())
             .collect();
-        assert_eq!(types, ["primary", "persistent"], "{name}");
+        let mut expected = automatic.clone();
+        expected.push("persistent");
+        assert_eq!(types, expected, "{name}");
     }
 }

@@ -469,3 +469,143 @@ fn sparse_indexes_are_not_used_where_nulls_could_match() {
     let plan = plan_of(&db, "FOR u IN users FILTER u.age > 26 RETURN u");
     assert!(node_types(&plan).contains(&"IndexNode".to_owned()));
 }
+
+/// `knows`: an edge collection around `p/a` (one edge loops on it).
+fn graph_database() -> Arc<dyn DatabaseOps> {
+    let db = database();
+    let knows = db
+        .create_collection(CreateCollection {
+            name: "knows".into(),
+            kind: CollectionType::Edge,
+            wait_for_sync: None,
+            is_system: false,
+            key_options: None,
+            journal_size: None,
+            schema: None,
+            computed_values: None,
+            cache_enabled: None,
+        })
+        .unwrap();
+    insert(
+        &knows,
+        vec![
+            json!({"_key": "e1", "_from": "p/a", "_to": "p/b", "w": 1}),
+            json!({"_key": "e2", "_from": "p/a", "_to": "p/c", "w": 2}),
+            json!({"_key": "e3", "_from": "p/b", "_to": "p/a", "w": 3}),
+            json!({"_key": "e4", "_from": "p/c", "_to": "p/b", "w": 4}),
+            json!({"_key": "e5", "_from": "p/a", "_to": "p/a", "w": 5}),
+        ],
+    );
+    db
+}
+
+#[test]
+fn the_edge_index_serves_from_and_to_equality_and_in() {
+    let db = graph_database();
+    let plan = plan_of(&db, "FOR e IN knows FILTER e._from == 'p/a' RETURN e");
+    assert_eq!(
+        node_types(&plan),
+        ["SingletonNode", "IndexNode", "ReturnNode"]
+    );
+    let index = &plan["nodes"][1]["indexes"][0];
+    assert_eq!(index["type"], "edge");
+    assert_eq!(index["name"], "edge");
+    assert_eq!(index["id"], "knows/1");
+    assert_eq!(index["fields"], json!(["_from"]));
+    let plan = plan_of(&db, "FOR e IN knows FILTER 'p/b' == e._to RETURN e");
+    assert_eq!(plan["nodes"][1]["indexes"][0]["fields"], json!(["_to"]));
+
+    let cases: Vec<(&str, Value, u64)> = vec![
+        (
+            "FOR e IN knows FILTER e._from == 'p/a' RETURN e._key",
+            json!(["e1", "e2", "e5"]),
+            3,
+        ),
+        (
+            "FOR e IN knows FILTER e._to == 'p/a' RETURN e._key",
+            json!(["e3", "e5"]),
+            2,
+        ),
+        // Both filters stay: the index serves one, the other is checked on each edge.
+        (
+            "FOR e IN knows FILTER e._from == 'p/a' FILTER e._to == 'p/a' RETURN e.w",
+            json!([5]),
+            3,
+        ),
+        (
+            "FOR e IN knows FILTER e._from == 'p/a' && e.w > 1 RETURN e.w",
+            json!([2, 5]),
+            3,
+        ),
+        (
+            "FOR e IN knows FILTER e._from IN ['p/c', 'p/b', 'p/c', 7] RETURN e._key",
+            json!(["e3", "e4"]),
+            2,
+        ),
+        ("FOR e IN knows FILTER e._to == 42 RETURN e", json!([]), 0),
+        (
+            "FOR v IN ['p/b', 'p/c'] FOR e IN knows FILTER e._to == v RETURN [v, e._key]",
+            json!([["p/b", "e1"], ["p/b", "e4"], ["p/c", "e2"]]),
+            3,
+        ),
+    ];
+    for (query, expected, scanned) in cases {
+        let (out, outcome) = run_with(&db, query, json!({})).unwrap();
+        assert_eq!(Value::Array(out), expected, "{query}");
+        assert_eq!(outcome.stats.scanned_full, 0, "{query}");
+        assert_eq!(outcome.stats.scanned_index, scanned, "{query}");
+    }
+    // A bind parameter is a value like any other.
+    let (out, _) = run_with(
+        &db,
+        "FOR e IN knows FILTER e._from == @v SORT e.w DESC RETURN e.w",
+        json!({"v": "p/a"}),
+    )
+    .unwrap();
+    assert_eq!(out, vec![json!(5), json!(2), json!(1)]);
+    // Reading only `_from` and `_key` needs no document.
+    let plan = plan_of(&db, "FOR e IN knows FILTER e._from == 'p/a' RETURN e._key");
+    assert_eq!(plan["nodes"][1]["indexCoversProjections"], true);
+    // Other conditions, and document collections, keep the full scan.
+    for query in [
+        "FOR e IN knows FILTER e._from != 'p/a' RETURN e",
+        "FOR e IN knows FILTER e._from == 'p/a' || e._to == 'p/a' RETURN e",
+        "FOR u IN users FILTER u._from == 'p/a' RETURN u",
+    ] {
+        let plan = plan_of(&db, query);
+        assert!(
+            !node_types(&plan).contains(&"IndexNode".to_owned()),
+            "{query}"
+        );
+    }
+}
+
+#[test]
+fn writes_into_edge_collections_need_valid_from_and_to() {
+    let db = graph_database();
+    for query in [
+        "INSERT {_to: 'p/b'} INTO knows",
+        "INSERT {_from: 'p/a', _to: 'nohandle'} INTO knows",
+        "INSERT {_from: 'p/a', _to: 7} INTO knows",
+        "UPDATE 'e1' WITH {_from: 'bad'} IN knows",
+        "REPLACE 'e1' WITH {w: 9} IN knows",
+        "REPLACE {_key: 'e1', _from: 'p/a', _to: null} IN knows",
+    ] {
+        let error = run_with(&db, query, json!({})).unwrap_err();
+        assert_eq!(error.num(), 1233, "{query}: {}", error.message);
+    }
+    // Valid writes keep the edge index true.
+    for query in [
+        "INSERT {_key: 'e6', _from: 'p/z', _to: 'p/a'} INTO knows",
+        "UPDATE 'e1' WITH {_from: 'p/z'} IN knows",
+    ] {
+        run_with(&db, query, json!({})).unwrap();
+    }
+    let (out, _) = run_with(
+        &db,
+        "FOR e IN knows FILTER e._from == 'p/z' RETURN e._key",
+        json!({}),
+    )
+    .unwrap();
+    assert_eq!(out, vec![json!("e1"), json!("e6")]);
+}

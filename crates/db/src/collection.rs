@@ -32,7 +32,7 @@ use quince_ops::{
 
 use crate::debris::dropped_path;
 use crate::hooks::DocumentHook;
-use crate::index::{open_indexes, SortedIndex};
+use crate::index::{open_indexes, EdgeIndex, SortedIndex};
 use crate::params::{
     collection_dir, io_error, sync_parent, write_atomic, CollectionParams, PARAMETER_FILE,
 };
@@ -76,6 +76,8 @@ pub struct Collection {
     pub(crate) trx_locks: TrxLocks,
     /// The secondary indexes in creation order (each also among `hooks`, once recovered).
     pub(crate) indexes: RwLock<Vec<Arc<SortedIndex>>>,
+    /// The edge index, in an edge collection (also among `hooks`, once recovered).
+    pub(crate) edge_index: Option<Arc<EdgeIndex>>,
     /// Serialises index creation and drop.
     pub(crate) index_ddl: Mutex<()>,
 }
@@ -216,6 +218,7 @@ impl Collection {
             hooks: Mutex::new(Vec::new()),
             trx_locks: TrxLocks::default(),
             indexes: RwLock::new(indexes),
+            edge_index: (kind == CollectionType::Edge).then(Arc::default),
             index_ddl: Mutex::new(()),
         }
     }
@@ -428,8 +431,7 @@ impl Collection {
 
     /// What the engine holds.
     pub fn figures(&self) -> FiguresReport {
-        // An edge collection has no edge index (`_from`/`_to` lookups scan), so it counts the
-        // primary index and its secondary ones, as a document collection does.
+        // An edge collection counts its edge index after the primary one.
         let storage = engine_figures(self.store.figures());
         let mut indexes = vec![quince_ops::IndexFigures {
             id: 0,
@@ -437,6 +439,14 @@ impl Collection {
             count: storage.alive_count,
             memory: storage.index_size,
         }];
+        if let Some(edge) = &self.edge_index {
+            indexes.push(quince_ops::IndexFigures {
+                id: quince_ops::EDGE_INDEX_ID,
+                kind: quince_ops::IndexType::Edge.name(),
+                count: edge.count(),
+                memory: edge.memory_estimate(),
+            });
+        }
         indexes.extend(self.index_figures());
         FiguresReport {
             storage,

@@ -326,15 +326,19 @@ impl Collection {
         Ok(())
     }
 
-    /// Adds the collection's secondary indexes and the hooks the catalog's
-    /// [`crate::HookFactory`] makes for this collection of `database`, all recovered from the
-    /// live documents in one scan (on open and on create).
+    /// Adds the collection's edge index (an edge collection's), its secondary indexes and the
+    /// hooks the catalog's [`crate::HookFactory`] makes for this collection of `database`,
+    /// all recovered from the live documents in one scan (on open and on create).
     pub(crate) fn attach_hooks(&self, database: &str) -> Result<()> {
-        let mut hooks: Vec<Arc<dyn DocumentHook>> = self
-            .secondary_indexes()
-            .into_iter()
-            .map(|index| index as Arc<dyn DocumentHook>)
-            .collect();
+        let mut hooks: Vec<Arc<dyn DocumentHook>> = Vec::new();
+        if let Some(edge) = &self.edge_index {
+            hooks.push(Arc::clone(edge) as Arc<dyn DocumentHook>);
+        }
+        hooks.extend(
+            self.secondary_indexes()
+                .into_iter()
+                .map(|index| index as Arc<dyn DocumentHook>),
+        );
         if let Some(factory) = self.shared.hooks.clone() {
             hooks.extend(factory.hooks_for(database, &self.properties()));
         }

@@ -876,6 +876,66 @@ fn index_lookups_come_in_index_order(subject: &Subject) {
     assert!(lookup_keys(&c, index.id, &all).is_empty());
 }
 
+fn edge_index_is_listed_kept_and_looked_up(subject: &Subject) {
+    use quince_db::IndexLookup;
+    use quince_ops::{EdgeDirection, EDGE_INDEX_ID};
+    let db = subject.system();
+    let mut request = create("e");
+    request.kind = CollectionType::Edge;
+    let e = db.create_collection(request).unwrap();
+    let names: Vec<String> = e.0.indexes().iter().map(|i| i.name.clone()).collect();
+    assert_eq!(names, ["primary", "edge"]);
+    assert_eq!(e.0.indexes()[1].json["id"], "e/1");
+    assert_eq!(e.0.drop_index("edge").unwrap_err().num(), 11);
+    assert_eq!(e.0.drop_index("1").unwrap_err().num(), 11);
+    let created =
+        e.0.create_index(&json!({"type": "persistent", "fields": ["w"]}));
+    assert!(created.unwrap().1);
+    assert_eq!(e.0.indexes()[1].name, "edge");
+    assert_eq!(e.figures().index_count, 3);
+    // Multi-document writes check `_from` and `_to` per item.
+    let docs = vec![
+        json!({"_key": "a", "_from": "v/1", "_to": "v/2"}),
+        json!({"_key": "bad", "_from": "v/1"}),
+        json!({"_key": "b", "_from": "v/2", "_to": "v/1"}),
+        json!({"_key": "c", "_from": "v/1", "_to": "v/1"}),
+    ];
+    let written = e.write(WriteRequest::new(WriteKind::Insert, docs, opts()));
+    assert_eq!(error_nums(&written.items), [None, Some(1233), None, None]);
+    let replaced = e.write(WriteRequest::new(
+        WriteKind::Replace,
+        vec![
+            json!({"_key": "a", "w": 1}),
+            json!({"_key": "b", "_from": "v/3", "_to": "v/1"}),
+        ],
+        opts(),
+    ));
+    assert_eq!(error_nums(&replaced.items), [Some(1233), None]);
+    let edges_of = |direction, vertex: &str| {
+        let lookup = IndexLookup::Edge {
+            direction,
+            vertex: vertex.to_owned(),
+        };
+        lookup_keys(&e, EDGE_INDEX_ID, &lookup)
+    };
+    assert_eq!(edges_of(EdgeDirection::Out, "v/1"), ["a", "c"]);
+    assert_eq!(edges_of(EdgeDirection::In, "v/1"), ["b", "c"]);
+    assert_eq!(edges_of(EdgeDirection::Out, "v/3"), ["b"]);
+    assert!(edges_of(EdgeDirection::Out, "v/2").is_empty());
+    let all = IndexLookup::all();
+    let wrong = e.0.index_lookup(EDGE_INDEX_ID, &all, &mut |_| true);
+    assert_eq!(wrong.unwrap_err().num(), 10);
+    // (v/1, v/3 from; v/2, v/1 to) over 3 edges.
+    let estimate = e.0.indexes()[1].json["selectivityEstimate"]
+        .as_f64()
+        .unwrap();
+    assert!((estimate - 4.0 / 6.0).abs() < 1e-9, "{estimate}");
+    e.truncate(false).unwrap();
+    assert!(edges_of(EdgeDirection::Out, "v/1").is_empty());
+    // A document collection has no edge index.
+    assert_eq!(subject.collection("d").0.indexes().len(), 1);
+}
+
 /// Runs every scenario against every implementation.
 macro_rules! conformance {
     (engines: [$($engine:ident),* $(,)?], scenarios: $scenarios:tt) => {
@@ -917,5 +977,6 @@ conformance!(
         indexes_are_created_found_again_listed_and_dropped,
         unique_indexes_refuse_duplicates_per_item,
         index_lookups_come_in_index_order,
+        edge_index_is_listed_kept_and_looked_up,
     ]
 );

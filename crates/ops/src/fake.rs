@@ -10,7 +10,8 @@
 //! What it is not: persistent, fast, or a model of the local engine's internals (no journals,
 //! no compaction, no hooks, no limits on open files). Figures report documents only. Its
 //! secondary indexes are definitions only: every lookup, unique check and estimate scans the
-//! documents (so they answer as the local engine's, slowly); ttl indexes never expire
+//! documents (so they answer as the local engine's, slowly), and so does the edge index of an
+//! edge collection; ttl indexes never expire
 //! anything (there is no maintenance thread). It has no
 //! stream transactions: a begin answers 1653, and no transaction is ever found (1655); the
 //! transaction conformance cases run on the local engine.
@@ -47,7 +48,8 @@ use crate::catalog::{
 use crate::checksum::Checksum;
 use crate::durability::Durability;
 use crate::index::{
-    compare_entries, IndexDefinition, IndexDescription, IndexHit, IndexLookup, IndexSpec,
+    compare_entries, edge_selectivity, stored_edge_ends, IndexDefinition, IndexDescription,
+    IndexHit, IndexLookup, IndexSpec, IndexType, EDGE_INDEX_ID, EDGE_INDEX_NAME,
 };
 use crate::interface::{CollectionOps, DatabaseOps, Engine};
 use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
@@ -522,11 +524,60 @@ impl FakeCollection {
     }
 }
 
+impl FakeCollection {
+    fn is_edge(&self) -> bool {
+        self.kind() == CollectionType::Edge
+    }
+
+    /// The edge index's description over `docs`.
+    fn edge_index(&self, docs: &BTreeMap<String, (RevisionId, Vec<u8>)>) -> IndexDescription {
+        let ends: Vec<(String, String)> = docs
+            .values()
+            .filter_map(|(_, stored)| stored_edge_ends(stored))
+            .collect();
+        let distinct = |pick: fn(&(String, String)) -> &str| {
+            let mut vertices: Vec<&str> = ends.iter().map(pick).collect();
+            vertices.sort_unstable();
+            vertices.dedup();
+            vertices.len() as u64
+        };
+        let selectivity =
+            edge_selectivity(ends.len() as u64, distinct(|e| &e.0), distinct(|e| &e.1));
+        IndexDescription::edge(&self.name(), selectivity)
+    }
+
+    /// The edge index's hits for `lookup`, in key order.
+    fn edge_hits(&self, lookup: &IndexLookup) -> Result<Vec<(Box<[Value]>, String)>> {
+        let IndexLookup::Edge { direction, vertex } = lookup else {
+            return Err(ArangoError::with_message(
+                quince_errors::BAD_PARAMETER,
+                "the edge index takes edge lookups only",
+            ));
+        };
+        let docs = self.docs.lock();
+        Ok(docs
+            .iter()
+            .filter(|(_, (_, stored))| {
+                stored_edge_ends(stored).is_some_and(|ends| direction.pick(&ends) == vertex)
+            })
+            .map(|(key, _)| {
+                (
+                    vec![Value::String(vertex.clone())].into_boxed_slice(),
+                    key.clone(),
+                )
+            })
+            .collect())
+    }
+}
+
 impl CollectionOps for FakeCollection {
     fn indexes(&self) -> Vec<IndexDescription> {
         let docs = self.docs.lock();
         let name = self.name();
         let mut all = vec![IndexDescription::primary(&name)];
+        if self.is_edge() {
+            all.push(self.edge_index(&docs));
+        }
         for spec in self.indexes.lock().iter() {
             let selectivity = Self::selectivity(spec, &docs);
             all.push(spec.definition.describe(&name, selectivity));
@@ -551,6 +602,7 @@ impl CollectionOps for FakeCollection {
             definition.name = format!("idx_{}", definition.id);
         }
         let taken = definition.name == "primary"
+            || (self.is_edge() && definition.name == EDGE_INDEX_NAME)
             || indexes.iter().any(|s| s.definition.name == definition.name);
         if taken {
             return Err(ArangoError::with_message(
@@ -582,6 +634,9 @@ impl CollectionOps for FakeCollection {
         let docs = self.docs.lock();
         let mut indexes = self.indexes.lock();
         let id = id_or_name.parse::<u64>().ok();
+        if self.is_edge() && (id == Some(EDGE_INDEX_ID) || id_or_name == EDGE_INDEX_NAME) {
+            return Err(ArangoError::new(FORBIDDEN));
+        }
         let at = indexes
             .iter()
             .position(|s| Some(s.definition.id) == id || s.definition.name == id_or_name)
@@ -598,7 +653,9 @@ impl CollectionOps for FakeCollection {
         lookup: &IndexLookup,
         visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
     ) -> Result<()> {
-        let mut hits = {
+        let mut hits = if self.is_edge() && index_id == EDGE_INDEX_ID {
+            self.edge_hits(lookup)?
+        } else {
             let docs = self.docs.lock();
             let indexes = self.indexes.lock();
             let spec = indexes
@@ -673,8 +730,9 @@ impl CollectionOps for FakeCollection {
     fn figures(&self) -> FiguresReport {
         let docs = self.docs.lock();
         let indexes = self.indexes.lock();
+        let edge = u64::from(self.is_edge());
         let mut report = FiguresReport {
-            index_count: 1 + indexes.len() as u64,
+            index_count: 1 + edge + indexes.len() as u64,
             ..FiguresReport::default()
         };
         report.indexes.push(crate::catalog::IndexFigures {
@@ -683,6 +741,14 @@ impl CollectionOps for FakeCollection {
             count: docs.len() as u64,
             memory: 0,
         });
+        if self.is_edge() {
+            report.indexes.push(crate::catalog::IndexFigures {
+                id: EDGE_INDEX_ID,
+                kind: IndexType::Edge.name(),
+                count: docs.len() as u64,
+                memory: 0,
+            });
+        }
         for spec in indexes.iter() {
             report.indexes.push(crate::catalog::IndexFigures {
                 id: spec.definition.id,

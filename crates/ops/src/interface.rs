@@ -160,8 +160,10 @@ pub trait CollectionOps: Send + Sync {
     /// Writes each item of `request` (see [`WriteResults`]).
     fn write(&self, request: WriteRequest) -> WriteResults;
 
-    /// Every index: the primary index first (id 0, name `primary`, over `_key`), then the
-    /// others in creation order, each with its current `selectivityEstimate`.
+    /// Every index: the primary index first (id 0, name `primary`, over `_key`), in an edge
+    /// collection the edge index next (id 1, name `edge`, over `_from` and `_to`:
+    /// [`IndexDescription::edge`]), then the others in creation order, each with its current
+    /// `selectivityEstimate`.
     fn indexes(&self) -> Vec<IndexDescription>;
 
     /// Creates an index from a create body (`POST /_api/index`, parsed by
@@ -169,17 +171,19 @@ pub trait CollectionOps: Send + Sync {
     /// description and whether it is new. A new index is built over the existing documents
     /// before this returns (writers of the collection wait meanwhile); a unique index over
     /// documents that already share values is 1210 and leaves no index. 1207 when another
-    /// index has the name. Blocks.
+    /// index has the name (`edge` is the edge index's in an edge collection). Blocks.
     fn create_index(&self, definition: &Value) -> Result<(IndexDescription, bool)>;
 
     /// Drops the index of that id or name (the primary index cannot be: 1212, as it is never
-    /// found among the droppable ones; a missing index is 1212 too). Its description. Blocks.
+    /// found among the droppable ones; a missing index is 1212 too; the edge index of an edge
+    /// collection cannot be either: 403/11). Its description. Blocks.
     fn drop_index(&self, id_or_name: &str) -> Result<IndexDescription>;
 
     /// Hands the entries of index `index_id` that `lookup` selects to `visit`, in index order
     /// (reversed when asked), until it returns false. 1212 for an index that does not exist
     /// (or the primary index, which has no entries of this kind); 400/10 for a lookup on more
-    /// fields than the index has. `visit` runs with no lock of the collection held (it may
+    /// fields than the index has, and for a lookup of the wrong form (the edge index takes
+    /// [`IndexLookup::Edge`] only, and only the edge index takes it). `visit` runs with no lock of the collection held (it may
     /// read or write the collection); writes made during a visit may or may not be seen.
     fn index_lookup(
         &self,

@@ -7,7 +7,7 @@
 //!
 //! Invariants: the engine is reported honestly as `quince` (not `rocksdb`): clients that
 //! assert on the name would be testing an engine we do not have. For the same reason
-//! `/_api/engine` advertises only the index types that exist: the primary index.
+//! `/_api/engine` advertises only the index types that exist.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -64,7 +64,7 @@ pub(crate) fn engine(req: &ApiRequest) -> ApiResult {
         &json!({
             "name": "quince",
             "supports": {
-                "indexes": ["primary", "persistent", "hash", "skiplist", "ttl"],
+                "indexes": ["primary", "edge", "persistent", "hash", "skiplist", "ttl"],
                 "aliases": {"indexes": {"hash": "persistent", "skiplist": "persistent"}},
             },
             "endianness": "little",

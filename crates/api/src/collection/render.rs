@@ -117,7 +117,7 @@ fn index_size(report: &FiguresReport) -> u64 {
 }
 
 /// The `engine` attribute of `figures?details=true`: the documents and each index with its
-/// entries (an edge collection has no edge index: its primary index and secondary ones).
+/// entries (an edge collection's edge index right after the primary one).
 pub(super) fn engine_details(report: &FiguresReport, count: u64) -> Value {
     let indexes: Vec<Value> = report
         .indexes

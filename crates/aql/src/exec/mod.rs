@@ -418,7 +418,8 @@ impl<'p> Executor<'p> {
         }
     }
 
-    /// A `FOR` through a secondary index: one lookup (or one per `IN` candidate).
+    /// A `FOR` through a secondary index: one lookup (or one per `IN` candidate); through the
+    /// edge index, an edge lookup per vertex.
     #[allow(clippy::too_many_arguments)]
     fn index_scan(
         &mut self,
@@ -464,12 +465,21 @@ impl<'p> Executor<'p> {
         } else {
             vec![prefix]
         };
+        let edge = crate::plan::edge_index::direction_of(access);
         for prefix in lookups {
-            let lookup = IndexLookup::Sorted {
-                prefix,
-                low: low.clone(),
-                high: high.clone(),
-                reverse: access.reverse,
+            let lookup = match (edge, prefix.first()) {
+                (Some(direction), Some(Value::String(vertex))) => IndexLookup::Edge {
+                    direction,
+                    vertex: vertex.clone(),
+                },
+                // `_from` and `_to` are strings: nothing else finds an edge.
+                (Some(_), _) => continue,
+                (None, _) => IndexLookup::Sorted {
+                    prefix,
+                    low: low.clone(),
+                    high: high.clone(),
+                    reverse: access.reverse,
+                },
             };
             let mut failure = None;
             let mut flow = Flow::Go;

@@ -1,6 +1,6 @@
-//! The choice of secondary indexes: which persistent index a `FOR` over a collection reads,
-//! with which equality prefix and range, in which order, and whether the document is needed
-//! at all.
+//! The choice of secondary indexes: which persistent index (or edge index: `edge_index.rs`)
+//! a `FOR` over a collection reads, with which equality prefix and range, in which order, and
+//! whether the document is needed at all.
 //!
 //! What it is: three rules, applied by `optimize.rs`:
 //! - `use-indexes`: the `FILTER`s right after the loop are split into conjuncts; those of the
@@ -33,7 +33,7 @@ use crate::ast::BinaryOp;
 use super::{Access, CExpr, CKey, CQuantifier, IndexAccess, Node, Pipeline, Slot};
 
 /// What a conjunct says about one attribute path of the loop variable.
-enum Condition {
+pub(super) enum Condition {
     Eq(CExpr),
     In(CExpr),
     Low(CExpr, bool),
@@ -217,7 +217,7 @@ fn choose(
         .collection
         .indexes()
         .into_iter()
-        .filter(|ix| ix.kind == IndexType::Persistent)
+        .filter(|ix| matches!(ix.kind, IndexType::Persistent | IndexType::Edge))
         .collect();
     // The SORT right after the loop and its filters, as (path, ascending) pairs.
     let sort_at = pipeline.nodes[i + 1..]
@@ -233,16 +233,23 @@ fn choose(
     };
     let mut best: Option<(u32, IndexAccess, bool)> = None;
     for index in indexes {
-        let (access, score) = match_index(&index, &conditions);
-        let sorts = sort.as_ref().is_some_and(|keys| {
-            let rest = &index.fields[access.prefix.len()..];
-            let directions: BTreeSet<bool> = keys.iter().map(|(_, a)| *a).collect();
-            !access.in_last
-                && directions.len() == 1
-                && keys.len() <= rest.len()
-                && keys.iter().zip(rest).all(|((p, _), field)| p == field)
-                && (!index.sparse || score > 0)
-        });
+        let (access, score) = match index.kind {
+            IndexType::Edge => match super::edge_index::match_edge(&index, &conditions) {
+                Some(matched) => matched,
+                None => continue,
+            },
+            _ => match_index(&index, &conditions),
+        };
+        let sorts = index.kind != IndexType::Edge
+            && sort.as_ref().is_some_and(|keys| {
+                let rest = &index.fields[access.prefix.len()..];
+                let directions: BTreeSet<bool> = keys.iter().map(|(_, a)| *a).collect();
+                !access.in_last
+                    && directions.len() == 1
+                    && keys.len() <= rest.len()
+                    && keys.iter().zip(rest).all(|((p, _), field)| p == field)
+                    && (!index.sparse || score > 0)
+            });
         let score = score * 4 + u32::from(sorts) * 2;
         if score == 0 {
             continue;

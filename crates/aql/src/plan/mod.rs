@@ -16,6 +16,7 @@
 //! subquery's row extends its outer row.
 
 mod compile;
+pub mod edge_index;
 mod expr;
 pub mod indexes;
 mod optimize;

@@ -1,11 +1,12 @@
 //! A collection's secondary indexes in the local engine: persistent (with its aliases `hash`
 //! and `skiplist`) and ttl indexes, their definitions, their entries and the lookups the
-//! executor makes.
+//! executor makes; and the automatic edge index of an edge collection (`edge.rs`).
 //!
 //! What it is: the `impl Collection` block of index operations: [`Collection::indexes`],
 //! [`Collection::create_index`], [`Collection::drop_index`], [`Collection::index_lookup`]; the
 //! index itself ([`SortedIndex`], `hook.rs`: a `DocumentHook` the one write path keeps),
-//! its sorted entries (`sorted.rs`) and the expiry of ttl indexes (`ttl.rs`).
+//! its sorted entries (`sorted.rs`), the expiry of ttl indexes (`ttl.rs`) and the edge index
+//! ([`EdgeIndex`], `edge.rs`: listed, looked up and counted here, never created or dropped).
 //!
 //! What it is not: persistent entries. Only the definitions are stored (in the collection's
 //! `parameter.json`, `docs/storage-format.md`); the entries are rebuilt from the documents by
@@ -18,21 +19,26 @@
 //! index stops being maintained; index changes are serialised by `index_ddl` and take the hook
 //! lock, so no write runs while an index is built or dropped.
 
+mod edge;
 mod hook;
 mod sorted;
 mod ttl;
 
 use std::sync::Arc;
 
-use quince_errors::{ArangoError, Result, ARANGO_DUPLICATE_NAME, ARANGO_INDEX_NOT_FOUND};
+use quince_errors::{
+    ArangoError, Result, ARANGO_DUPLICATE_NAME, ARANGO_INDEX_NOT_FOUND, BAD_PARAMETER, FORBIDDEN,
+};
 use quince_ops::{
     IndexDefinition, IndexDescription, IndexFigures, IndexHit, IndexLookup, IndexSpec,
+    EDGE_INDEX_ID, EDGE_INDEX_NAME,
 };
 use serde_json::Value;
 
 use crate::collection::Collection;
 use crate::hooks::DocumentHook;
 
+pub(crate) use edge::EdgeIndex;
 pub(crate) use hook::SortedIndex;
 
 use sorted::{probes, IndexKey, LOOKUP_CHUNK};
@@ -62,6 +68,9 @@ impl Collection {
     pub fn indexes(&self) -> Vec<IndexDescription> {
         let name = self.name();
         let mut all = vec![IndexDescription::primary(&name)];
+        if let Some(edge) = &self.edge_index {
+            all.push(IndexDescription::edge(&name, edge.selectivity()));
+        }
         for index in self.indexes.read().iter() {
             let selectivity = index.entries().selectivity();
             all.push(index.definition().describe(&name, selectivity));
@@ -92,6 +101,7 @@ impl Collection {
             definition.name = format!("idx_{}", definition.id);
         }
         let taken = definition.name == "primary"
+            || (self.edge_index.is_some() && definition.name == EDGE_INDEX_NAME)
             || self
                 .indexes
                 .read()
@@ -118,11 +128,18 @@ impl Collection {
     }
 
     /// Drops the index of that id or name: 1212 when there is none (the primary index is
-    /// never among them). The definition leaves `parameter.json` first.
+    /// never among them), 403/11 for the edge index. The definition leaves `parameter.json`
+    /// first.
     pub fn drop_index(&self, id_or_name: &str) -> Result<IndexDescription> {
         self.shared.check_open()?;
-        let _ddl = self.index_ddl.lock();
         let id = id_or_name.parse::<u64>().ok();
+        if self.is_edge_index(id, id_or_name) {
+            return Err(ArangoError::with_message(
+                FORBIDDEN,
+                "the edge index cannot be dropped",
+            ));
+        }
+        let _ddl = self.index_ddl.lock();
         let mut hooks = self.hooks.lock();
         let (at, index) = {
             let indexes = self.indexes.read();
@@ -153,6 +170,16 @@ impl Collection {
         lookup: &IndexLookup,
         visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
     ) -> Result<()> {
+        if let (Some(edge), EDGE_INDEX_ID) = (&self.edge_index, index_id) {
+            let IndexLookup::Edge { direction, vertex } = lookup else {
+                return Err(ArangoError::with_message(
+                    BAD_PARAMETER,
+                    "the edge index takes edge lookups only",
+                ));
+            };
+            edge.lookup(*direction, vertex, visit);
+            return Ok(());
+        }
         let index = self
             .indexes
             .read()
@@ -185,6 +212,11 @@ impl Collection {
             }
             after = chunk.into_iter().last().map(|(entry, _)| entry);
         }
+    }
+
+    /// True when `id` or `name` names the edge index of this (edge) collection.
+    pub(crate) fn is_edge_index(&self, id: Option<u64>, name: &str) -> bool {
+        self.edge_index.is_some() && (id == Some(EDGE_INDEX_ID) || name == EDGE_INDEX_NAME)
     }
 
     /// The definition and paths of index `index_id` (1212 when there is none).

@@ -22,8 +22,8 @@ use quince_model::document::{render_document, stored_object};
 use quince_model::key::is_valid_key;
 use quince_model::rev::RevisionId;
 use quince_ops::{
-    compare_entries, parse_items, IndexHit, IndexLookup, StoredDocument, WriteKind, WriteOptions,
-    WriteOutcome, WriteRequest, WriteResults,
+    compare_entries, parse_items, stored_edge_ends, IndexHit, IndexLookup, StoredDocument,
+    WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
 };
 use quince_storage::Mutation;
 use serde_json::Value;
@@ -209,7 +209,29 @@ impl Transaction {
             drop(operation);
             return collection.index_lookup(index_id, lookup, visit);
         };
-        let spec = collection.index_spec(index_id)?;
+        // The entries one of the transaction's own versions gives the index.
+        let edge = match lookup {
+            _ if !collection.is_edge_index(Some(index_id), "") => None,
+            IndexLookup::Edge { direction, .. } => Some(*direction),
+            // The committed lookup refuses the wrong form.
+            _ => {
+                drop(operation);
+                return collection.index_lookup(index_id, lookup, visit);
+            }
+        };
+        let spec = match edge {
+            Some(_) => None,
+            None => Some(collection.index_spec(index_id)?),
+        };
+        let entries_of = |value: &[u8]| -> Result<Vec<Box<[Value]>>> {
+            match (&spec, edge) {
+                (Some(spec), _) => spec.entries(&stored_object(value)),
+                (None, Some(direction)) => Ok(stored_edge_ends(value)
+                    .map(|ends| vec![vec![Value::String(direction.pick(&ends).to_owned())].into()])
+                    .unwrap_or_default()),
+                (None, None) => Ok(Vec::new()),
+            }
+        };
         let mut hits: Vec<(Box<[Value]>, String)> = Vec::new();
         collection.index_lookup(index_id, lookup, &mut |hit| {
             if !buffer.changes.contains_key(hit.key) {
@@ -219,7 +241,7 @@ impl Transaction {
         })?;
         for key in &buffer.order {
             if let Some((_, value)) = &buffer.changes[key].new {
-                for entry in spec.entries(&stored_object(value))? {
+                for entry in entries_of(value)? {
                     if lookup.matches(&entry) {
                         hits.push((entry, key.clone()));
                     }

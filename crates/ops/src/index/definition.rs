@@ -33,7 +33,7 @@ const NAME_BYTES_MAX: usize = 256;
 pub enum IndexType {
     /// The primary index over `_key` (every collection has it, id 0).
     Primary,
-    /// The edge index over `_from` and `_to` (not yet built).
+    /// The edge index over `_from` and `_to` (automatic in every edge collection, id 1).
     Edge,
     /// A sorted index over one or more attribute paths (`hash` and `skiplist` are aliases).
     Persistent,
@@ -322,7 +322,7 @@ impl IndexDefinition {
 }
 
 /// A number as JSON: an integer when it is one (`600`, not `600.0`).
-fn number(value: f64) -> Value {
+pub(super) fn number(value: f64) -> Value {
     if value.fract() == 0.0 && value.abs() < 9.0e15 {
         Value::from(value as i64)
     } else {

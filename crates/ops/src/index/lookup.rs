@@ -1,8 +1,9 @@
 //! [`IndexLookup`]: what the executor asks an index for, and [`IndexHit`]: what it gets back,
 //! one document at a time, in index order.
 //!
-//! What it is: the lookup forms (one so far: [`IndexLookup::Sorted`], equality on leading
-//! fields and a range on the next), the rule that says whether an entry matches
+//! What it is: the lookup forms ([`IndexLookup::Sorted`]: equality on leading fields and a
+//! range on the next, for persistent and ttl indexes; [`IndexLookup::Edge`]: the edges of one
+//! vertex in one direction, for the edge index), the rule that says whether an entry matches
 //! ([`IndexLookup::matches`]) and the order of entries ([`compare_entries`]). Engines that
 //! keep no ordered structure (the fake, a transaction's own writes) filter and sort with these.
 //!
@@ -10,7 +11,8 @@
 //!
 //! Invariants: matching and ordering use `compare_values` only, so a lookup returns exactly
 //! the entries a brute-force filter over the same documents would, in the order a sort by the
-//! indexed values (then `_key`) would give.
+//! indexed values (then `_key`) would give. An edge lookup's entries are `[vertex]` (all
+//! equal), so that order is the keys' order.
 
 use std::cmp::Ordering;
 use std::ops::Bound;
@@ -20,8 +22,9 @@ use quince_model::order::compare_values;
 use serde_json::Value;
 
 use super::field::equal;
+use super::EdgeDirection;
 
-/// A lookup in one index. More forms come with more index types (geo, fulltext, edge).
+/// A lookup in one index. More forms come with more index types (geo, fulltext).
 ///
 /// **Sparse indexes:** a sparse index has no entry for a document whose indexed attribute is
 /// null or missing, so a lookup that could match null (an equality on `null`, or a range whose
@@ -42,6 +45,14 @@ pub enum IndexLookup {
         high: Bound<Value>,
         /// Descending order when true.
         reverse: bool,
+    },
+    /// The edges of `vertex` in one direction, in the order of their keys (edge index only;
+    /// each hit's values are `[vertex]`).
+    Edge {
+        /// `Out`: `_from` is the vertex; `In`: `_to` is.
+        direction: EdgeDirection,
+        /// The vertex's `_id` (matched by exact string equality).
+        vertex: String,
     },
 }
 
@@ -77,11 +88,18 @@ impl IndexLookup {
         }
     }
 
-    /// 400/10 when the lookup names more fields than the index has (`fields` of them).
+    /// 400/10 when the lookup names more fields than the sorted index has (`fields` of them),
+    /// and for an edge lookup (which only the edge index takes).
     pub fn check(&self, fields: usize) -> Result<()> {
         let IndexLookup::Sorted {
             prefix, low, high, ..
-        } = self;
+        } = self
+        else {
+            return Err(ArangoError::with_message(
+                BAD_PARAMETER,
+                "an edge lookup on an index that is not an edge index",
+            ));
+        };
         let ranged = !matches!((low, high), (Bound::Unbounded, Bound::Unbounded));
         let named = prefix.len() + usize::from(ranged);
         if named > fields {
@@ -93,11 +111,16 @@ impl IndexLookup {
         Ok(())
     }
 
-    /// True when the entry `values` matches.
+    /// True when the entry `values` matches (for an edge lookup: `values` is `[the end]`).
     pub fn matches(&self, values: &[Value]) -> bool {
-        let IndexLookup::Sorted {
-            prefix, low, high, ..
-        } = self;
+        let (prefix, low, high) = match self {
+            IndexLookup::Sorted {
+                prefix, low, high, ..
+            } => (prefix, low, high),
+            IndexLookup::Edge { vertex, .. } => {
+                return matches!(values, [Value::String(end)] if end == vertex)
+            }
+        };
         if prefix.len() > values.len() {
             return false;
         }
@@ -122,8 +145,10 @@ impl IndexLookup {
 
     /// True when hits come in descending order.
     pub fn reverse(&self) -> bool {
-        let IndexLookup::Sorted { reverse, .. } = self;
-        *reverse
+        match self {
+            IndexLookup::Sorted { reverse, .. } => *reverse,
+            IndexLookup::Edge { .. } => false,
+        }
     }
 }
 

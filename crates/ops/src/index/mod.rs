@@ -2,7 +2,8 @@
 //! ([`IndexDefinition`], [`IndexType`]), how a client asks for one (the create body, parsed and
 //! validated by [`IndexDefinition::parse`]), how it is described (`GET /_api/index`'s JSON,
 //! [`IndexDescription`]), which entries a document gives it ([`IndexSpec::entries`]) and how the
-//! executor reads it ([`IndexLookup`], [`IndexHit`]).
+//! executor reads it ([`IndexLookup`], [`IndexHit`]); the edge index of edge collections
+//! (`edge.rs`: its id, description and lookup direction).
 //!
 //! What it is not: an index structure. Engines keep their entries their own way (the local
 //! engine in an ordered map kept by its write path's hooks, the fake by scanning); what they
@@ -21,11 +22,13 @@
 //!   when `deduplicate` is on); a document whose attribute is not an array gives none.
 
 mod definition;
+mod edge;
 mod field;
 mod lookup;
 mod time;
 
 pub use definition::{IndexDefinition, IndexType, ENTRIES_PER_DOCUMENT_MAX};
+pub use edge::{edge_selectivity, stored_edge_ends, EdgeDirection, EDGE_INDEX_ID, EDGE_INDEX_NAME};
 pub use field::{FieldPath, IndexSpec};
 pub use lookup::{compare_entries, IndexHit, IndexLookup};
 pub use time::ttl_seconds;
@@ -35,7 +38,8 @@ use serde_json::{json, Value};
 /// One index of a collection, as `GET /_api/index` describes it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IndexDescription {
-    /// The numeric id, unique within the collection (0 is the primary index).
+    /// The numeric id, unique within the collection (0 is the primary index, 1 the edge
+    /// index of an edge collection).
     pub id: u64,
     /// The name (`primary`, or `idx_<id>` unless the client chose one).
     pub name: String,

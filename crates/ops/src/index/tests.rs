@@ -155,3 +155,18 @@ fn lookups_match_by_aql_order() {
     assert_eq!(lookup.check(1).unwrap_err().num(), 10);
     assert!(IndexLookup::all().matches(&[json!("anything")]));
 }
+
+#[test]
+fn edge_lookups_match_one_end_exactly_and_only_the_edge_index_takes_them() {
+    let lookup = IndexLookup::Edge {
+        direction: EdgeDirection::Out,
+        vertex: "v/1".to_owned(),
+    };
+    assert!(lookup.matches(&[json!("v/1")]));
+    assert!(!lookup.matches(&[json!("v/10")]));
+    assert!(!lookup.matches(&[json!(1)]));
+    assert!(!lookup.reverse());
+    assert_eq!(lookup.check(2).unwrap_err().num(), 10);
+    assert_eq!(EdgeDirection::of_attribute("_to"), Some(EdgeDirection::In));
+    assert_eq!(EdgeDirection::Out.attribute(), "_from");
+}

@@ -185,6 +185,11 @@ impl Call {
         Reply::from(crate::index::handle(self.request).await)
     }
 
+    /// Sends it to `/_api/edges`.
+    pub(crate) async fn edges(self) -> Reply {
+        Reply::from(crate::edges::handle(self.request).await)
+    }
+
     pub(crate) async fn key_generators(self) -> Reply {
         Reply::from(crate::collection::key_generators(self.request).await)
     }
