@@ -23,9 +23,10 @@ use quince_errors::{
 };
 use quince_model::keygen::{KeyGenerator, KeyOptions};
 use quince_model::names::validate_collection_name;
+use serde_json::Value;
 
 use quince_ops::{
-    check_journal_size, check_not_enforced, CreateCollection, TransactionOps, TransactionOptions,
+    check_journal_size, CreateCollection, TransactionOps, TransactionOptions,
 };
 
 use crate::collection::{remove_dir, Collection};
@@ -281,7 +282,11 @@ impl Database {
     pub fn create_collection(&self, request: CreateCollection) -> Result<Arc<Collection>> {
         self.shared.check_open()?;
         validate_collection_name(&request.name, request.is_system)?;
-        check_not_enforced(request.schema.as_ref(), request.computed_values.as_ref())?;
+        // Checked and compiled before anything is created: a bad schema or expression is 400.
+        let rules = crate::collection::rules_of(
+            request.schema.as_ref().unwrap_or(&Value::Null),
+            request.computed_values.as_ref().unwrap_or(&Value::Null),
+        )?;
         let key_options = KeyOptions::parse(request.key_options.as_ref())?;
         let journal_size = request
             .journal_size
@@ -295,7 +300,7 @@ impl Database {
         let id = self.shared.allocate_id()?;
         let keygen = KeyGenerator::new(key_options, 0);
         let collection =
-            Collection::create(&self.shared, &self.dir, id, &request, keygen, journal_size)
+            Collection::create(&self.shared, &self.dir, id, &request, keygen, journal_size, rules)
                 .inspect_err(|_| {
                     // Whatever part was created is debris; the next open would remove it too.
                     let dir = crate::params::collection_dir(&self.dir, id);

@@ -42,7 +42,7 @@ pub use hooks::{Change, DocumentHook, HookFactory, Version};
 /// The operations interface and its values, which this crate implements (re-exported so the
 /// engine's users name one crate).
 pub use quince_ops::{
-    check_journal_size, check_not_enforced, fake, CatalogStats, Checksum, CollectionOps,
+    check_journal_size, fake, CatalogStats, Checksum, CollectionOps,
     CollectionProperties, CollectionType, Completer, CreateCollection, DatabaseOps, Durability,
     Engine, Figures, FiguresReport, IndexDefinition, IndexDescription, IndexHit, IndexLookup,
     IndexType, OverwriteMode, PropertiesUpdate, ReadRequest, StoredDocument, UserDocuments,
