@@ -128,7 +128,12 @@ impl ComputedExpression for Compiled {
             fail_on_warning,
             ..QueryOptions::default()
         };
-        let context = Context::new(Arc::clone(&self.database), Control::new(None), None, &options);
+        let context = Context::new(
+            Arc::clone(&self.database),
+            Control::new(None),
+            None,
+            &options,
+        );
         let mut executor = Executor::new(&self.plan, context);
         let owned_row;
         let row: &[Value] = if self.plan.slots.len() == 1 {
@@ -226,7 +231,9 @@ impl DatabaseOps for NoDatabase {
     }
 
     fn collection(&self, _name_or_id: &str) -> Result<Arc<dyn CollectionOps>> {
-        Err(ArangoError::new(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND))
+        Err(ArangoError::new(
+            quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND,
+        ))
     }
 
     fn create_collection(&self, _request: CreateCollection) -> Result<Arc<dyn CollectionOps>> {
@@ -269,7 +276,10 @@ mod tests {
         let cases = [
             ("RETURN @doc.a * 21", json!(42)),
             ("RETURN LOWER(@doc.s)", json!("abc")),
-            ("RETURN @doc.tags[* FILTER CURRENT != 'y' RETURN LOWER(CURRENT)]", json!(["x", "z"])),
+            (
+                "RETURN @doc.tags[* FILTER CURRENT != 'y' RETURN LOWER(CURRENT)]",
+                json!(["x", "z"]),
+            ),
             ("RETURN CONCAT(@doc._key, '-', @doc.a)", json!("k-2")),
             ("RETURN @doc.missing", Value::Null),
             ("RETURN @doc.a > 1 ? 'big' : 'small'", json!("big")),

@@ -25,9 +25,7 @@ use quince_model::keygen::{KeyGenerator, KeyOptions};
 use quince_model::names::validate_collection_name;
 use serde_json::Value;
 
-use quince_ops::{
-    check_journal_size, CreateCollection, TransactionOps, TransactionOptions,
-};
+use quince_ops::{check_journal_size, CreateCollection, TransactionOps, TransactionOptions};
 
 use crate::collection::{remove_dir, Collection};
 use crate::debris::{self, dropped_path, Classified};
@@ -299,13 +297,20 @@ impl Database {
         }
         let id = self.shared.allocate_id()?;
         let keygen = KeyGenerator::new(key_options, 0);
-        let collection =
-            Collection::create(&self.shared, &self.dir, id, &request, keygen, journal_size, rules)
-                .inspect_err(|_| {
-                    // Whatever part was created is debris; the next open would remove it too.
-                    let dir = crate::params::collection_dir(&self.dir, id);
-                    let _ = remove_dir(&*self.shared.io, &dir);
-                })?;
+        let collection = Collection::create(
+            &self.shared,
+            &self.dir,
+            id,
+            &request,
+            keygen,
+            journal_size,
+            rules,
+        )
+        .inspect_err(|_| {
+            // Whatever part was created is debris; the next open would remove it too.
+            let dir = crate::params::collection_dir(&self.dir, id);
+            let _ = remove_dir(&*self.shared.io, &dir);
+        })?;
         collection.attach_hooks(&self.name)?;
         let collection = Arc::new(collection);
         self.collections

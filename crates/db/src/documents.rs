@@ -233,7 +233,15 @@ impl Collection {
         let Some(existing) = existing else {
             let rev = self.shared.hlc.next();
             let mut no_old = || Ok(Map::new());
-            let body = self.ruled(WriteEvent::Insert, key, rev, body, body, options, &mut no_old)?;
+            let body = self.ruled(
+                WriteEvent::Insert,
+                key,
+                rev,
+                body,
+                body,
+                options,
+                &mut no_old,
+            )?;
             let edge = self.insert_edge(&body)?;
             let value = encode_document(key, rev, edge, &body);
             let mut outcome = self.outcome(key, rev, sync);

@@ -886,8 +886,13 @@ fn schema_levels_and_messages(subject: &Subject) {
         json!({"message": "numbers only", "level": "moderate", "type": "json",
                "rule": {"properties": {"n": {"type": "number"}}}})
     );
-    let error = c.insert(json!({"_key": "a", "n": "x"}), &opts()).unwrap_err();
-    assert_eq!((error.num(), error.message.as_ref()), (1620, "numbers only"));
+    let error = c
+        .insert(json!({"_key": "a", "n": "x"}), &opts())
+        .unwrap_err();
+    assert_eq!(
+        (error.num(), error.message.as_ref()),
+        (1620, "numbers only")
+    );
     let results = c
         .write(WriteRequest::new(
             WriteKind::Insert,
@@ -896,7 +901,10 @@ fn schema_levels_and_messages(subject: &Subject) {
         ))
         .items;
     assert_eq!(error_nums(&results), [None, Some(1620)]);
-    assert_eq!(c.update("a", json!({"n": "y"}), &opts()).unwrap_err().num(), 1620);
+    assert_eq!(
+        c.update("a", json!({"n": "y"}), &opts()).unwrap_err().num(),
+        1620
+    );
     // An invalid document (written past the schema) may change and stay invalid.
     let skip = WriteOptions {
         skip_document_validation: true,
@@ -932,16 +940,30 @@ fn computed_values_on_each_event(subject: &Subject) {
         return_new: true,
         ..opts()
     };
-    let new = c.insert(json!({"_key": "a", "n": 2}), &returning).unwrap().new.unwrap();
+    let new = c
+        .insert(json!({"_key": "a", "n": 2}), &returning)
+        .unwrap()
+        .new
+        .unwrap();
     assert_eq!((&new["key"], &new["n2"]), (&json!("a"), &json!(4)));
-    let new = c.update("a", json!({"n": 5}), &returning).unwrap().new.unwrap();
+    let new = c
+        .update("a", json!({"n": 5}), &returning)
+        .unwrap()
+        .new
+        .unwrap();
     assert_eq!((&new["key"], &new["n2"]), (&json!("a"), &json!(10)));
-    let new = c.replace("a", json!({"n": 1, "n2": "mine"}), &returning).unwrap().new.unwrap();
+    let new = c
+        .replace("a", json!({"n": 1, "n2": "mine"}), &returning)
+        .unwrap()
+        .new
+        .unwrap();
     assert_eq!((new.get("key"), &new["n2"]), (None, &json!("mine")));
     assert_eq!(read(&c, "a")["n2"], "mine");
     let bad = quince_db::PropertiesUpdate {
-        computed_values: Some(json!([{"name": "x", "expression": "RETURN DOCUMENT('cv/a')",
-                                      "overwrite": true}])),
+        computed_values: Some(
+            json!([{"name": "x", "expression": "RETURN DOCUMENT('cv/a')",
+                                      "overwrite": true}]),
+        ),
         ..Default::default()
     };
     assert_eq!(c.0.update_properties(bad).unwrap_err().num(), 10);

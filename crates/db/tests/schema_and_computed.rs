@@ -67,7 +67,11 @@ fn each_level_decides_which_writes_are_validated() {
     for (level, insert_bad, update_bad, replace_bad) in cases {
         let c = with_schema(&catalog, &format!("c_{level}"), level);
         let ok = |r: Result<String, u32>| r.map(|_| ());
-        assert_eq!(ok(one(&*c, Insert, json!({"n": "x"}))), insert_bad, "{level}");
+        assert_eq!(
+            ok(one(&*c, Insert, json!({"n": "x"}))),
+            insert_bad,
+            "{level}"
+        );
         one(&*c, Insert, json!({"_key": "g", "n": 1})).unwrap();
         assert_eq!(
             ok(one(&*c, Update, json!({"_key": "g", "n": "x"}))),
@@ -115,7 +119,11 @@ fn moderate_lets_an_invalid_document_stay_invalid() {
     })
     .unwrap();
     assert_eq!(
-        one(&*c, WriteKind::Update, json!({"_key": "bad", "n": "oldest"})),
+        one(
+            &*c,
+            WriteKind::Update,
+            json!({"_key": "bad", "n": "oldest"})
+        ),
         Err(1620)
     );
 }
@@ -128,12 +136,13 @@ fn multi_document_writes_fail_item_by_item() {
     let results = write(
         &*c,
         WriteKind::Insert,
-        vec![json!({"_key": "a", "n": 1}), json!({"_key": "b"}), json!({"_key": "c", "n": 3})],
+        vec![
+            json!({"_key": "a", "n": 1}),
+            json!({"_key": "b"}),
+            json!({"_key": "c", "n": 3}),
+        ],
     );
-    assert_eq!(
-        results,
-        vec![Ok("a".into()), Err(1620), Ok("c".into())]
-    );
+    assert_eq!(results, vec![Ok("a".into()), Err(1620), Ok("c".into())]);
     assert_eq!(c.count(), 2);
     // Overwriting inserts (an import with onDuplicate update or replace) are validated as the
     // update or replace they become.
@@ -152,7 +161,12 @@ fn multi_document_writes_fail_item_by_item() {
         overwrite_mode: OverwriteMode::Replace,
         ..opts()
     };
-    let results = write_with(&*c, WriteKind::Insert, vec![json!({"_key": "c", "m": 1})], replace);
+    let results = write_with(
+        &*c,
+        WriteKind::Insert,
+        vec![json!({"_key": "c", "m": 1})],
+        replace,
+    );
     assert_eq!(results, vec![Err(1620)]);
     // skipDocumentValidation writes past the schema.
     let skip = WriteOptions {
@@ -183,7 +197,12 @@ fn computed_values_on_insert_update_and_replace() {
         .unwrap()
         .create_collection(request)
         .unwrap();
-    one(&*c, WriteKind::Insert, json!({"_key": "k", "a": 1, "b": 2, "gone": 1})).unwrap();
+    one(
+        &*c,
+        WriteKind::Insert,
+        json!({"_key": "k", "a": 1, "b": 2, "gone": 1}),
+    )
+    .unwrap();
     let doc = read(&c, "k");
     assert_eq!(
         (&doc["id"], &doc["sum"], doc.get("tag"), doc.get("gone")),
@@ -191,10 +210,21 @@ fn computed_values_on_insert_update_and_replace() {
     );
     one(&*c, WriteKind::Update, json!({"_key": "k", "b": 5})).unwrap();
     let doc = read(&c, "k");
-    assert_eq!((&doc["sum"], &doc["tag"], &doc["id"]), (&json!(6), &json!("computed"), &json!("cv/k")));
-    one(&*c, WriteKind::Replace, json!({"_key": "k", "a": 10, "b": 1, "tag": "mine"})).unwrap();
+    assert_eq!(
+        (&doc["sum"], &doc["tag"], &doc["id"]),
+        (&json!(6), &json!("computed"), &json!("cv/k"))
+    );
+    one(
+        &*c,
+        WriteKind::Replace,
+        json!({"_key": "k", "a": 10, "b": 1, "tag": "mine"}),
+    )
+    .unwrap();
     let doc = read(&c, "k");
-    assert_eq!((&doc["sum"], &doc["tag"], doc.get("id")), (&json!(11), &json!("mine"), None));
+    assert_eq!(
+        (&doc["sum"], &doc["tag"], doc.get("id")),
+        (&json!(11), &json!("mine"), None)
+    );
     // The properties come back with every option, and `[]` removes them.
     let reported = c.properties().computed_values;
     assert_eq!(reported[2]["computeOn"], json!(["update", "replace"]));
@@ -206,7 +236,12 @@ fn computed_values_on_insert_update_and_replace() {
     })
     .unwrap();
     assert_eq!(c.properties().computed_values, Value::Null);
-    one(&*c, WriteKind::Insert, json!({"_key": "plain", "a": 1, "b": 2})).unwrap();
+    one(
+        &*c,
+        WriteKind::Insert,
+        json!({"_key": "plain", "a": 1, "b": 2}),
+    )
+    .unwrap();
     assert!(read(&c, "plain").get("sum").is_none());
 }
 
@@ -229,7 +264,10 @@ fn stream_transactions_apply_both() {
         })
         .unwrap();
     let view = trx.database().collection("t").unwrap();
-    assert_eq!(one(&*view, WriteKind::Insert, json!({"_key": "x"})), Err(1620));
+    assert_eq!(
+        one(&*view, WriteKind::Insert, json!({"_key": "x"})),
+        Err(1620)
+    );
     one(&*view, WriteKind::Insert, json!({"_key": "y", "n": 4})).unwrap();
     trx.commit().unwrap();
     assert_eq!(read(&c, "y")["double"], 8);
@@ -260,7 +298,11 @@ fn aql_modifications_apply_both() {
     .unwrap();
     let error = query(&catalog, "INSERT {_key: 'a', s: 'x'} INTO q").unwrap_err();
     assert_eq!(error.num(), 1620);
-    let new = query(&catalog, "INSERT {_key: 'a', n: 1, s: 'x'} INTO q RETURN NEW").unwrap();
+    let new = query(
+        &catalog,
+        "INSERT {_key: 'a', n: 1, s: 'x'} INTO q RETURN NEW",
+    )
+    .unwrap();
     assert_eq!(new[0]["up"], "X");
     let error = query(&catalog, "UPDATE 'a' WITH {n: 'one'} IN q").unwrap_err();
     assert_eq!(error.num(), 1620);
@@ -294,13 +336,22 @@ fn both_survive_a_restart() {
         (properties.schema, properties.computed_values)
     };
     let catalog = common::open_os(dir.path());
-    let c = catalog.database("_system").unwrap().collection("r").unwrap();
+    let c = catalog
+        .database("_system")
+        .unwrap()
+        .collection("r")
+        .unwrap();
     let properties = c.properties();
     assert_eq!(properties.schema, schema);
     assert_eq!(properties.schema["level"], "new");
     assert_eq!(properties.computed_values, computed);
     assert_eq!(one(&*c, WriteKind::Insert, json!({"s": "abc"})), Err(1620));
-    one(&*c, WriteKind::Insert, json!({"_key": "z", "n": 0, "s": "abcd"})).unwrap();
+    one(
+        &*c,
+        WriteKind::Insert,
+        json!({"_key": "z", "n": 0, "s": "abcd"}),
+    )
+    .unwrap();
     assert_eq!(read(&c, "z")["len"], 4);
     catalog.shutdown().unwrap();
 }

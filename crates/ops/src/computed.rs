@@ -328,12 +328,18 @@ mod tests {
         assert!(parse(json!([])).unwrap().is_none());
         let cases = [
             (json!({}), "Computed values description is not an array."),
-            (json!([{"expression": "RETURN 1", "overwrite": true}]), "invalid attribute name"),
+            (
+                json!([{"expression": "RETURN 1", "overwrite": true}]),
+                "invalid attribute name",
+            ),
             (
                 json!([{"name": "_key", "expression": "RETURN 1", "overwrite": true}]),
                 "'_key' attribute must not be computed",
             ),
-            (json!([{"name": "a", "expression": "RETURN 1"}]), "'overwrite' must be a boolean"),
+            (
+                json!([{"name": "a", "expression": "RETURN 1"}]),
+                "'overwrite' must be a boolean",
+            ),
             (
                 json!([{"name": "a", "expression": "RETURN 1", "overwrite": true,
                         "computeOn": []}]),
@@ -344,8 +350,14 @@ mod tests {
                         "computeOn": ["upsert"]}]),
                 "invalid 'computeOn' value: 'upsert'",
             ),
-            (json!([{"name": "a", "overwrite": true}]), "invalid 'expression' value"),
-            (json!([{"name": "a", "expression": "1", "overwrite": true}]), "needs RETURN"),
+            (
+                json!([{"name": "a", "overwrite": true}]),
+                "invalid 'expression' value",
+            ),
+            (
+                json!([{"name": "a", "expression": "1", "overwrite": true}]),
+                "needs RETURN",
+            ),
             (
                 json!([{"name": "a", "expression": "RETURN 1", "overwrite": true},
                        {"name": "a", "expression": "RETURN 2", "overwrite": true}]),
@@ -361,8 +373,10 @@ mod tests {
 
     #[test]
     fn reported_with_every_option() {
-        let values = parse(json!([{"name": "a", "expression": "RETURN 1", "overwrite": false,
-                                   "computeOn": ["replace", "insert"]}]))
+        let values = parse(
+            json!([{"name": "a", "expression": "RETURN 1", "overwrite": false,
+                                   "computeOn": ["replace", "insert"]}]),
+        )
         .unwrap()
         .unwrap();
         assert_eq!(
@@ -389,7 +403,12 @@ mod tests {
         let written = object(json!({"kept": 1, "k": "mine"}));
         let mut body = object(json!({"kept": 1, "k": "mine", "gone": 2, "stays": 3}));
         values
-            .apply(WriteEvent::Insert, ("key1", "c/key1", "_r"), &mut body, &written)
+            .apply(
+                WriteEvent::Insert,
+                ("key1", "c/key1", "_r"),
+                &mut body,
+                &written,
+            )
             .unwrap();
         assert_eq!(
             Value::Object(body),

@@ -45,8 +45,8 @@ use crate::catalog::{
     check_journal_size, CatalogStats, CollectionProperties, CollectionType, CreateCollection,
     FiguresReport, PropertiesUpdate, StoredDocument,
 };
-use crate::computed::ExpressionCompiler;
 use crate::checksum::Checksum;
+use crate::computed::ExpressionCompiler;
 use crate::durability::Durability;
 use crate::index::{
     compare_entries, IndexDefinition, IndexDescription, IndexHit, IndexLookup, IndexSpec,

@@ -40,9 +40,8 @@ mod transaction;
 mod users;
 
 pub use catalog::{
-    check_journal_size, CatalogStats, CollectionProperties, CollectionType,
-    CreateCollection, Figures, FiguresReport, IndexFigures, PropertiesUpdate, StoredDocument,
-    JOURNAL_SIZE_MIN,
+    check_journal_size, CatalogStats, CollectionProperties, CollectionType, CreateCollection,
+    Figures, FiguresReport, IndexFigures, PropertiesUpdate, StoredDocument, JOURNAL_SIZE_MIN,
 };
 pub use checksum::Checksum;
 pub use computed::{ComputedExpression, ComputedValues, ExpressionCompiler};

@@ -279,7 +279,9 @@ mod tests {
 
     #[test]
     fn reported_as_arangodb_does() {
-        let parsed = Schema::parse(&json!({"rule": {"type": "object"}})).unwrap().unwrap();
+        let parsed = Schema::parse(&json!({"rule": {"type": "object"}}))
+            .unwrap()
+            .unwrap();
         assert_eq!(
             parsed.to_json(),
             json!({"message": "", "level": "strict", "type": "json", "rule": {"type": "object"}})
@@ -289,8 +291,10 @@ mod tests {
     #[test]
     fn system_attributes_are_invisible() {
         let s = schema("strict");
-        let mut doc = object(json!({"_key": "k", "_id": "c/k", "_rev": "1", "_from": "a/b",
-                                "_to": "a/c", "n": 1}));
+        let mut doc = object(
+            json!({"_key": "k", "_id": "c/k", "_rev": "1", "_from": "a/b",
+                                "_to": "a/c", "n": 1}),
+        );
         let before = doc.clone();
         assert!(s.is_valid(&mut doc));
         assert_eq!(doc, before);
@@ -307,19 +311,36 @@ mod tests {
         let mut old_good = || Ok(object(json!({"n": 2})));
         let mut old_bad = || Ok(object(json!({"m": 2})));
         let none = schema("none");
-        assert!(none.check(WriteEvent::Insert, &mut bad, &mut old_good).is_ok());
+        assert!(none
+            .check(WriteEvent::Insert, &mut bad, &mut old_good)
+            .is_ok());
         let new = schema("new");
         let error = new
             .check(WriteEvent::Insert, &mut bad, &mut old_good)
             .unwrap_err();
-        assert_eq!((error.num(), error.message.as_ref()), (1620, "n must be a number"));
-        assert!(new.check(WriteEvent::Update, &mut bad, &mut old_good).is_ok());
+        assert_eq!(
+            (error.num(), error.message.as_ref()),
+            (1620, "n must be a number")
+        );
+        assert!(new
+            .check(WriteEvent::Update, &mut bad, &mut old_good)
+            .is_ok());
         let moderate = schema("moderate");
-        assert!(moderate.check(WriteEvent::Insert, &mut bad, &mut old_bad).is_err());
-        assert!(moderate.check(WriteEvent::Replace, &mut bad, &mut old_bad).is_ok());
-        assert!(moderate.check(WriteEvent::Update, &mut bad, &mut old_good).is_err());
-        assert!(moderate.check(WriteEvent::Update, &mut good, &mut old_bad).is_ok());
+        assert!(moderate
+            .check(WriteEvent::Insert, &mut bad, &mut old_bad)
+            .is_err());
+        assert!(moderate
+            .check(WriteEvent::Replace, &mut bad, &mut old_bad)
+            .is_ok());
+        assert!(moderate
+            .check(WriteEvent::Update, &mut bad, &mut old_good)
+            .is_err());
+        assert!(moderate
+            .check(WriteEvent::Update, &mut good, &mut old_bad)
+            .is_ok());
         let strict = schema("strict");
-        assert!(strict.check(WriteEvent::Replace, &mut bad, &mut old_bad).is_err());
+        assert!(strict
+            .check(WriteEvent::Replace, &mut bad, &mut old_bad)
+            .is_err());
     }
 }

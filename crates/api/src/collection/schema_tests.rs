@@ -58,7 +58,12 @@ async fn schema_is_reported_and_refuses_writes(fx: Fixture) {
     assert_eq!(reply.header("x-arango-error-codes"), Some(r#"{"1620":2}"#));
 
     // An administrator may write past the schema.
-    let skipped = insert(&fx, "s", json!({"n": "x"}), &[("skipDocumentValidation", "true")]);
+    let skipped = insert(
+        &fx,
+        "s",
+        json!({"n": "x"}),
+        &[("skipDocumentValidation", "true")],
+    );
     assert_eq!(skipped.await.status, 202);
 
     // `{}` removes it; so does null.
