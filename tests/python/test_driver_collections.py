@@ -277,25 +277,3 @@ def test_configure_missing_collection(db):
     with pytest.raises(CollectionConfigureError) as err:
         db.collection(unique("ghost")).configure(sync=True)
     assert err.value.error_code == 1203
-
-
-def test_schema_and_computed_values_are_refused_not_ignored(db, col):
-    # Quince does not validate documents against a schema or compute values yet: asking for
-    # either is refused with a clear error instead of being stored and ignored.
-    name = unique("validated")
-    schema = {"rule": {"type": "object", "required": ["a"]}, "level": "strict", "message": "no"}
-    with pytest.raises(CollectionCreateError) as err:
-        db.create_collection(name, schema=schema)
-    assert err.value.http_code == 501
-    assert err.value.error_code == 9
-    assert "schema" in err.value.error_message
-    assert not db.has_collection(name)
-    computed = [{"name": "n", "expression": "RETURN 1", "overwrite": True}]
-    with pytest.raises(CollectionCreateError) as err:
-        db.create_collection(name, computedValues=computed)
-    assert err.value.error_code == 9
-    assert not db.has_collection(name)
-    with pytest.raises(CollectionConfigureError) as err:
-        col.configure(schema=schema)
-    assert err.value.error_code == 9
-    assert col.properties()["schema"] is None

@@ -4,8 +4,9 @@
 //! What it is: the syntax tree ([`ast`]) and its parser ([`syntax`]); the values, operators
 //! and casts of AQL ([`value`]; the type and value order itself is
 //! `quince_model::order`, which the indexes share); the function library ([`functions`]);
-//! the plan ([`plan`]: compile, optimize) and the executor ([`exec`]); and [`query`], which
-//! strings them together for the cursor API.
+//! the plan ([`plan`]: compile, optimize) and the executor ([`exec`]); [`query`], which
+//! strings them together for the cursor API; and [`computed`], the compiler of collections'
+//! computed-value expressions.
 //!
 //! What it is not: HTTP or storage. The cursor API lives in the api crate; the engine behind
 //! the operations interface decides how documents are stored and indexed.
@@ -15,6 +16,7 @@
 //! interface, so the same plans run over a cluster coordinator's implementation of it.
 
 pub mod ast;
+pub mod computed;
 pub mod exec;
 pub mod explain;
 pub mod functions;
@@ -24,6 +26,7 @@ pub mod service;
 pub mod syntax;
 pub mod value;
 
+pub use computed::ComputedValueCompiler;
 pub use exec::{Control, Stats};
 pub use query::{prepare, Outcome, Prepared, QueryOptions};
 pub use service::{CursorRequest, QueryService};

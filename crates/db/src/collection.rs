@@ -25,9 +25,10 @@ use quince_storage::io::FileIo;
 use quince_storage::Store;
 use serde_json::Value;
 
+use quince_aql::ComputedValueCompiler;
 use quince_ops::{
-    check_journal_size, check_not_enforced, CollectionProperties, CollectionType, CreateCollection,
-    FiguresReport, PropertiesUpdate,
+    check_journal_size, CollectionProperties, CollectionType, CreateCollection, FiguresReport,
+    PropertiesUpdate, WriteRules,
 };
 
 use crate::debris::dropped_path;
@@ -90,12 +91,18 @@ pub(crate) struct Meta {
     pub id_prefix: String,
     /// `journalSize`.
     pub journal_size: u64,
-    /// `schema`.
-    pub schema: Value,
-    /// `computedValues`.
-    pub computed_values: Value,
+    /// `schema` and `computedValues`, compiled: what every insert, update and replace applies
+    /// (`WriteRules::apply`, from `documents.rs`); swapped whole by a property change. The
+    /// properties are reported and persisted from them.
+    pub rules: Arc<WriteRules>,
     /// `cacheEnabled`.
     pub cache_enabled: bool,
+}
+
+/// The compiled rules of `schema` and `computedValues` property values, with the AQL
+/// compiler of computed values. 400/1621 for a bad schema, 400/10 for bad computed values.
+pub(crate) fn rules_of(schema: &Value, computed_values: &Value) -> Result<WriteRules> {
+    WriteRules::parse(schema, computed_values, Some(&ComputedValueCompiler))
 }
 
 impl Collection {
@@ -107,6 +114,7 @@ impl Collection {
         request: &CreateCollection,
         keygen: KeyGenerator,
         journal_size: u64,
+        rules: WriteRules,
     ) -> Result<Collection> {
         let io = &shared.io;
         let dir = collection_dir(database_dir, id);
@@ -121,8 +129,8 @@ impl Collection {
                 .unwrap_or(shared.default_wait_for_sync),
             journal_size,
             key_options: keygen.report(),
-            schema: request.schema.clone().unwrap_or(Value::Null),
-            computed_values: request.computed_values.clone().unwrap_or(Value::Null),
+            schema: rules.schema_json(),
+            computed_values: rules.computed_values_json(),
             cache_enabled: request.cache_enabled.unwrap_or(false),
             is_system: is_system_name(&request.name),
             globally_unique_id: format!("c{id}"),
@@ -139,6 +147,7 @@ impl Collection {
             keygen,
             store,
             Vec::new(),
+            rules,
         ))
     }
 
@@ -150,6 +159,19 @@ impl Collection {
     ) -> Result<Collection> {
         let keygen = KeyGenerator::from_stored(&params.key_options)?;
         let indexes = open_indexes(&params.indexes)?;
+        // Rules that compiled when they were set compile again; if they no longer do (a
+        // validator that changed its mind), the collection is refused rather than opened
+        // without the rules its documents were promised.
+        let rules = rules_of(&params.schema, &params.computed_values).map_err(|e| {
+            ArangoError::with_message(
+                quince_errors::ARANGO_ILLEGAL_PARAMETER_FILE,
+                format!(
+                    "the schema or computed values of {} no longer compile: {}",
+                    dir.display(),
+                    e.message
+                ),
+            )
+        })?;
         let store = Store::open(
             shared.io.clone(),
             &dir,
@@ -168,7 +190,7 @@ impl Collection {
             .meta()
             .map_or(Ok(0), |meta| key_generator_mark(&meta, &dir))?;
         keygen.observe(persisted);
-        let collection = Collection::assemble(shared, dir, params, keygen, store, indexes);
+        let collection = Collection::assemble(shared, dir, params, keygen, store, indexes, rules);
         collection
             .keygen_persisted
             .store(persisted, Ordering::Release);
@@ -188,6 +210,7 @@ impl Collection {
         keygen: KeyGenerator,
         store: Store,
         indexes: Vec<Arc<SortedIndex>>,
+        rules: WriteRules,
     ) -> Collection {
         let kind = if params.kind == CollectionType::Edge.as_number() {
             CollectionType::Edge
@@ -207,8 +230,7 @@ impl Collection {
                 id_prefix: id_prefix(&params.name),
                 name: params.name,
                 journal_size: params.journal_size,
-                schema: params.schema,
-                computed_values: params.computed_values,
+                rules: Arc::new(rules),
                 cache_enabled: params.cache_enabled,
             }),
             revision: AtomicU64::new(0),
@@ -233,8 +255,8 @@ impl Collection {
             wait_for_sync: self.wait_for_sync(),
             journal_size: meta.journal_size,
             key_options: self.keygen.report(),
-            schema: meta.schema.clone(),
-            computed_values: meta.computed_values.clone(),
+            schema: meta.rules.schema_json(),
+            computed_values: meta.rules.computed_values_json(),
             cache_enabled: meta.cache_enabled,
             is_system: meta.name.starts_with('_'),
             globally_unique_id: self.globally_unique_id.clone(),
@@ -385,19 +407,31 @@ impl Collection {
             wait_for_sync: self.wait_for_sync(),
             journal_size: meta.journal_size,
             key_options: self.keygen.report(),
-            schema: meta.schema.clone(),
-            computed_values: meta.computed_values.clone(),
+            schema: meta.rules.schema_json(),
+            computed_values: meta.rules.computed_values_json(),
             cache_enabled: meta.cache_enabled,
         }
     }
 
-    /// Changes properties (persisted). 400 for a journal size under 1 MiB.
+    /// Changes properties (persisted). 400 for a journal size under 1 MiB, 400/1621 for a bad
+    /// schema, 400/10 for bad computed values (nothing changes then). New rules apply to the
+    /// writes that start deciding after the swap; a write already deciding keeps the rules it
+    /// read.
     pub fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties> {
         self.shared.check_open()?;
-        check_not_enforced(update.schema.as_ref(), update.computed_values.as_ref())?;
         if let Some(size) = update.journal_size {
             check_journal_size(size)?;
         }
+        let rules = if update.schema.is_some() || update.computed_values.is_some() {
+            let current = Arc::clone(&self.meta.read().rules);
+            Some(current.updated(
+                update.schema.as_ref(),
+                update.computed_values.as_ref(),
+                Some(&ComputedValueCompiler),
+            )?)
+        } else {
+            None
+        };
         if let Some(size) = update.journal_size {
             // Outside the meta lock: document writes take the store's lock, then the meta lock.
             self.store.set_journal_size(size);
@@ -407,11 +441,8 @@ impl Collection {
             if let Some(size) = update.journal_size {
                 meta.journal_size = size;
             }
-            if let Some(schema) = update.schema {
-                meta.schema = schema;
-            }
-            if let Some(computed) = update.computed_values {
-                meta.computed_values = computed;
+            if let Some(rules) = rules {
+                meta.rules = rules;
             }
             if let Some(cache) = update.cache_enabled {
                 meta.cache_enabled = cache;

@@ -23,10 +23,9 @@ use quince_errors::{
 };
 use quince_model::keygen::{KeyGenerator, KeyOptions};
 use quince_model::names::validate_collection_name;
+use serde_json::Value;
 
-use quince_ops::{
-    check_journal_size, check_not_enforced, CreateCollection, TransactionOps, TransactionOptions,
-};
+use quince_ops::{check_journal_size, CreateCollection, TransactionOps, TransactionOptions};
 
 use crate::collection::{remove_dir, Collection};
 use crate::debris::{self, dropped_path, Classified};
@@ -281,7 +280,11 @@ impl Database {
     pub fn create_collection(&self, request: CreateCollection) -> Result<Arc<Collection>> {
         self.shared.check_open()?;
         validate_collection_name(&request.name, request.is_system)?;
-        check_not_enforced(request.schema.as_ref(), request.computed_values.as_ref())?;
+        // Checked and compiled before anything is created: a bad schema or expression is 400.
+        let rules = crate::collection::rules_of(
+            request.schema.as_ref().unwrap_or(&Value::Null),
+            request.computed_values.as_ref().unwrap_or(&Value::Null),
+        )?;
         let key_options = KeyOptions::parse(request.key_options.as_ref())?;
         let journal_size = request
             .journal_size
@@ -294,13 +297,20 @@ impl Database {
         }
         let id = self.shared.allocate_id()?;
         let keygen = KeyGenerator::new(key_options, 0);
-        let collection =
-            Collection::create(&self.shared, &self.dir, id, &request, keygen, journal_size)
-                .inspect_err(|_| {
-                    // Whatever part was created is debris; the next open would remove it too.
-                    let dir = crate::params::collection_dir(&self.dir, id);
-                    let _ = remove_dir(&*self.shared.io, &dir);
-                })?;
+        let collection = Collection::create(
+            &self.shared,
+            &self.dir,
+            id,
+            &request,
+            keygen,
+            journal_size,
+            rules,
+        )
+        .inspect_err(|_| {
+            // Whatever part was created is debris; the next open would remove it too.
+            let dir = crate::params::collection_dir(&self.dir, id);
+            let _ = remove_dir(&*self.shared.io, &dir);
+        })?;
         collection.attach_hooks(&self.name)?;
         let collection = Arc::new(collection);
         self.collections

@@ -4,7 +4,7 @@
 //!
 //! What it is: the decisions ArangoDB makes per document (key generation and validation,
 //! `overwriteMode`, `_rev` and `If-Match` preconditions, edge ends, merges, `versionAttribute`,
-//! `returnNew`/`returnOld`), called by the write path (`write_path.rs`) inside the store's
+//! computed values and the schema, `returnNew`/`returnOld`), called by the write path (`write_path.rs`) inside the store's
 //! mutate closure so that the read of the current version and the write of the next one are
 //! one step.
 //!
@@ -16,6 +16,9 @@
 //! store holds writers off, so revisions of one collection grow in write order; a failed
 //! precondition, a missing document or a bad edge writes nothing; a deferred write returns a
 //! `Durability` exactly when the effective `waitForSync` is true and a record was written.
+
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use quince_errors::{
     ArangoError, Result, ARANGO_DOCUMENT_KEY_BAD, ARANGO_DOCUMENT_NOT_FOUND,
@@ -31,8 +34,8 @@ use quince_storage::{Mutation, WriteTicket};
 use serde_json::{Map, Value};
 
 use quince_ops::{
-    check_revisions, CollectionType, Durability, OverwriteMode, StoredDocument, WriteKind,
-    WriteOptions, WriteOutcome, WriteRequest, WriteResults,
+    check_revisions, CollectionType, Durability, OverwriteMode, RuleInput, StoredDocument,
+    WriteEvent, WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
 };
 
 use crate::collection::Collection;
@@ -217,20 +220,30 @@ impl Collection {
     }
 
     /// What an insert of `body` as `key` writes over `existing` (runs inside the store's
-    /// mutate closure): a new document, or by `overwriteMode` a conflict, nothing, or a
-    /// replace or update of the existing one.
+    /// mutate closure): a new document (with the collection's rules applied), or by
+    /// `overwriteMode` a conflict, nothing, or a replace or update of the existing one.
     pub(crate) fn decide_insert(
         &self,
         key: &str,
         body: &Map<String, Value>,
-        edge: Option<EdgeEnds<'_>>,
         existing: Option<&dyn Current>,
         options: &WriteOptions,
         sync: bool,
     ) -> Result<(Mutation, WriteOutcome)> {
         let Some(existing) = existing else {
             let rev = self.shared.hlc.next();
-            let value = encode_document(key, rev, edge, body);
+            let mut no_old = || Ok(Map::new());
+            let body = self.ruled(
+                WriteEvent::Insert,
+                key,
+                rev,
+                body,
+                body,
+                options,
+                &mut no_old,
+            )?;
+            let edge = self.insert_edge(&body)?;
+            let value = encode_document(key, rev, edge, &body);
             let mut outcome = self.outcome(key, rev, sync);
             if options.return_new {
                 outcome.new = Some(render_value(&value, &self.current_id_prefix()));
@@ -250,6 +263,41 @@ impl Collection {
                 self.write_over(key, existing, body, Overwrite::Update, None, options, sync)
             }
         }
+    }
+
+    /// `body` after the collection's rules for `event` (computed values, then the schema;
+    /// `WriteRules::apply`): borrowed unchanged when no rule applies. `written` is what the
+    /// client sent, `old` reads the version a modification replaces. Runs inside the store's
+    /// mutate closure, under the writer lock, with the revision the write will carry.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn ruled<'b>(
+        &self,
+        event: WriteEvent,
+        key: &str,
+        rev: RevisionId,
+        body: &'b Map<String, Value>,
+        written: &Map<String, Value>,
+        options: &WriteOptions,
+        old: &mut dyn FnMut() -> Result<Map<String, Value>>,
+    ) -> Result<Cow<'b, Map<String, Value>>> {
+        let (rules, name) = {
+            let meta = self.meta.read();
+            if !meta.rules.applies_to(event) {
+                return Ok(Cow::Borrowed(body));
+            }
+            (Arc::clone(&meta.rules), meta.name.clone())
+        };
+        let id = format!("{name}/{key}");
+        let rev = rev.encode();
+        let input = RuleInput {
+            event,
+            key,
+            id: &id,
+            rev: &rev,
+            written,
+            skip_validation: options.skip_document_validation,
+        };
+        rules.apply(&input, Cow::Borrowed(body), old)
     }
 
     /// Replaces the document `key` with `document`; durable on return when synced.
@@ -371,12 +419,23 @@ impl Collection {
                 &merged
             }
         };
+        let rev = self.shared.hlc.next();
+        let event = match how {
+            Overwrite::Replace => WriteEvent::Replace,
+            Overwrite::Update => WriteEvent::Update,
+        };
+        // The version replaced, for a moderate schema: the bytes read above, or read now.
+        let mut old = || match (&old_object, &old_bytes) {
+            (Some(object), _) => Ok(object.clone()),
+            (None, Some(bytes)) => Ok(stored_object(bytes)),
+            (None, None) => Ok(stored_object(&existing.value()?)),
+        };
+        let new_body = self.ruled(event, key, rev, new_body, body, options, &mut old)?;
         let edge: Option<EdgeEnds<'_>> = match self.kind() {
-            CollectionType::Edge => Some(edge_ends(new_body)?),
+            CollectionType::Edge => Some(edge_ends(&new_body)?),
             CollectionType::Document => None,
         };
-        let rev = self.shared.hlc.next();
-        let value = encode_document(key, rev, edge, new_body);
+        let value = encode_document(key, rev, edge, &new_body);
         let mut outcome = self.outcome(key, rev, sync);
         outcome.old_rev = Some(current.encode());
         if options.return_new {

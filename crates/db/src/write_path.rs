@@ -11,7 +11,10 @@
 //! record), several as one storage `Part` committed as one transaction group
 //! (`quince_storage::commit`). Each decision sees the current version (including the earlier
 //! items of the request), a key a running stream transaction reserved is refused (1200), and
-//! the hooks' `check` runs inside it, so a refused change appends nothing. (3) Each change is
+//! the hooks' `check` runs inside it, so a refused change appends nothing; the collection's
+//! computed values and schema (`WriteRules`) run inside it too, on the new version, so a
+//! schema violation (1620) also appends nothing and a moderate schema sees the version it
+//! replaces. (3) Each change is
 //! reported to the hooks as applied (or aborted when its append failed), the collection's
 //! revision moves, and one durability handle covers the request.
 //!
@@ -29,7 +32,6 @@
 use std::sync::Arc;
 
 use quince_errors::{ArangoError, Result};
-use quince_model::document::EdgeEnds;
 use quince_model::key::is_valid_key;
 use quince_model::rev::RevisionId;
 use quince_storage::{Existing, Mutation};
@@ -287,8 +289,9 @@ impl Collection {
         let key = p.key.as_str();
         match &p.op {
             PreparedOp::Insert(body) => {
-                let edge: Option<EdgeEnds<'_>> = self.insert_edge(body)?;
-                self.decide_insert(key, body, edge, current, options, sync)
+                // Bad edge ends refuse the insert whatever it finds (an `ignore` included).
+                self.insert_edge(body)?;
+                self.decide_insert(key, body, current, options, sync)
             }
             PreparedOp::Modify {
                 body,

@@ -129,35 +129,36 @@ fn properties_are_reported_and_changed() {
     assert_eq!(c.figures().storage.journal_size, 2 * 1024 * 1024);
     assert_eq!(
         (p.schema, p.computed_values, p.cache_enabled),
-        (serde_json::Value::Null, json!([]), false)
+        // `[]` asks for no computed values: reported as none.
+        (serde_json::Value::Null, serde_json::Value::Null, false)
     );
 }
 
 #[test]
-fn schemas_and_computed_values_are_refused_not_ignored() {
+fn bad_schemas_and_computed_values_create_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let catalog = open_os(dir.path());
     let db = catalog.database("_system").unwrap();
     let mut request = create("validated");
-    request.schema = Some(json!({"rule": {"type": "object"}}));
+    request.schema = Some(json!({"rule": {"type": "object"}, "level": "always"}));
     let err = db.create_collection(request).unwrap_err();
-    assert_eq!((err.status, err.num()), (501, 9));
-    assert!(err.message.contains("schema"), "{}", err.message);
+    assert_eq!((err.status, err.num()), (400, 1621));
+    assert!(err.message.contains("validation levels"), "{}", err.message);
     let mut request = create("computed");
     request.computed_values = Some(json!([{"name": "x", "expression": "RETURN 1"}]));
-    assert_eq!(db.create_collection(request).unwrap_err().num(), 9);
+    assert_eq!(db.create_collection(request).unwrap_err().num(), 10);
     assert_eq!(db.collection("validated").unwrap_err().num(), 1203);
     assert_eq!(db.collection("computed").unwrap_err().num(), 1203);
 
     let c = db.create_collection(create("plain")).unwrap();
     let err = c
         .update_properties(PropertiesUpdate {
-            schema: Some(json!({"rule": {}})),
+            schema: Some(json!({"rule": []})),
             wait_for_sync: Some(true),
             ..Default::default()
         })
         .unwrap_err();
-    assert_eq!(err.num(), 9);
+    assert_eq!(err.num(), 1621);
     assert!(!c.wait_for_sync(), "a refused change changes nothing");
     assert_eq!(c.properties().schema, serde_json::Value::Null);
 }

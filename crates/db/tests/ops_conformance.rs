@@ -47,10 +47,10 @@ fn local() -> Subject {
     }
 }
 
-/// The in-memory fake.
+/// The in-memory fake (computing values with AQL, as the local engine does).
 fn fake() -> Subject {
     Subject {
-        engine: FakeEngine::new(),
+        engine: FakeEngine::with_expressions(quince_aql::ComputedValueCompiler::shared()),
         catalog: None,
         _dir: None,
     }
@@ -936,6 +936,100 @@ fn edge_index_is_listed_kept_and_looked_up(subject: &Subject) {
     assert_eq!(subject.collection("d").0.indexes().len(), 1);
 }
 
+fn schema_levels_and_messages(subject: &Subject) {
+    let mut request = create("s");
+    request.schema = Some(json!({"rule": {"properties": {"n": {"type": "number"}}},
+                                 "level": "moderate", "message": "numbers only"}));
+    let c = subject.system().create_collection(request).unwrap();
+    assert_eq!(
+        c.0.properties().schema,
+        json!({"message": "numbers only", "level": "moderate", "type": "json",
+               "rule": {"properties": {"n": {"type": "number"}}}})
+    );
+    let error = c
+        .insert(json!({"_key": "a", "n": "x"}), &opts())
+        .unwrap_err();
+    assert_eq!(
+        (error.num(), error.message.as_ref()),
+        (1620, "numbers only")
+    );
+    let results = c
+        .write(WriteRequest::new(
+            WriteKind::Insert,
+            vec![json!({"_key": "a", "n": 1}), json!({"_key": "b", "n": [1]})],
+            opts(),
+        ))
+        .items;
+    assert_eq!(error_nums(&results), [None, Some(1620)]);
+    assert_eq!(
+        c.update("a", json!({"n": "y"}), &opts()).unwrap_err().num(),
+        1620
+    );
+    // An invalid document (written past the schema) may change and stay invalid.
+    let skip = WriteOptions {
+        skip_document_validation: true,
+        ..opts()
+    };
+    c.insert(json!({"_key": "bad", "n": "x"}), &skip).unwrap();
+    c.replace("bad", json!({"n": "z"}), &opts()).unwrap();
+    assert!(c.remove("bad", None, &opts()).is_ok());
+    // Bad schemas change nothing.
+    let bad = quince_db::PropertiesUpdate {
+        schema: Some(json!({"rule": {}, "level": "sometimes"})),
+        ..Default::default()
+    };
+    assert_eq!(c.0.update_properties(bad).unwrap_err().num(), 1621);
+    assert_eq!(c.0.properties().schema["level"], "moderate");
+    let none = quince_db::PropertiesUpdate {
+        schema: Some(json!({})),
+        ..Default::default()
+    };
+    assert_eq!(c.0.update_properties(none).unwrap().schema, Value::Null);
+    c.insert(json!({"n": "free"}), &opts()).unwrap();
+}
+
+fn computed_values_on_each_event(subject: &Subject) {
+    let mut request = create("cv");
+    request.computed_values = Some(json!([
+        {"name": "key", "expression": "RETURN @doc._key", "overwrite": true,
+         "computeOn": ["insert"]},
+        {"name": "n2", "expression": "RETURN @doc.n * 2", "overwrite": false},
+    ]));
+    let c = subject.system().create_collection(request).unwrap();
+    let returning = WriteOptions {
+        return_new: true,
+        ..opts()
+    };
+    let new = c
+        .insert(json!({"_key": "a", "n": 2}), &returning)
+        .unwrap()
+        .new
+        .unwrap();
+    assert_eq!((&new["key"], &new["n2"]), (&json!("a"), &json!(4)));
+    let new = c
+        .update("a", json!({"n": 5}), &returning)
+        .unwrap()
+        .new
+        .unwrap();
+    assert_eq!((&new["key"], &new["n2"]), (&json!("a"), &json!(10)));
+    let new = c
+        .replace("a", json!({"n": 1, "n2": "mine"}), &returning)
+        .unwrap()
+        .new
+        .unwrap();
+    assert_eq!((new.get("key"), &new["n2"]), (None, &json!("mine")));
+    assert_eq!(read(&c, "a")["n2"], "mine");
+    let bad = quince_db::PropertiesUpdate {
+        computed_values: Some(
+            json!([{"name": "x", "expression": "RETURN DOCUMENT('cv/a')",
+                                      "overwrite": true}]),
+        ),
+        ..Default::default()
+    };
+    assert_eq!(c.0.update_properties(bad).unwrap_err().num(), 10);
+    assert_eq!(c.0.properties().computed_values[1]["name"], "n2");
+}
+
 /// Runs every scenario against every implementation.
 macro_rules! conformance {
     (engines: [$($engine:ident),* $(,)?], scenarios: $scenarios:tt) => {
@@ -956,6 +1050,8 @@ macro_rules! conformance {
 conformance!(
     engines: [local, fake],
     scenarios: [
+        schema_levels_and_messages,
+        computed_values_on_each_event,
         multi_insert_answers_one_result_per_item_in_order,
         multi_modify_and_remove_parse_keys_and_selectors_per_item,
         bulk_reads_answer_each_selector_in_order,

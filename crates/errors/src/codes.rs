@@ -157,8 +157,8 @@ error_codes! {
     QUERY_USER_WARN                        = 1594,  400, "warning";
     CURSOR_NOT_FOUND                       = 1600,  404, "cursor not found";
     CURSOR_BUSY                            = 1601,  400, "cursor is busy";
-    VALIDATION_FAILED                      = 1620,  400, "schema validation failed";
-    VALIDATION_BAD_PARAMETER               = 1621,  400, "invalid schema validation parameter";
+    VALIDATION_FAILED                      = 1620,  400, "Schema violation";
+    VALIDATION_BAD_PARAMETER               = 1621,  400, "Invalid schema";
     // Transactions.
     TRANSACTION_INTERNAL                   = 1650,  500, "internal transaction error";
     TRANSACTION_NESTED                     = 1651,  400, "nested transactions detected";

@@ -1,13 +1,13 @@
 //! The catalog's values as the operations interface passes them: collection types and
 //! properties, what create and property changes ask for, documents as read, figures, counters,
 //! and the rules every engine applies to them alike (the smallest `journalSize`; `schema` and
-//! `computedValues` refused until they are enforced).
+//! `computedValues` are compiled by [`crate::WriteRules`]).
 //!
 //! What it is not: a catalog. Engines keep their databases and collections their own way.
 //!
 //! Invariants: plain values (no handles into an engine), so the api can hold them after a call.
 
-use quince_errors::{ArangoError, Result, HTTP_BAD_PARAMETER, NOT_IMPLEMENTED};
+use quince_errors::{ArangoError, Result, HTTP_BAD_PARAMETER};
 use serde_json::Value;
 
 /// The smallest `journalSize` a collection may have.
@@ -51,9 +51,9 @@ pub struct CollectionProperties {
     pub journal_size: u64,
     /// `keyOptions` as ArangoDB reports them (`type`, `allowUserKeys`, `lastValue`, ...).
     pub key_options: Value,
-    /// `schema` (null when none).
+    /// `schema` as reported: `{message, level, type, rule}` (null when none).
     pub schema: Value,
-    /// `computedValues` (null when none).
+    /// `computedValues` as reported, every option spelled out (null when none).
     pub computed_values: Value,
     /// `cacheEnabled`.
     pub cache_enabled: bool,
@@ -163,10 +163,11 @@ pub struct CreateCollection {
     pub key_options: Option<Value>,
     /// `journalSize` in bytes; at least 1 MiB (400 "journalSize is too small").
     pub journal_size: Option<u64>,
-    /// `schema`: only `null` (none) is accepted until schemas are enforced
-    /// ([`check_not_enforced`]).
+    /// `schema` as sent (checked and compiled by the engine: 400/1621 when bad; `null` and
+    /// `{}` are none).
     pub schema: Option<Value>,
-    /// `computedValues`: only `null` or `[]` (none) is accepted until they are computed.
+    /// `computedValues` as sent (checked and compiled by the engine: 400/10 when bad; `null`
+    /// and `[]` are none).
     pub computed_values: Option<Value>,
     /// `cacheEnabled`, kept and reported back.
     pub cache_enabled: Option<bool>,
@@ -179,9 +180,9 @@ pub struct PropertiesUpdate {
     pub wait_for_sync: Option<bool>,
     /// New `journalSize` (at least 1 MiB); applies to journals started from now on.
     pub journal_size: Option<u64>,
-    /// New `schema` (only `null`: see [`check_not_enforced`]).
+    /// New `schema` (`null` or `{}` removes it).
     pub schema: Option<Value>,
-    /// New `computedValues` (only `null` or `[]`).
+    /// New `computedValues` (`null` or `[]` removes them).
     pub computed_values: Option<Value>,
     /// New `cacheEnabled`.
     pub cache_enabled: Option<bool>,
@@ -197,32 +198,4 @@ pub fn check_journal_size(size: u64) -> Result<()> {
     } else {
         Ok(())
     }
-}
-
-/// Refuses a `schema` or `computedValues` that asks for something: this server does not
-/// validate documents against a schema or compute values yet, and storing them while writes
-/// ignore them would promise what it does not do. 501 with errorNum 9 (not implemented) and a
-/// message naming the attribute; `null` (and an empty `computedValues` array) asks for nothing
-/// and is accepted.
-pub fn check_not_enforced(schema: Option<&Value>, computed_values: Option<&Value>) -> Result<()> {
-    if schema.is_some_and(|schema| !schema.is_null()) {
-        return Err(ArangoError::with_message(
-            NOT_IMPLEMENTED,
-            "collection schemas are not supported yet: documents would not be validated; \
-             create the collection without 'schema'",
-        ));
-    }
-    let computes = match computed_values {
-        None | Some(Value::Null) => false,
-        Some(Value::Array(values)) => !values.is_empty(),
-        Some(_) => true,
-    };
-    if computes {
-        return Err(ArangoError::with_message(
-            NOT_IMPLEMENTED,
-            "computed values are not supported yet: nothing would be computed; \
-             create the collection without 'computedValues'",
-        ));
-    }
-    Ok(())
 }

@@ -20,6 +20,7 @@
 //! `quince-db`'s `tests/ops_conformance.rs`; one lock per collection serialises its writes, so a write
 //! request's items are decided in order, each seeing the earlier ones.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -42,10 +43,11 @@ use quince_model::rev::{Hlc, RevisionId};
 use serde_json::{Map, Value};
 
 use crate::catalog::{
-    check_journal_size, check_not_enforced, CatalogStats, CollectionProperties, CollectionType,
-    CreateCollection, FiguresReport, PropertiesUpdate, StoredDocument,
+    check_journal_size, CatalogStats, CollectionProperties, CollectionType, CreateCollection,
+    FiguresReport, PropertiesUpdate, StoredDocument,
 };
 use crate::checksum::Checksum;
+use crate::computed::ExpressionCompiler;
 use crate::durability::Durability;
 use crate::index::{
     compare_entries, edge_selectivity, stored_edge_ends, IndexDefinition, IndexDescription,
@@ -54,13 +56,18 @@ use crate::index::{
 use crate::interface::{CollectionOps, DatabaseOps, Engine};
 use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
 use crate::request::{check_revisions, parse_items, DocumentOp, WriteRequest, WriteResults};
+use crate::rules::{RuleInput, WriteRules};
+use crate::schema::WriteEvent;
 use crate::transaction::{TransactionOps, TransactionOptions};
 
-/// What fake databases and collections share: ids and the revision clock.
+/// What fake databases and collections share: ids, the revision clock, and the compiler of
+/// computed values' expressions.
 #[derive(Default)]
 struct Shared {
     ids: AtomicU64,
     hlc: Hlc,
+    /// `None`: computed values are refused (501), as the fake cannot evaluate AQL itself.
+    expressions: Option<Arc<dyn ExpressionCompiler>>,
 }
 
 impl Shared {
@@ -76,9 +83,23 @@ pub struct FakeEngine {
 }
 
 impl FakeEngine {
-    /// An engine holding only an empty `_system`.
+    /// An engine holding only an empty `_system`; it refuses computed values (501), having no
+    /// expression compiler.
     pub fn new() -> Arc<FakeEngine> {
-        let shared = Arc::new(Shared::default());
+        FakeEngine::build(Shared::default())
+    }
+
+    /// An engine holding only an empty `_system` that computes values with `expressions`
+    /// (`quince-aql`'s compiler: the one the local engine uses).
+    pub fn with_expressions(expressions: Arc<dyn ExpressionCompiler>) -> Arc<FakeEngine> {
+        FakeEngine::build(Shared {
+            expressions: Some(expressions),
+            ..Shared::default()
+        })
+    }
+
+    fn build(shared: Shared) -> Arc<FakeEngine> {
+        let shared = Arc::new(shared);
         let system = FakeDatabase::new(&shared, "_system");
         let databases = RwLock::new(BTreeMap::from([("_system".to_owned(), system)]));
         Arc::new(FakeEngine { shared, databases })
@@ -204,7 +225,11 @@ impl DatabaseOps for FakeDatabase {
 
     fn create_collection(&self, request: CreateCollection) -> Result<Arc<dyn CollectionOps>> {
         validate_collection_name(&request.name, request.is_system)?;
-        check_not_enforced(request.schema.as_ref(), request.computed_values.as_ref())?;
+        let rules = WriteRules::parse(
+            request.schema.as_ref().unwrap_or(&Value::Null),
+            request.computed_values.as_ref().unwrap_or(&Value::Null),
+            self.shared.expressions.as_deref(),
+        )?;
         let keygen = KeyGenerator::new(KeyOptions::parse(request.key_options.as_ref())?, 0);
         let journal_size = request.journal_size.unwrap_or(32 << 20);
         check_journal_size(journal_size)?;
@@ -222,8 +247,8 @@ impl DatabaseOps for FakeDatabase {
             wait_for_sync: request.wait_for_sync.unwrap_or(false),
             journal_size,
             key_options: keygen.report(),
-            schema: Value::Null,
-            computed_values: Value::Null,
+            schema: rules.schema_json(),
+            computed_values: rules.computed_values_json(),
             cache_enabled: request.cache_enabled.unwrap_or(false),
         };
         let collection = Arc::new(FakeCollection {
@@ -234,6 +259,7 @@ impl DatabaseOps for FakeDatabase {
             docs: Mutex::new(BTreeMap::new()),
             revision: AtomicU64::new(0),
             indexes: Mutex::new(Vec::new()),
+            rules: RwLock::new(Arc::new(rules)),
         });
         collections.insert(request.name, Arc::clone(&collection));
         Ok(collection)
@@ -284,6 +310,9 @@ pub struct FakeCollection {
     /// The secondary indexes' definitions, in creation order (their entries are computed by
     /// scanning the documents whenever they are needed). Locked after `docs`.
     indexes: Mutex<Vec<IndexSpec>>,
+    /// The compiled `schema` and `computedValues`, applied to every insert, update and
+    /// replace ([`WriteRules::apply`]); swapped whole by a property change.
+    rules: RwLock<Arc<WriteRules>>,
 }
 
 /// Every entry of `spec` over `docs`, sorted in index order (values, then key).
@@ -374,10 +403,13 @@ impl FakeCollection {
                     }
                     Some(_) => return Err(ArangoError::new(ARANGO_DOCUMENT_KEY_BAD)),
                 };
-                let edge = self.edge(&body)?;
+                self.edge(&body)?;
                 let Some((current, stored)) = docs.get(&key) else {
                     let rev = self.shared.hlc.next();
-                    let value = encode_document(&key, rev, edge, &body);
+                    let event = WriteEvent::Insert;
+                    let ruled = self.ruled(event, &key, rev, &body, &body, options, None)?;
+                    let edge = self.edge(&ruled)?;
+                    let value = encode_document(&key, rev, edge, &ruled);
                     let mut outcome = self.outcome(&key, rev, sync);
                     if options.return_new {
                         outcome.new = Some(render_value(&value, &self.prefix()));
@@ -469,9 +501,16 @@ impl FakeCollection {
         } else {
             body
         };
-        let edge = self.edge(new_body)?;
         let rev = self.shared.hlc.next();
-        let value = encode_document(key, rev, edge, new_body);
+        let event = if merge {
+            WriteEvent::Update
+        } else {
+            WriteEvent::Replace
+        };
+        let old = Some(&old_object);
+        let ruled = self.ruled(event, key, rev, new_body, body, options, old)?;
+        let edge = self.edge(&ruled)?;
+        let value = encode_document(key, rev, edge, &ruled);
         outcome.rev = rev.encode();
         if options.return_new {
             outcome.new = Some(render_value(&value, &prefix));
@@ -481,6 +520,38 @@ impl FakeCollection {
 }
 
 impl FakeCollection {
+    /// `body` after the collection's rules for `event` (computed values, then the schema);
+    /// `written` is what the client sent, `old` the version a modification replaces.
+    #[allow(clippy::too_many_arguments)]
+    fn ruled<'b>(
+        &self,
+        event: WriteEvent,
+        key: &str,
+        rev: RevisionId,
+        body: &'b Map<String, Value>,
+        written: &Map<String, Value>,
+        options: &WriteOptions,
+        old: Option<&Map<String, Value>>,
+    ) -> Result<Cow<'b, Map<String, Value>>> {
+        let rules = Arc::clone(&self.rules.read());
+        if !rules.applies_to(event) {
+            return Ok(Cow::Borrowed(body));
+        }
+        let id = format!("{}/{key}", self.name());
+        let rev = rev.encode();
+        let input = RuleInput {
+            event,
+            key,
+            id: &id,
+            rev: &rev,
+            written,
+            skip_validation: options.skip_document_validation,
+        };
+        // An insert has no old version; the schema asks for one only for modifications.
+        let mut old = || Ok(old.cloned().unwrap_or_default());
+        rules.apply(&input, Cow::Borrowed(body), &mut old)
+    }
+
     /// 1210 when `value`, written as `key`, would share a unique index's values with another
     /// document (or with itself, for an array without `deduplicate`).
     fn check_unique(
@@ -704,12 +775,28 @@ impl CollectionOps for FakeCollection {
     }
 
     fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties> {
-        check_not_enforced(update.schema.as_ref(), update.computed_values.as_ref())?;
         if let Some(size) = update.journal_size {
             check_journal_size(size)?;
         }
+        let rules = if update.schema.is_some() || update.computed_values.is_some() {
+            let current = Arc::clone(&self.rules.read());
+            Some(current.updated(
+                update.schema.as_ref(),
+                update.computed_values.as_ref(),
+                self.shared.expressions.as_deref(),
+            )?)
+        } else {
+            None
+        };
         {
+            // Writes take `docs` first: holding it, the new rules apply from one write on.
+            let _docs = self.docs.lock();
             let mut properties = self.properties.write();
+            if let Some(rules) = rules {
+                properties.schema = rules.schema_json();
+                properties.computed_values = rules.computed_values_json();
+                *self.rules.write() = rules;
+            }
             if let Some(size) = update.journal_size {
                 properties.journal_size = size;
             }

@@ -6,8 +6,10 @@
 //! collection's properties and documents); their requests and results ([`WriteRequest`]:
 //! options in; [`WriteResults`]: one result per item out, and an engine-neutral
 //! [`Durability`] future); the rules every engine shares (selectors, `_key` of replace and
-//! update items, revision preconditions, the smallest journal size, the refusal of `schema` and
-//! `computedValues`, the checksum); secondary indexes as every engine shares them
+//! update items, revision preconditions, the smallest journal size, the checksum); the rules
+//! a collection's `schema` and `computedValues` add to its writes ([`WriteRules`]: JSON Schema
+//! levels, computed values over an [`ExpressionCompiler`] that `quince-aql` implements);
+//! secondary indexes as every engine shares them
 //! ([`IndexDefinition`]: create bodies and stored definitions; [`IndexSpec`]: a document's
 //! entries; [`IndexLookup`]/[`IndexHit`]: what the executor asks and gets); [`UserDocuments`],
 //! the `_users` store over any engine; and [`fake`], an in-memory engine for tests and the
@@ -25,21 +27,24 @@
 
 mod catalog;
 mod checksum;
+mod computed;
 mod durability;
 pub mod fake;
 mod index;
 mod interface;
 mod options;
 mod request;
+mod rules;
+mod schema;
 mod transaction;
 mod users;
 
 pub use catalog::{
-    check_journal_size, check_not_enforced, CatalogStats, CollectionProperties, CollectionType,
-    CreateCollection, Figures, FiguresReport, IndexFigures, PropertiesUpdate, StoredDocument,
-    JOURNAL_SIZE_MIN,
+    check_journal_size, CatalogStats, CollectionProperties, CollectionType, CreateCollection,
+    Figures, FiguresReport, IndexFigures, PropertiesUpdate, StoredDocument, JOURNAL_SIZE_MIN,
 };
 pub use checksum::Checksum;
+pub use computed::{ComputedExpression, ComputedValues, ExpressionCompiler};
 pub use durability::{Completer, Durability};
 pub use index::{
     compare_entries, edge_selectivity, stored_edge_ends, ttl_seconds, EdgeDirection, FieldPath,
@@ -52,6 +57,8 @@ pub use request::{
     check_revisions, parse_item, parse_items, read_conflict, selector, DocumentOp, ReadRequest,
     WriteKind, WriteRequest, WriteResults,
 };
+pub use rules::{RuleInput, WriteRules};
+pub use schema::{Schema, SchemaLevel, WriteEvent};
 pub use transaction::{
     TransactionOps, TransactionOptions, TransactionStatus, LOCK_TIMEOUT_DEFAULT,
     MAX_TRANSACTION_SIZE_DEFAULT,

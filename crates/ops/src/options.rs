@@ -36,6 +36,9 @@ pub struct WriteOptions {
     pub if_match: Option<String>,
     /// 3.12 external versioning attribute.
     pub version_attribute: Option<String>,
+    /// `skipDocumentValidation`: the collection's schema is not consulted (computed values
+    /// still are). The api grants it to administrators only.
+    pub skip_document_validation: bool,
 }
 
 impl Default for WriteOptions {
@@ -50,6 +53,7 @@ impl Default for WriteOptions {
             ignore_revs: true,
             if_match: None,
             version_attribute: None,
+            skip_document_validation: false,
         }
     }
 }

@@ -3,8 +3,9 @@
 //!
 //! What it is: type checks of each attribute (400 when an attribute has the wrong JSON type).
 //!
-//! What it is not: validation of values. Names (1208), key options (1232/400) and the 1 MiB
-//! minimum of `journalSize` are the db layer's rules; cluster options (`numberOfShards`,
+//! What it is not: validation of values. Names (1208), key options (1232/400), the 1 MiB
+//! minimum of `journalSize`, `schema` (1621) and `computedValues` (400/10, whatever their
+//! JSON type) are the engine's rules, worded as ArangoDB words them; cluster options (`numberOfShards`,
 //! `shardKeys`, `replicationFactor`, `writeConcern`, …) are accepted and ignored, as a single
 //! ArangoDB server does.
 //!
@@ -29,8 +30,8 @@ pub(super) fn create_request(body: Value) -> Result<CreateCollection> {
         is_system: optional_bool(&object, "isSystem")?.unwrap_or(false),
         key_options: object.get("keyOptions").filter(|v| !v.is_null()).cloned(),
         journal_size: optional_size(&object, "journalSize")?,
-        schema: optional_schema(&object)?,
-        computed_values: optional_computed_values(&object)?,
+        schema: object.get("schema").cloned(),
+        computed_values: object.get("computedValues").cloned(),
         cache_enabled: optional_bool(&object, "cacheEnabled")?,
     })
 }
@@ -41,8 +42,8 @@ pub(super) fn properties_update(body: Value) -> Result<PropertiesUpdate> {
     Ok(PropertiesUpdate {
         wait_for_sync: optional_bool(&object, "waitForSync")?,
         journal_size: optional_size(&object, "journalSize")?,
-        schema: optional_schema(&object)?,
-        computed_values: optional_computed_values(&object)?,
+        schema: object.get("schema").cloned(),
+        computed_values: object.get("computedValues").cloned(),
         cache_enabled: optional_bool(&object, "cacheEnabled")?,
     })
 }
@@ -116,24 +117,6 @@ fn optional_size(object: &Map<String, Value>, name: &str) -> Result<Option<u64>>
         _ => Err(bad_parameter(format!(
             "{name} must be a non-negative integer"
         ))),
-    }
-}
-
-fn optional_schema(object: &Map<String, Value>) -> Result<Option<Value>> {
-    match object.get("schema") {
-        None => Ok(None),
-        Some(value @ (Value::Null | Value::Object(_))) => Ok(Some(value.clone())),
-        Some(_) => Err(bad_parameter("schema must be an object or null".into())),
-    }
-}
-
-fn optional_computed_values(object: &Map<String, Value>) -> Result<Option<Value>> {
-    match object.get("computedValues") {
-        None => Ok(None),
-        Some(value @ (Value::Null | Value::Array(_))) => Ok(Some(value.clone())),
-        Some(_) => Err(bad_parameter(
-            "computedValues must be an array or null".into(),
-        )),
     }
 }
 

@@ -14,6 +14,8 @@ mod body;
 mod render;
 
 #[cfg(test)]
+mod schema_tests;
+#[cfg(test)]
 mod tests;
 
 use std::sync::Arc;

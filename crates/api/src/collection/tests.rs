@@ -89,20 +89,6 @@ async fn create_takes_type_journal_size_and_key_options() {
 }
 
 #[tokio::test]
-async fn schemas_and_computed_values_are_refused_not_ignored() {
-    let fx = Fixture::new();
-    let schema = json!({"rule": {"type": "object"}, "level": "moderate", "message": "no"});
-    let reply = create(&fx, json!({"name": "v", "schema": schema})).await;
-    let body = reply.assert_error(501, 9);
-    assert!(body["errorMessage"].as_str().unwrap().contains("schema"));
-    assert_eq!(get(&fx, &["v"]).await.status, 404);
-    let computed = json!([{"name": "n", "expression": "RETURN 1", "overwrite": true}]);
-    let reply = create(&fx, json!({"name": "v", "computedValues": computed})).await;
-    reply.assert_error(501, 9);
-    assert_eq!(get(&fx, &["v"]).await.status, 404);
-}
-
-#[tokio::test]
 async fn create_errors() {
     let fx = Fixture::new();
     let reply = create(&fx, json!({"name": "small", "journalSize": 1000})).await;

@@ -17,7 +17,7 @@
 //! collection (404/1203), as ArangoDB does.
 
 mod multi;
-mod params;
+pub(crate) mod params;
 mod render;
 mod single;
 

@@ -32,6 +32,7 @@ pub(crate) fn write_options(req: &ApiRequest, kind: WriteKind, single: bool) -> 
             .param("versionAttribute")
             .filter(|name| !name.is_empty())
             .map(str::to_owned),
+        skip_document_validation: skip_document_validation(req),
     };
     if kind == WriteKind::Insert {
         options.overwrite_mode = overwrite_mode(req);
@@ -44,6 +45,12 @@ pub(crate) fn write_options(req: &ApiRequest, kind: WriteKind, single: bool) -> 
         }
     }
     options
+}
+
+/// `skipDocumentValidation`: asked for and granted. Only an administrator may write past a
+/// collection's schema; anybody else's request is validated as if the parameter were absent.
+pub(crate) fn skip_document_validation(req: &ApiRequest) -> bool {
+    req.bool_param("skipDocumentValidation", false) && req.user.is_admin()
 }
 
 /// `overwriteMode`, or the legacy `overwrite=true` (replace) when no known mode is given.

@@ -67,6 +67,8 @@ pub(crate) struct ImportOptions {
     /// `line`: the number of the line before the first value line (header-line format), so
     /// that positions in details count from it.
     pub line_offset: u64,
+    /// `skipDocumentValidation`, granted to administrators only.
+    pub skip_document_validation: bool,
 }
 
 impl ImportOptions {
@@ -115,6 +117,7 @@ impl ImportOptions {
                 .param("line")
                 .and_then(|v| v.trim().parse::<u64>().ok())
                 .unwrap_or(0),
+            skip_document_validation: crate::document::params::skip_document_validation(req),
         })
     }
 }

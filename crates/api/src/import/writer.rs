@@ -119,6 +119,7 @@ impl Writer {
         let write_options = WriteOptions {
             wait_for_sync: options.wait_for_sync || collection.wait_for_sync(),
             overwrite_mode,
+            skip_document_validation: options.skip_document_validation,
             ..WriteOptions::default()
         };
         Writer {

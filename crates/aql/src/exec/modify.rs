@@ -110,6 +110,9 @@ impl Executor<'_> {
             ignore_revs: m.options.ignore_revs,
             if_match: None,
             version_attribute: None,
+            // AQL does not know whether its caller is an administrator, so it never skips the
+            // schema (`skipDocumentValidation` stays among the options not acted on).
+            skip_document_validation: false,
         };
         let mut results = m
             .collection

@@ -62,6 +62,7 @@ pub fn compile(
         expansion_depth: 0,
         deterministic: true,
         wait_for_sync: false,
+        bind_variables: false,
     };
     for with in &query.with {
         let name = compiler.collection_name(with)?;
@@ -99,6 +100,36 @@ pub fn compile(
     })
 }
 
+/// Compiles one expression outside any query, with the bind parameters named `variables`
+/// standing for slots `0..` rather than for values (for expressions compiled once and
+/// evaluated many times, such as a collection's computed values, whose `@doc` changes with
+/// every write): the compiled expression and the number of slots a row for it needs.
+pub fn compile_expression(
+    expr: &Expr,
+    database: &Arc<dyn DatabaseOps>,
+    variables: &[&str],
+) -> Result<(CExpr, usize)> {
+    let binds = Map::new();
+    let mut compiler = Compiler {
+        database,
+        binds: &binds,
+        used_binds: HashSet::new(),
+        slots: Vec::new(),
+        scopes: vec![Vec::new()],
+        collections: Vec::new(),
+        modified: Vec::new(),
+        expansion_depth: 0,
+        deterministic: true,
+        wait_for_sync: false,
+        bind_variables: true,
+    };
+    for variable in variables {
+        compiler.define(&format!("@{variable}"))?;
+    }
+    let compiled = compiler.expr(expr)?;
+    Ok((compiled, compiler.slots.len()))
+}
+
 /// An error of the compile stage, in ArangoDB's wording.
 pub(crate) fn parse_error(code: quince_errors::ErrorCode, message: String) -> ArangoError {
     ArangoError::with_message(code, format!("AQL: {message} (while parsing)"))
@@ -115,6 +146,9 @@ struct Compiler<'a> {
     expansion_depth: u32,
     deterministic: bool,
     wait_for_sync: bool,
+    /// True: a value bind parameter `@x` is the variable defined as `@x` when there is one
+    /// (`compile_expression`); false: always the value given with the query.
+    bind_variables: bool,
 }
 
 impl Compiler<'_> {
@@ -159,6 +193,13 @@ impl Compiler<'_> {
         }
         out.reverse();
         out
+    }
+
+    /// The slot a bind parameter stands for, when binds are variables (`compile_expression`).
+    fn bound_variable(&self, name: &str) -> Option<Slot> {
+        self.bind_variables
+            .then(|| self.lookup(&format!("@{name}")))
+            .flatten()
     }
 
     fn bind(&mut self, name: &str) -> Result<Value> {
@@ -594,7 +635,10 @@ impl Compiler<'_> {
                 Some(slot) => CExpr::Slot(slot),
                 None => return Err(self.collection_as_value(name)),
             },
-            Expr::Bind(name) => CExpr::Const(self.bind(name)?),
+            Expr::Bind(name) => match self.bound_variable(name) {
+                Some(slot) => CExpr::Slot(slot),
+                None => CExpr::Const(self.bind(name)?),
+            },
             Expr::BindCollection(name) => {
                 let collection = self.bound_collection(name)?;
                 return Err(self.collection_as_value(&collection));

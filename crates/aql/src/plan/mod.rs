@@ -26,7 +26,7 @@ use std::sync::Arc;
 use quince_ops::{CollectionOps, OverwriteMode};
 use serde_json::Value;
 
-pub use compile::compile;
+pub use compile::{compile, compile_expression};
 pub use expr::{CExpr, CKey, CQuantifier};
 pub use optimize::optimize;
 

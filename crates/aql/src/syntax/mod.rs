@@ -25,7 +25,7 @@ mod modify;
 mod operation;
 mod parser;
 mod scope;
-mod walk;
+pub(crate) mod walk;
 
 use quince_errors::ArangoError;
 

@@ -70,9 +70,12 @@ impl Fixture {
         fixture
     }
 
-    /// The in-memory fake engine of the operations interface.
+    /// The in-memory fake engine of the operations interface (computing values with AQL, as
+    /// the local engine does).
     pub(crate) fn fake() -> Self {
-        Fixture::over(FakeEngine::new())
+        Fixture::over(FakeEngine::with_expressions(
+            quince_aql::ComputedValueCompiler::shared(),
+        ))
     }
 
     fn over(engine: Arc<dyn Engine>) -> Self {
