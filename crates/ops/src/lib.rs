@@ -42,8 +42,9 @@ pub use catalog::{
 pub use checksum::Checksum;
 pub use durability::{Completer, Durability};
 pub use index::{
-    compare_entries, ttl_seconds, FieldPath, IndexDefinition, IndexDescription, IndexHit,
-    IndexLookup, IndexSpec, IndexType, ENTRIES_PER_DOCUMENT_MAX,
+    compare_entries, fulltext, geo, ttl_seconds, FieldPath, FulltextQuery, GeoOptions,
+    IndexDefinition, IndexDescription, IndexHit, IndexLookup, IndexSpec, IndexType, Rectangle,
+    ENTRIES_PER_DOCUMENT_MAX,
 };
 pub use interface::{read_each, CollectionOps, DatabaseOps, Engine};
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
