@@ -285,7 +285,8 @@ fn cover(boxes: &[LatLonBox]) -> Vec<(u64, u64)> {
     merged
 }
 
-/// Splits a longitude interval that may pass ±180 into boxes without wrap-around.
+/// Splits a longitude interval that may pass ±180 into boxes without wrap-around. -180 and
+/// 180 are one meridian but two ends of the grid: a box that reaches one also takes the other.
 fn boxes(lat_low: f64, lat_high: f64, lon_low: f64, lon_high: f64) -> Vec<LatLonBox> {
     let make = |lon_low: f64, lon_high: f64| LatLonBox {
         lat_low,
@@ -293,7 +294,7 @@ fn boxes(lat_low: f64, lat_high: f64, lon_low: f64, lon_high: f64) -> Vec<LatLon
         lon_low,
         lon_high,
     };
-    if lon_high - lon_low >= 360.0 {
+    let mut out = if lon_high - lon_low >= 360.0 {
         vec![make(-180.0, 180.0)]
     } else if lon_low < -180.0 {
         vec![make(lon_low + 360.0, 180.0), make(-180.0, lon_high)]
@@ -301,7 +302,14 @@ fn boxes(lat_low: f64, lat_high: f64, lon_low: f64, lon_high: f64) -> Vec<LatLon
         vec![make(lon_low, 180.0), make(-180.0, lon_high - 360.0)]
     } else {
         vec![make(lon_low, lon_high)]
+    };
+    if out.iter().any(|b| b.lon_low <= -180.0) {
+        out.push(make(180.0, 180.0));
     }
+    if out.iter().any(|b| b.lon_high >= 180.0) {
+        out.push(make(-180.0, -180.0));
+    }
+    out
 }
 
 /// The cell ranges that cover every point within `radius_m` of (`lat`, `lon`).
