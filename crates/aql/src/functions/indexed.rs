@@ -79,6 +79,7 @@ fn documents(
         };
         if let (Some(name), Some(object), Some(value)) = (distance, document.as_object_mut(), value)
         {
+            let value = value.as_f64().map_or(value, crate::value::number);
             object.insert(name.to_owned(), value);
         }
         out.push(document);
