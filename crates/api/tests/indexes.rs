@@ -1,5 +1,6 @@
 //! The index types the server advertises are the ones it has: `/_api/engine` lists the primary,
-//! persistent (with its aliases `hash` and `skiplist`) and ttl indexes, and a collection's
+//! persistent (with its aliases `hash` and `skiplist`), ttl, geo (aliases `geo1`, `geo2`) and
+//! fulltext indexes, and a collection's
 //! figures count and describe its indexes, in an edge collection too (which has no edge index:
 //! `_from`/`_to` lookups scan).
 
@@ -18,11 +19,19 @@ async fn the_engine_advertises_the_index_types_it_has() {
         .assert_success(200);
     assert_eq!(
         engine["supports"]["indexes"],
-        json!(["primary", "persistent", "hash", "skiplist", "ttl"])
+        json!([
+            "primary",
+            "persistent",
+            "hash",
+            "skiplist",
+            "ttl",
+            "geo",
+            "fulltext"
+        ])
     );
     assert_eq!(
         engine["supports"]["aliases"]["indexes"],
-        json!({"hash": "persistent", "skiplist": "persistent"})
+        json!({"hash": "persistent", "skiplist": "persistent", "geo1": "geo", "geo2": "geo"})
     );
 }
 

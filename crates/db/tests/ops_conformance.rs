@@ -911,11 +911,12 @@ fn geo_lookups_answer_nearest_first(subject: &Subject) {
         json!({"_key": "nowhere", "loc": [500, 0]}),
         json!({"_key": "none"}),
     ];
-    c.write(WriteRequest::new(
+    let written = c.write(WriteRequest::new(
         WriteKind::Insert,
         docs,
         WriteOptions::default(),
     ));
+    assert!(written.items.iter().all(Result::is_ok));
     let near = |limit, max_distance| IndexLookup::Near {
         lat: 52.52,
         lon: 13.40,
@@ -962,11 +963,12 @@ fn geo_lookups_answer_nearest_first(subject: &Subject) {
     let (two, _) =
         c.0.create_index(&json!({"type": "geo", "fields": ["lat", "lon"]}))
             .unwrap();
-    c.write(WriteRequest::new(
+    let written = c.write(WriteRequest::new(
         WriteKind::Insert,
         vec![json!({"_key": "pair", "lat": 52.5, "lon": 13.4})],
         WriteOptions::default(),
     ));
+    assert!(written.items.iter().all(Result::is_ok));
     assert_eq!(lookup_hits(&c, two.id, &near(Some(10), None)).len(), 1);
 }
 
@@ -983,11 +985,12 @@ fn fulltext_lookups_follow_the_query_syntax(subject: &Subject) {
         json!({"_key": "c", "text": "Über größte Füchse"}),
         json!({"_key": "d", "text": 42}),
     ];
-    c.write(WriteRequest::new(
+    let written = c.write(WriteRequest::new(
         WriteKind::Insert,
         docs,
         WriteOptions::default(),
     ));
+    assert!(written.items.iter().all(Result::is_ok));
     let find = |query: &str, limit| {
         let lookup = IndexLookup::Fulltext {
             query: FulltextQuery::parse(query).unwrap(),
@@ -1003,11 +1006,12 @@ fn fulltext_lookups_follow_the_query_syntax(subject: &Subject) {
     assert_eq!(find("complete:größte,+über", None), ["c"]);
     assert_eq!(find("the", Some(1)), ["a"]);
     assert!(find("a", None).is_empty(), "shorter than minLength");
-    c.0.write(WriteRequest::new(
+    let written = c.0.write(WriteRequest::new(
         WriteKind::Remove,
         vec![json!("a")],
         WriteOptions::default(),
     ));
+    assert!(written.items.iter().all(Result::is_ok));
     assert_eq!(find("prefix:fox", None), ["b"]);
 }
 
