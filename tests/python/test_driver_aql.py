@@ -8,7 +8,7 @@ feature against Quince as it would against ArangoDB.
 
 What it is not: the exact HTTP replies (`test_http_cursor.py`), or the language's semantics
 (the query table in `crates/aql/tests/queries.rs`). The geo and fulltext methods
-(`find_near`, `find_in_radius`, `find_in_box`, `find_by_text`) wait for those indexes.
+(`find_near`, `find_in_radius`, `find_in_box`, `find_by_text`) are in `test_driver_geo.py`.
 """
 
 from __future__ import annotations

@@ -32,8 +32,12 @@ def test_engine(http):
     assert isinstance(body["name"], str) and body["name"]
     assert isinstance(body["supports"], dict)
     # Only the index types that exist are advertised.
-    assert body["supports"]["indexes"] == ["primary", "edge", "persistent", "hash", "skiplist", "ttl"]
-    assert body["supports"]["aliases"] == {"indexes": {"hash": "persistent", "skiplist": "persistent"}}
+    assert body["supports"]["indexes"] == [
+        "primary", "edge", "persistent", "hash", "skiplist", "ttl", "geo", "fulltext",
+    ]
+    assert body["supports"]["aliases"] == {
+        "indexes": {"hash": "persistent", "skiplist": "persistent", "geo1": "geo", "geo2": "geo"}
+    }
 
 
 def test_role(http):

@@ -47,6 +47,37 @@ def test_create_then_the_same_definition_again(http, api, col):
     }
 
 
+def test_geo_and_fulltext_bodies(http, api, col):
+    geo = assert_success(create(http, api, col.name, {"type": "geo", "fields": ["loc"]}), 201)
+    number = geo["id"].split("/")[1]
+    assert geo == {
+        "bestIndexedLevel": 17, "fields": ["loc"], "geoJson": False, "id": f"{col.name}/{number}",
+        "legacyPolygons": False, "maxNumCoverCells": 8, "name": f"idx_{number}", "sparse": True,
+        "type": "geo", "unique": False, "worstIndexedLevel": 4, "isNewlyCreated": True,
+        "error": False, "code": 201,
+    }
+    again = assert_success(create(http, api, col.name, {"type": "geo1", "fields": ["loc"]}), 200)
+    assert again["id"] == geo["id"]
+    geojson = assert_success(create(http, api, col.name, {"type": "geo", "fields": ["loc"], "geoJson": True}), 201)
+    assert geojson["id"] != geo["id"] and geojson["geoJson"] is True
+
+    text = assert_success(create(http, api, col.name, {"type": "fulltext", "fields": ["text"]}), 201)
+    number = text["id"].split("/")[1]
+    assert text == {
+        "fields": ["text"], "id": f"{col.name}/{number}", "minLength": 2, "name": f"idx_{number}",
+        "sparse": True, "type": "fulltext", "unique": False, "isNewlyCreated": True,
+        "error": False, "code": 201,
+    }
+    listed = assert_success(http.get(f"{api}/index", params={"collection": col.name, "withStats": "true"}), 200)
+    assert [i["type"] for i in listed["indexes"]] == ["primary", "geo", "geo", "fulltext"]
+    http.post(f"{api}/document/{col.name}", json=[{"loc": [1, 2], "text": "two words"}, {"loc": [100, 2]}])
+    figures = assert_success(http.get(f"{api}/collection/{col.name}/figures", params={"details": "true"}), 200)
+    engine = figures["figures"]["engine"]
+    assert [(i["type"], i["count"]) for i in engine["indexes"]] == [
+        ("primary", 2), ("geo", 1), ("geo", 2), ("fulltext", 2),
+    ]
+
+
 def test_list_read_selectivity_and_drop(http, api, col):
     made = assert_success(create(http, api, col.name, {"type": "skiplist", "fields": ["x"], "name": "byX"}), 201)
     listing = assert_success(http.get(f"{api}/index", params={"collection": col.name}), 200)
@@ -77,8 +108,10 @@ def test_errors(http, api, col):
     assert_error(http.get(f"{api}/index", params={"collection": unique("nope")}), 404, 1203)
     assert_error(http.delete(f"{api}/index/{unique('nope')}/1"), 404, 1203)
 
-    geo = assert_error(create(http, api, col.name, {"type": "geo", "fields": ["l"]}), 400, 10)
-    assert "'geo'" in geo["errorMessage"]
+    mdi = assert_error(create(http, api, col.name, {"type": "mdi", "fields": ["l"]}), 400, 10)
+    assert "'mdi'" in mdi["errorMessage"]
+    assert_error(create(http, api, col.name, {"type": "geo", "fields": ["a", "b", "c"]}), 400, 10)
+    assert_error(create(http, api, col.name, {"type": "fulltext", "fields": ["t"], "minLength": 0}), 400, 10)
     assert_error(create(http, api, col.name, {"type": "persistent", "fields": "a"}), 400, 10)
     assert_error(create(http, api, col.name, {"type": "persistent", "fields": ["a", "b[*]", "c[*]"]}), 400, 10)
     assert_error(create(http, api, col.name, {"type": "ttl", "fields": ["a"], "expireAfter": "soon"}), 400, 10)

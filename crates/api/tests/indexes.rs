@@ -1,6 +1,7 @@
 //! The index types the server advertises are the ones it has: `/_api/engine` lists the primary,
-//! edge, persistent (with its aliases `hash` and `skiplist`) and ttl indexes, and a collection's
-//! figures count and describe its indexes, in an edge collection its edge index too.
+//! edge, persistent (with its aliases `hash` and `skiplist`), ttl, geo (aliases `geo1`, `geo2`)
+//! and fulltext indexes, and a collection's figures count and describe its indexes, in an edge
+//! collection its edge index too.
 
 mod support;
 
@@ -17,11 +18,20 @@ async fn the_engine_advertises_the_index_types_it_has() {
         .assert_success(200);
     assert_eq!(
         engine["supports"]["indexes"],
-        json!(["primary", "edge", "persistent", "hash", "skiplist", "ttl"])
+        json!([
+            "primary",
+            "edge",
+            "persistent",
+            "hash",
+            "skiplist",
+            "ttl",
+            "geo",
+            "fulltext"
+        ])
     );
     assert_eq!(
         engine["supports"]["aliases"]["indexes"],
-        json!({"hash": "persistent", "skiplist": "persistent"})
+        json!({"hash": "persistent", "skiplist": "persistent", "geo1": "geo", "geo2": "geo"})
     );
 }
 

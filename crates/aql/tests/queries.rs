@@ -421,12 +421,29 @@ fn persistent_indexes_serve_equality_ranges_in_and_sort() {
 fn scans_build_only_what_the_query_reads() {
     let db = database();
     let plan = plan_of(&db, "FOR u IN users FILTER u.age > 30 RETURN u");
-    let rules: Vec<&str> = plan["rules"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
-    assert!(rules.contains(&"late-document-materialization"), "{rules:?}");
+    let rules: Vec<&str> = plan["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(
+        rules.contains(&"late-document-materialization"),
+        "{rules:?}"
+    );
     assert_eq!(plan["nodes"][1]["filterProjections"], json!(["age"]));
-    let (out, _) = run_with(&db, "FOR u IN users FILTER u.age > 30 SORT u.age RETURN u", json!({})).unwrap();
+    let (out, _) = run_with(
+        &db,
+        "FOR u IN users FILTER u.age > 30 SORT u.age RETURN u",
+        json!({}),
+    )
+    .unwrap();
     assert_eq!(out.len(), 3);
-    assert_eq!(out[0]["name"], json!("Ann"), "a document that passes is built whole");
+    assert_eq!(
+        out[0]["name"],
+        json!("Ann"),
+        "a document that passes is built whole"
+    );
     let plan = plan_of(&db, "FOR u IN users FILTER u.age > 30 RETURN u.name");
     assert_eq!(plan["nodes"][1]["projections"], json!(["age", "name"]));
 }

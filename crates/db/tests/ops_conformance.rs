@@ -766,7 +766,7 @@ fn indexes_are_created_found_again_listed_and_dropped(subject: &Subject) {
     assert_eq!((listed[0].id, listed[0].name.as_str()), (0, "primary"));
     assert_eq!(listed[1], made);
     let bad =
-        c.0.create_index(&json!({"type": "fulltext", "fields": ["a"]}));
+        c.0.create_index(&json!({"type": "inverted", "fields": ["a"]}));
     assert_eq!(bad.unwrap_err().num(), 10);
     assert_eq!(c.0.drop_index("primary").unwrap_err().num(), 1212);
     assert_eq!(c.0.drop_index(&made.id.to_string()).unwrap().id, made.id);
@@ -1030,6 +1030,145 @@ fn computed_values_on_each_event(subject: &Subject) {
     assert_eq!(c.0.properties().computed_values[1]["name"], "n2");
 }
 
+/// The hits of a lookup: key and values, in order.
+fn lookup_hits(
+    collection: &Doc,
+    id: u64,
+    lookup: &quince_db::IndexLookup,
+) -> Vec<(String, Vec<Value>)> {
+    let mut hits = Vec::new();
+    collection
+        .0
+        .index_lookup(id, lookup, &mut |hit| {
+            hits.push((hit.key.to_owned(), hit.values.to_vec()));
+            true
+        })
+        .unwrap();
+    hits
+}
+
+fn geo_lookups_answer_nearest_first(subject: &Subject) {
+    use quince_db::IndexLookup;
+    let c = subject.collection("c");
+    let (index, new) =
+        c.0.create_index(&json!({"type": "geo", "fields": ["loc"], "geoJson": true}))
+            .unwrap();
+    assert!(new);
+    assert_eq!(index.json["geoJson"], true);
+    assert_eq!(index.json["bestIndexedLevel"], 17);
+    let docs = vec![
+        json!({"_key": "berlin", "loc": [13.40, 52.52]}),
+        json!({"_key": "potsdam", "loc": {"type": "Point", "coordinates": [13.06, 52.39]}}),
+        json!({"_key": "paris", "loc": [2.35, 48.86]}),
+        json!({"_key": "fiji", "loc": [179.9, -17.0]}),
+        json!({"_key": "samoa", "loc": [-179.9, -17.0]}),
+        json!({"_key": "nowhere", "loc": [500, 0]}),
+        json!({"_key": "none"}),
+    ];
+    let written = c.write(WriteRequest::new(
+        WriteKind::Insert,
+        docs,
+        WriteOptions::default(),
+    ));
+    assert!(written.items.iter().all(Result::is_ok));
+    let near = |limit, max_distance| IndexLookup::Near {
+        lat: 52.52,
+        lon: 13.40,
+        min_distance: 0.0,
+        max_distance,
+        limit,
+    };
+    let hits = lookup_hits(&c, index.id, &near(Some(3), None));
+    let keys: Vec<&str> = hits.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["berlin", "potsdam", "paris"]);
+    assert_eq!(hits[0].1, [json!(0.0)]);
+    let potsdam = hits[1].1[0].as_f64().unwrap();
+    assert!((potsdam - 26_700.0).abs() < 1_000.0, "{potsdam}");
+    let within = lookup_hits(&c, index.id, &near(None, Some(100_000.0)));
+    assert_eq!(within.len(), 2);
+    let all = lookup_hits(&c, index.id, &near(None, None));
+    assert_eq!(
+        all.len(),
+        5,
+        "invalid and missing locations are not indexed"
+    );
+    // Across the antimeridian: the shorter arc, and a cap that wraps.
+    let pacific = quince_ops::Rectangle::from_corners(-20.0, 179.0, -10.0, -179.0).unwrap();
+    let boxed = IndexLookup::WithinRectangle {
+        rectangle: pacific,
+        limit: None,
+    };
+    let keys: Vec<String> = lookup_hits(&c, index.id, &boxed)
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, ["fiji", "samoa"]);
+    let fiji = IndexLookup::Near {
+        lat: -17.0,
+        lon: 179.95,
+        min_distance: 0.0,
+        max_distance: Some(50_000.0),
+        limit: None,
+    };
+    assert_eq!(lookup_hits(&c, index.id, &fiji).len(), 2);
+    let wrong =
+        c.0.index_lookup(index.id, &IndexLookup::all(), &mut |_| true);
+    assert_eq!(wrong.unwrap_err().num(), 10);
+    let (two, _) =
+        c.0.create_index(&json!({"type": "geo", "fields": ["lat", "lon"]}))
+            .unwrap();
+    let written = c.write(WriteRequest::new(
+        WriteKind::Insert,
+        vec![json!({"_key": "pair", "lat": 52.5, "lon": 13.4})],
+        WriteOptions::default(),
+    ));
+    assert!(written.items.iter().all(Result::is_ok));
+    assert_eq!(lookup_hits(&c, two.id, &near(Some(10), None)).len(), 1);
+}
+
+fn fulltext_lookups_follow_the_query_syntax(subject: &Subject) {
+    use quince_ops::{FulltextQuery, IndexLookup};
+    let c = subject.collection("c");
+    let (index, _) =
+        c.0.create_index(&json!({"type": "fulltext", "fields": ["text"]}))
+            .unwrap();
+    assert_eq!(index.json["minLength"], 2);
+    let docs = vec![
+        json!({"_key": "a", "text": "The quick brown Fox"}),
+        json!({"_key": "b", "text": ["a lazy dog", {"more": "the FOXES"}]}),
+        json!({"_key": "c", "text": "Über größte Füchse"}),
+        json!({"_key": "d", "text": 42}),
+    ];
+    let written = c.write(WriteRequest::new(
+        WriteKind::Insert,
+        docs,
+        WriteOptions::default(),
+    ));
+    assert!(written.items.iter().all(Result::is_ok));
+    let find = |query: &str, limit| {
+        let lookup = IndexLookup::Fulltext {
+            query: FulltextQuery::parse(query).unwrap(),
+            limit,
+        };
+        lookup_keys(&c, index.id, &lookup)
+    };
+    assert_eq!(find("fox", None), ["a"]);
+    assert_eq!(find("prefix:fox", None), ["a", "b"]);
+    assert_eq!(find("prefix:fox,-lazy", None), ["a"]);
+    assert_eq!(find("quick,|dog", None), ["a", "b"]);
+    assert_eq!(find("prefix:FÜ", None), ["c"]);
+    assert_eq!(find("complete:größte,+über", None), ["c"]);
+    assert_eq!(find("the", Some(1)), ["a"]);
+    assert!(find("a", None).is_empty(), "shorter than minLength");
+    let written = c.0.write(WriteRequest::new(
+        WriteKind::Remove,
+        vec![json!("a")],
+        WriteOptions::default(),
+    ));
+    assert!(written.items.iter().all(Result::is_ok));
+    assert_eq!(find("prefix:fox", None), ["b"]);
+}
+
 /// Runs every scenario against every implementation.
 macro_rules! conformance {
     (engines: [$($engine:ident),* $(,)?], scenarios: $scenarios:tt) => {
@@ -1074,5 +1213,7 @@ conformance!(
         unique_indexes_refuse_duplicates_per_item,
         index_lookups_come_in_index_order,
         edge_index_is_listed_kept_and_looked_up,
+        geo_lookups_answer_nearest_first,
+        fulltext_lookups_follow_the_query_syntax,
     ]
 );

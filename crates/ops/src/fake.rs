@@ -10,7 +10,8 @@
 //! What it is not: persistent, fast, or a model of the local engine's internals (no journals,
 //! no compaction, no hooks, no limits on open files). Figures report documents only. Its
 //! secondary indexes are definitions only: every lookup, unique check and estimate scans the
-//! documents (so they answer as the local engine's, slowly), and so does the edge index of an
+//! documents (so they answer as the local engine's, slowly: a geo or fulltext lookup decides
+//! every document with the shared rules of `index::lookup`), and so does the edge index of an
 //! edge collection; ttl indexes never expire
 //! anything (there is no maintenance thread). It has no
 //! stream transactions: a begin answers 1653, and no transaction is ever found (1655); the
@@ -724,7 +725,7 @@ impl CollectionOps for FakeCollection {
         lookup: &IndexLookup,
         visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
     ) -> Result<()> {
-        let mut hits = if self.is_edge() && index_id == EDGE_INDEX_ID {
+        let mut hits: Vec<(Box<[Value]>, String)> = if self.is_edge() && index_id == EDGE_INDEX_ID {
             self.edge_hits(lookup)?
         } else {
             let docs = self.docs.lock();
@@ -733,13 +734,17 @@ impl CollectionOps for FakeCollection {
                 .iter()
                 .find(|s| s.definition.id == index_id)
                 .ok_or_else(|| ArangoError::new(quince_errors::ARANGO_INDEX_NOT_FOUND))?;
-            lookup.check(spec.definition.fields.len())?;
-            all_entries(spec, &docs)
+            lookup.check_for(&spec.definition)?;
+            let mut hits = Vec::new();
+            for (key, (_, stored)) in docs.iter() {
+                let entries = spec.entries(&stored_object(stored)).unwrap_or_default();
+                for values in lookup.entries_hits(&entries) {
+                    hits.push((values, key.clone()));
+                }
+            }
+            hits
         };
-        hits.retain(|(values, _)| lookup.matches(values));
-        if lookup.reverse() {
-            hits.reverse();
-        }
+        lookup.finish(&mut hits);
         for (values, key) in &hits {
             if !visit(IndexHit { key, values }) {
                 break;

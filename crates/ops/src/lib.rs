@@ -47,9 +47,9 @@ pub use checksum::Checksum;
 pub use computed::{ComputedExpression, ComputedValues, ExpressionCompiler};
 pub use durability::{Completer, Durability};
 pub use index::{
-    compare_entries, edge_selectivity, stored_edge_ends, ttl_seconds, EdgeDirection, FieldPath,
-    IndexDefinition, IndexDescription, IndexHit, IndexLookup, IndexSpec, IndexType, EDGE_INDEX_ID,
-    EDGE_INDEX_NAME, ENTRIES_PER_DOCUMENT_MAX,
+    compare_entries, edge_selectivity, fulltext, geo, stored_edge_ends, ttl_seconds, EdgeDirection,
+    FieldPath, FulltextQuery, GeoOptions, IndexDefinition, IndexDescription, IndexHit, IndexLookup,
+    IndexSpec, IndexType, Rectangle, EDGE_INDEX_ID, EDGE_INDEX_NAME, ENTRIES_PER_DOCUMENT_MAX,
 };
 pub use interface::{read_each, CollectionOps, DatabaseOps, Engine};
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};

@@ -64,8 +64,12 @@ pub(crate) fn engine(req: &ApiRequest) -> ApiResult {
         &json!({
             "name": "quince",
             "supports": {
-                "indexes": ["primary", "edge", "persistent", "hash", "skiplist", "ttl"],
-                "aliases": {"indexes": {"hash": "persistent", "skiplist": "persistent"}},
+                "indexes": [
+                    "primary", "edge", "persistent", "hash", "skiplist", "ttl", "geo", "fulltext",
+                ],
+                "aliases": {"indexes": {
+                    "hash": "persistent", "skiplist": "persistent", "geo1": "geo", "geo2": "geo",
+                }},
             },
             "endianness": "little",
         }),

@@ -158,9 +158,12 @@ async fn errors_follow_arangodb() {
             .await
             .assert_error(404, 1203);
         // Bad definitions: 400/10, the message naming the type.
-        let geo = create(&fx, "c", json!({"type": "geo", "fields": ["a"]})).await;
-        let error = geo.assert_error(400, 10);
-        assert!(error["errorMessage"].as_str().unwrap().contains("'geo'"));
+        let mdi = create(&fx, "c", json!({"type": "mdi", "fields": ["a"]})).await;
+        let error = mdi.assert_error(400, 10);
+        assert!(error["errorMessage"].as_str().unwrap().contains("'mdi'"));
+        create(&fx, "c", json!({"type": "geo", "fields": ["a", "b", "c"]}))
+            .await
+            .assert_error(400, 10);
         create(&fx, "c", json!({"fields": ["a"]}))
             .await
             .assert_error(400, 10);

@@ -9,8 +9,8 @@
 //! longitude/latitude coordinates (planar edges, where ArangoDB's S2 uses great circles:
 //! results differ only for edges long enough to bend noticeably).
 //!
-//! What it is not: `NEAR`, `WITHIN`, `WITHIN_RECTANGLE` (they need a geo index, later) nor
-//! ArangoSearch's geo functions.
+//! What it is not: `NEAR`, `WITHIN`, `WITHIN_RECTANGLE` (they read a geo index:
+//! `indexed.rs`) nor ArangoSearch's geo functions.
 //!
 //! Invariants: invalid coordinates or GeoJSON warn 1542 and answer `null`.
 

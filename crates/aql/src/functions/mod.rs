@@ -7,8 +7,9 @@
 //! test keeps that table and [`all`] in step. One family per file.
 //!
 //! What it is not: the planner's arity check (it uses `min_args`/`max_args` and reports
-//! 1541), lazy evaluation (arguments arrive evaluated), user-defined functions, ArangoSearch
-//! functions, or the index-backed `NEAR`, `WITHIN`, `WITHIN_RECTANGLE` and `FULLTEXT`.
+//! 1541), lazy evaluation (arguments arrive evaluated), user-defined functions or ArangoSearch
+//! functions. The index-backed `NEAR`, `WITHIN`, `WITHIN_RECTANGLE` and `FULLTEXT` are
+//! functions here (`indexed.rs`), reading the index through the database's collection.
 //!
 //! Invariants: as in ArangoDB, a wrong argument type answers `null` with warning 1542
 //! ("invalid argument type in call to function 'NAME()'") rather than failing; only the
@@ -25,6 +26,7 @@ mod dates_format;
 mod dates_parse;
 mod geo;
 mod hashes;
+mod indexed;
 mod misc;
 mod numeric;
 mod objects;
@@ -48,7 +50,8 @@ pub trait FunctionContext {
     /// Records a warning (collected into the cursor's `extra.warnings`).
     fn warn(&mut self, warning: Warning);
 
-    /// The database the query runs in (for `DOCUMENT`, `COLLECTIONS`, `COLLECTION_COUNT`).
+    /// The database the query runs in (for `DOCUMENT`, `COLLECTIONS`, `COLLECTION_COUNT`,
+    /// `NEAR`, `WITHIN`, `WITHIN_RECTANGLE`, `FULLTEXT`).
     fn database(&self) -> &dyn quince_ops::DatabaseOps;
 
     /// `Err(1500 query killed)` once the query was killed or ran past `maxRuntime`; `SLEEP`

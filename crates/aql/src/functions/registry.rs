@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use super::{
-    arrays, bits, dates, geo, hashes, misc, numeric, objects, sets, statistics, strings,
+    arrays, bits, dates, geo, hashes, indexed, misc, numeric, objects, sets, statistics, strings,
     strings_regex, types, vectors, Call, Function,
 };
 
@@ -257,6 +257,11 @@ static FUNCTIONS: &[Function] = &[
     f("GEO_POINT", 2, 2, geo::geo_point),
     f("GEO_POLYGON", 1, 1, geo::geo_polygon),
     f("IS_IN_POLYGON", 2, 3, geo::is_in_polygon),
+    nd("NEAR", 3, 5, indexed::near),
+    nd("WITHIN", 4, 5, indexed::within),
+    nd("WITHIN_RECTANGLE", 5, 5, indexed::within_rectangle),
+    // Fulltext.
+    nd("FULLTEXT", 3, 4, indexed::fulltext),
     // Miscellaneous.
     nd("APPLY", 1, 2, misc::apply),
     f("ASSERT", 2, 2, misc::assert),

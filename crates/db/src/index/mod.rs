@@ -1,12 +1,15 @@
 //! A collection's secondary indexes in the local engine: persistent (with its aliases `hash`
-//! and `skiplist`) and ttl indexes, their definitions, their entries and the lookups the
-//! executor makes; and the automatic edge index of an edge collection (`edge.rs`).
+//! and `skiplist`), ttl, geo and fulltext indexes, their definitions, their entries and the
+//! lookups the executor makes; and the automatic edge index of an edge collection (`edge.rs`).
 //!
 //! What it is: the `impl Collection` block of index operations: [`Collection::indexes`],
 //! [`Collection::create_index`], [`Collection::drop_index`], [`Collection::index_lookup`]; the
 //! index itself ([`SortedIndex`], `hook.rs`: a `DocumentHook` the one write path keeps),
-//! its sorted entries (`sorted.rs`), the expiry of ttl indexes (`ttl.rs`) and the edge index
-//! ([`EdgeIndex`], `edge.rs`: listed, looked up and counted here, never created or dropped).
+//! its sorted entries (`sorted.rs`), the expiry of ttl indexes (`ttl.rs`), the lookups of
+//! geo (`geo.rs`) and fulltext (`fulltext.rs`) indexes, whose entries (a cell and a location,
+//! or a word: `quince_ops::geo`, `quince_ops::fulltext`) live in the same sorted map and are
+//! read by ranges of it, and the edge index ([`EdgeIndex`], `edge.rs`: listed, looked up and
+//! counted here, never created or dropped).
 //!
 //! What it is not: persistent entries. Only the definitions are stored (in the collection's
 //! `parameter.json`, `docs/storage-format.md`); the entries are rebuilt from the documents by
@@ -20,6 +23,8 @@
 //! lock, so no write runs while an index is built or dropped.
 
 mod edge;
+mod fulltext;
+mod geo;
 mod hook;
 mod sorted;
 mod ttl;
@@ -42,6 +47,40 @@ pub(crate) use edge::EdgeIndex;
 pub(crate) use hook::SortedIndex;
 
 use sorted::{probes, IndexKey, LOOKUP_CHUNK};
+
+/// Hands the entries of `index` that the sorted `lookup` selects to `visit`, in index order.
+/// Entries are copied out in chunks of [`LOOKUP_CHUNK`] under the index's read lock, and
+/// `visit` runs with no lock held.
+pub(crate) fn scan_sorted(
+    index: &SortedIndex,
+    lookup: &IndexLookup,
+    visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
+) {
+    let (low, high) = probes(lookup);
+    let reverse = lookup.reverse();
+    let mut after: Option<IndexKey> = None;
+    loop {
+        let chunk = index
+            .entries()
+            .range(&low, &high, after.as_ref(), reverse, LOOKUP_CHUNK);
+        let full = chunk.len() == LOOKUP_CHUNK;
+        for (entry, count) in &chunk {
+            for _ in 0..*count {
+                let hit = IndexHit {
+                    key: entry.key(),
+                    values: &entry.values,
+                };
+                if !visit(hit) {
+                    return;
+                }
+            }
+        }
+        if !full {
+            return;
+        }
+        after = chunk.into_iter().last().map(|(entry, _)| entry);
+    }
+}
 
 /// The opened indexes of stored definitions (built later, by the recovery scan).
 pub(crate) fn open_indexes(stored: &[Value]) -> Result<Vec<Arc<SortedIndex>>> {
@@ -162,8 +201,8 @@ impl Collection {
     }
 
     /// Hands the entries `lookup` selects to `visit` in index order (see
-    /// [`quince_ops::CollectionOps::index_lookup`]). Entries are copied out in chunks of
-    /// [`LOOKUP_CHUNK`] under the index's read lock, and `visit` runs with no lock held.
+    /// [`quince_ops::CollectionOps::index_lookup`]): sorted lookups here, geo lookups in
+    /// `geo.rs`, fulltext lookups in `fulltext.rs`.
     pub fn index_lookup(
         &self,
         index_id: u64,
@@ -187,30 +226,16 @@ impl Collection {
             .find(|index| index.definition().id == index_id)
             .cloned()
             .ok_or_else(not_found)?;
-        lookup.check(index.definition().fields.len())?;
-        let (low, high) = probes(lookup);
-        let reverse = lookup.reverse();
-        let mut after: Option<IndexKey> = None;
-        loop {
-            let chunk = index
-                .entries()
-                .range(&low, &high, after.as_ref(), reverse, LOOKUP_CHUNK);
-            let full = chunk.len() == LOOKUP_CHUNK;
-            for (entry, count) in &chunk {
-                for _ in 0..*count {
-                    let hit = IndexHit {
-                        key: entry.key(),
-                        values: &entry.values,
-                    };
-                    if !visit(hit) {
-                        return Ok(());
-                    }
-                }
+        lookup.check_for(index.definition())?;
+        match lookup {
+            IndexLookup::Near { .. } | IndexLookup::WithinRectangle { .. } => {
+                geo::lookup(&index, lookup, visit)
             }
-            if !full {
-                return Ok(());
+            IndexLookup::Fulltext { .. } => fulltext::lookup(&index, lookup, visit),
+            _ => {
+                scan_sorted(&index, lookup, visit);
+                Ok(())
             }
-            after = chunk.into_iter().last().map(|(entry, _)| entry);
         }
     }
 

@@ -122,7 +122,7 @@ pub(crate) fn probes(lookup: &IndexLookup) -> (IndexKey, IndexKey) {
         prefix, low, high, ..
     } = lookup
     else {
-        unreachable!("the sorted lookup is the only form")
+        unreachable!("only sorted lookups read ranges of the map")
     };
     let with = |value: &Value| {
         let mut values = prefix.clone();

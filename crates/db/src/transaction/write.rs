@@ -22,8 +22,8 @@ use quince_model::document::{render_document, stored_object};
 use quince_model::key::is_valid_key;
 use quince_model::rev::RevisionId;
 use quince_ops::{
-    compare_entries, parse_items, stored_edge_ends, IndexHit, IndexLookup, StoredDocument,
-    WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
+    parse_items, stored_edge_ends, IndexHit, IndexLookup, StoredDocument, WriteKind, WriteOptions,
+    WriteOutcome, WriteRequest, WriteResults,
 };
 use quince_storage::Mutation;
 use serde_json::Value;
@@ -193,9 +193,12 @@ impl Transaction {
 }
 
 impl Transaction {
-    /// An index lookup as the transaction sees the collection: the committed entries of the
-    /// keys it did not write, and the entries of its own versions, merged in index order. The
-    /// hits are collected before `visit` runs (it may call the transaction again).
+    /// An index lookup as the transaction sees the collection: the committed hits of the
+    /// keys it did not write, and the hits of its own versions, put in the lookup's order and
+    /// cut to its limit ([`IndexLookup::finish`]). The committed index is asked for as many
+    /// more hits as the transaction changed keys, so dropping those never leaves a limited
+    /// lookup short. The hits are collected before `visit` runs (it may call the transaction
+    /// again).
     pub(crate) fn index_lookup(
         &self,
         collection: &Arc<Collection>,
@@ -233,7 +236,8 @@ impl Transaction {
             }
         };
         let mut hits: Vec<(Box<[Value]>, String)> = Vec::new();
-        collection.index_lookup(index_id, lookup, &mut |hit| {
+        let wider = lookup.widened(buffer.changes.len());
+        collection.index_lookup(index_id, &wider, &mut |hit| {
             if !buffer.changes.contains_key(hit.key) {
                 hits.push((hit.values.into(), hit.key.to_owned()));
             }
@@ -241,18 +245,13 @@ impl Transaction {
         })?;
         for key in &buffer.order {
             if let Some((_, value)) = &buffer.changes[key].new {
-                for entry in entries_of(value)? {
-                    if lookup.matches(&entry) {
-                        hits.push((entry, key.clone()));
-                    }
+                for values in lookup.entries_hits(&entries_of(value)?) {
+                    hits.push((values, key.clone()));
                 }
             }
         }
         drop(operation);
-        hits.sort_by(|a, b| compare_entries(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
-        if lookup.reverse() {
-            hits.reverse();
-        }
+        lookup.finish(&mut hits);
         for (values, key) in &hits {
             if !visit(IndexHit { key, values }) {
                 break;

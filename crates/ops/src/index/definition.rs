@@ -10,12 +10,16 @@
 //!
 //! Invariants: a definition that parsed is valid: `fields` is non-empty, every path parses,
 //! array expansion appears in at most one field and only in a persistent index, a ttl index has
-//! exactly one field, is not unique, is sparse and has `expireAfter >= 0`.
+//! exactly one field, is not unique, is sparse and has `expireAfter >= 0`; a geo index has one
+//! or two fields and its [`GeoOptions`]; a fulltext index has one field and a `minLength`
+//! between 1 and [`super::fulltext::WORD_CHARS_MAX`]; both are sparse and never unique.
 
 use quince_errors::{ArangoError, Result, ARANGO_ILLEGAL_NAME, BAD_PARAMETER};
 use serde_json::{Map, Number, Value};
 
 use super::field::FieldPath;
+use super::fulltext::WORD_CHARS_MAX;
+use super::geo::GeoOptions;
 use super::IndexDescription;
 
 /// The most entries one document may give one index (an array field's elements): beyond it
@@ -25,9 +29,9 @@ pub const ENTRIES_PER_DOCUMENT_MAX: usize = 65_536;
 /// The longest index name, in bytes (as collection names).
 const NAME_BYTES_MAX: usize = 256;
 
-/// The index types ArangoDB names. Only `Primary` (implicit), `Persistent` and `Ttl` exist in
-/// this server yet; the others are refused at create with a message naming them, and will gain
-/// [`super::IndexLookup`] variants of their own (geo, fulltext, edge come next).
+/// The index types ArangoDB names. `Primary` (implicit), `Persistent`, `Ttl`, `Geo` and
+/// `Fulltext` exist in this server; the others are refused at create with a message naming
+/// them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum IndexType {
@@ -39,9 +43,9 @@ pub enum IndexType {
     Persistent,
     /// A time-to-live index: documents expire `expireAfter` seconds after their date.
     Ttl,
-    /// A geo index (not yet).
+    /// A geo index over a location (one attribute) or a latitude and a longitude (two).
     Geo,
-    /// A fulltext index (not yet).
+    /// A fulltext index over the words of one attribute.
     Fulltext,
     /// A multi-dimensional index (not supported).
     Mdi,
@@ -94,7 +98,10 @@ impl IndexType {
 
     /// True for the types a client can create here.
     pub fn is_supported(self) -> bool {
-        matches!(self, IndexType::Persistent | IndexType::Ttl)
+        matches!(
+            self,
+            IndexType::Persistent | IndexType::Ttl | IndexType::Geo | IndexType::Fulltext
+        )
     }
 }
 
@@ -105,7 +112,7 @@ pub struct IndexDefinition {
     pub id: u64,
     /// The name (empty until the engine assigns `idx_<id>` when the client chose none).
     pub name: String,
-    /// `Persistent` or `Ttl`.
+    /// `Persistent`, `Ttl`, `Geo` or `Fulltext`.
     pub kind: IndexType,
     /// The attribute paths, as given.
     pub fields: Vec<String>,
@@ -123,9 +130,13 @@ pub struct IndexDefinition {
     pub stored_values: Vec<String>,
     /// `expireAfter` in seconds (ttl only).
     pub expire_after: Option<f64>,
+    /// `geoJson`, `legacyPolygons` and the cover levels (geo only).
+    pub geo: Option<GeoOptions>,
+    /// `minLength`: the shortest word indexed, in characters (fulltext only).
+    pub min_length: Option<u32>,
 }
 
-fn bad(message: impl Into<String>) -> ArangoError {
+pub(super) fn bad(message: impl Into<String>) -> ArangoError {
     ArangoError::with_message(BAD_PARAMETER, message.into())
 }
 
@@ -191,6 +202,8 @@ impl IndexDefinition {
             cache_enabled: flag("cacheEnabled", false),
             stored_values,
             expire_after: None,
+            geo: None,
+            min_length: None,
         };
         match kind {
             IndexType::Persistent => {
@@ -225,6 +238,25 @@ impl IndexDefinition {
                 definition.deduplicate = false;
                 definition.estimates = false;
                 definition.stored_values.clear();
+            }
+            IndexType::Geo => {
+                if !(1..=2).contains(&definition.fields.len()) || expansions > 0 {
+                    return Err(bad(
+                        "a geo index needs one or two attribute paths in 'fields', without '[*]'",
+                    ));
+                }
+                definition.geo = Some(GeoOptions::parse(body)?);
+                definition.special_defaults();
+            }
+            IndexType::Fulltext => {
+                if definition.fields.len() != 1 || expansions > 0 {
+                    return Err(bad(
+                        "a fulltext index needs exactly one attribute path in 'fields', without \
+                         '[*]'",
+                    ));
+                }
+                definition.min_length = Some(parse_min_length(body.get("minLength"))?);
+                definition.special_defaults();
             }
             _ => unreachable!("only supported types pass"),
         }
@@ -271,6 +303,19 @@ impl IndexDefinition {
             && self.sparse == other.sparse
             && self.expire_after == other.expire_after
             && self.stored_values == other.stored_values
+            && self.geo.map(|g| g.geo_json) == other.geo.map(|g| g.geo_json)
+            && self.min_length == other.min_length
+    }
+
+    /// What geo and fulltext indexes always are: sparse, not unique, without estimates,
+    /// deduplication or stored values (ArangoDB ignores those attributes for them).
+    fn special_defaults(&mut self) {
+        self.unique = false;
+        self.sparse = true;
+        self.deduplicate = false;
+        self.estimates = false;
+        self.cache_enabled = false;
+        self.stored_values.clear();
     }
 
     /// The description in collection `collection`, with `selectivity` (between 0 and 1) where
@@ -309,6 +354,12 @@ impl IndexDefinition {
         if let Some(seconds) = self.expire_after {
             object.insert("expireAfter".into(), number(seconds));
         }
+        if let Some(geo) = &self.geo {
+            geo.describe(&mut object);
+        }
+        if let Some(min_length) = self.min_length {
+            object.insert("minLength".into(), Value::from(min_length));
+        }
         object.insert("fields".into(), strings(&self.fields));
         object.insert("name".into(), Value::String(self.name.clone()));
         object.insert("sparse".into(), Value::Bool(self.sparse));
@@ -327,6 +378,19 @@ pub(super) fn number(value: f64) -> Value {
         Value::from(value as i64)
     } else {
         Number::from_f64(value).map_or(Value::Null, Value::Number)
+    }
+}
+
+/// A fulltext index's `minLength`: an integer from 1 to [`WORD_CHARS_MAX`], 2 when absent or
+/// null (a larger value is capped, as no longer word is indexed).
+fn parse_min_length(value: Option<&Value>) -> Result<u32> {
+    match value {
+        None | Some(Value::Null) => Ok(2),
+        Some(Value::Number(n)) => match n.as_f64() {
+            Some(length) if length >= 1.0 => Ok((length as u32).min(WORD_CHARS_MAX as u32)),
+            _ => Err(bad("a fulltext index's 'minLength' must be a number >= 1")),
+        },
+        Some(_) => Err(bad("a fulltext index's 'minLength' must be a number >= 1")),
     }
 }
 

@@ -26,6 +26,7 @@ use serde_json::{Map, Value};
 use super::definition::{IndexDefinition, IndexType, ENTRIES_PER_DOCUMENT_MAX};
 use super::lookup::compare_entries;
 use super::time::ttl_seconds;
+use super::{fulltext, geo};
 
 /// The marker of array expansion in an attribute path.
 const EXPANSION: &str = "[*]";
@@ -130,8 +131,11 @@ impl IndexSpec {
     /// order (duplicates kept unless `deduplicate`). 32 when they exceed
     /// [`ENTRIES_PER_DOCUMENT_MAX`].
     pub fn entries(&self, document: &Map<String, Value>) -> Result<Vec<Box<[Value]>>> {
-        if self.definition.kind == IndexType::Ttl {
-            return Ok(self.ttl_entry(document).into_iter().collect());
+        match self.definition.kind {
+            IndexType::Ttl => return Ok(self.ttl_entry(document).into_iter().collect()),
+            IndexType::Geo => return Ok(self.geo_entry(document).into_iter().collect()),
+            IndexType::Fulltext => return self.fulltext_entries(document),
+            _ => {}
         }
         let sparse = self.definition.sparse;
         let mut positions: Vec<Candidates<'_>> = Vec::with_capacity(self.paths.len());
@@ -219,6 +223,44 @@ impl IndexSpec {
         let seconds = ttl_seconds(value)?;
         let number = serde_json::Number::from_f64(seconds)?;
         Some(vec![Value::Number(number)].into_boxed_slice())
+    }
+
+    /// A geo index's entry: `[cell, latitude, longitude]`, if the attributes hold a location.
+    fn geo_entry(&self, document: &Map<String, Value>) -> Option<Box<[Value]>> {
+        let values = self
+            .paths
+            .iter()
+            .map(|path| walk_object(document, &path.before))
+            .collect::<Option<Vec<&Value>>>()?;
+        let geo_json = self.definition.geo.is_some_and(|g| g.geo_json);
+        let (lat, lon) = geo::location(&values, geo_json)?;
+        geo::entry(lat, lon)
+    }
+
+    /// A fulltext index's entries: `[word]` for each distinct word, in word order. 32 when
+    /// there are more than [`ENTRIES_PER_DOCUMENT_MAX`].
+    fn fulltext_entries(&self, document: &Map<String, Value>) -> Result<Vec<Box<[Value]>>> {
+        let Some(value) = walk_object(document, &self.paths[0].before) else {
+            return Ok(Vec::new());
+        };
+        let mut words = std::collections::BTreeSet::new();
+        let min_length = self.definition.min_length.unwrap_or(2) as usize;
+        fulltext::words(value, min_length, &mut words);
+        if words.len() > ENTRIES_PER_DOCUMENT_MAX {
+            return Err(ArangoError::with_message(
+                RESOURCE_LIMIT,
+                format!(
+                    "a document gives index '{}' {} words, more than the {} allowed",
+                    self.definition.name,
+                    words.len(),
+                    ENTRIES_PER_DOCUMENT_MAX
+                ),
+            ));
+        }
+        Ok(words
+            .iter()
+            .map(|word| vec![fulltext::word_value(word)].into_boxed_slice())
+            .collect())
     }
 
     /// True when the entries of one document conflict with each other in a unique index

@@ -2,29 +2,39 @@
 //! one document at a time, in index order.
 //!
 //! What it is: the lookup forms ([`IndexLookup::Sorted`]: equality on leading fields and a
-//! range on the next, for persistent and ttl indexes; [`IndexLookup::Edge`]: the edges of one
-//! vertex in one direction, for the edge index), the rule that says whether an entry matches
-//! ([`IndexLookup::matches`]) and the order of entries ([`compare_entries`]). Engines that
-//! keep no ordered structure (the fake, a transaction's own writes) filter and sort with these.
+//! range on the next; [`IndexLookup::Near`] and [`IndexLookup::WithinRectangle`] in a geo
+//! index; [`IndexLookup::Fulltext`]; [`IndexLookup::Edge`]: the edges of one vertex in one
+//! direction, for the edge index), the rule that says whether an entry matches a sorted
+//! lookup ([`IndexLookup::matches`]), the hits one document gives any lookup
+//! ([`IndexLookup::document_hits`]) and the order and limit of hits ([`compare_entries`],
+//! [`IndexLookup::finish`]). Engines that keep no ordered structure (the fake, a
+//! transaction's own writes) filter and sort with these.
 //!
 //! What it is not: a planner. Which index to use and which lookup to ask is the executor's.
 //!
-//! Invariants: matching and ordering use `compare_values` only, so a lookup returns exactly
-//! the entries a brute-force filter over the same documents would, in the order a sort by the
-//! indexed values (then `_key`) would give. An edge lookup's entries are `[vertex]` (all
-//! equal), so that order is the keys' order.
+//! Invariants: matching and ordering use `compare_values` only, so a sorted lookup returns
+//! exactly the entries a brute-force filter over the same documents would, in the order a
+//! sort by the indexed values (then `_key`) would give; the other forms are decided per
+//! document by [`IndexLookup::document_hits`] in every engine and ordered by
+//! [`IndexLookup::finish`] (distance then key for `Near`, key otherwise). An edge lookup's
+//! entries are `[vertex]` (all equal), so its order is the keys' order.
 
 use std::cmp::Ordering;
 use std::ops::Bound;
 
+use std::collections::BTreeSet;
+
 use quince_errors::{ArangoError, Result, BAD_PARAMETER};
 use quince_model::order::compare_values;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::field::equal;
+use super::definition::{IndexDefinition, IndexType};
+use super::field::{equal, IndexSpec};
+use super::fulltext::{decode_word, FulltextQuery};
+use super::geo::{distance_m, entry_location, Rectangle};
 use super::EdgeDirection;
 
-/// A lookup in one index. More forms come with more index types (geo, fulltext).
+/// A lookup in one index.
 ///
 /// **Sparse indexes:** a sparse index has no entry for a document whose indexed attribute is
 /// null or missing, so a lookup that could match null (an equality on `null`, or a range whose
@@ -45,6 +55,37 @@ pub enum IndexLookup {
         high: Bound<Value>,
         /// Descending order when true.
         reverse: bool,
+    },
+    /// In a geo index: the documents whose location lies between `min_distance` and
+    /// `max_distance` metres (both inclusive) of (`lat`, `lon`), nearest first (ties by key),
+    /// at most `limit` of them. A hit's `values` are `[distance in metres]`.
+    Near {
+        /// The latitude of the centre.
+        lat: f64,
+        /// The longitude of the centre.
+        lon: f64,
+        /// The least distance, in metres (0 for none).
+        min_distance: f64,
+        /// The greatest distance, in metres (`None`: any).
+        max_distance: Option<f64>,
+        /// The most hits (`None`: all).
+        limit: Option<usize>,
+    },
+    /// In a geo index: the documents whose location lies in the rectangle, by key. A hit's
+    /// `values` are `[latitude, longitude]`.
+    WithinRectangle {
+        /// The rectangle (see [`Rectangle::from_corners`]).
+        rectangle: Rectangle,
+        /// The most hits (`None`: all).
+        limit: Option<usize>,
+    },
+    /// In a fulltext index: the documents that match the query, by key. A hit's `values` are
+    /// empty.
+    Fulltext {
+        /// The parsed query.
+        query: FulltextQuery,
+        /// The most hits (`None`: all).
+        limit: Option<usize>,
     },
     /// The edges of `vertex` in one direction, in the order of their keys (edge index only;
     /// each hit's values are `[vertex]`).
@@ -88,17 +129,48 @@ impl IndexLookup {
         }
     }
 
-    /// 400/10 when the lookup names more fields than the sorted index has (`fields` of them),
-    /// and for an edge lookup (which only the edge index takes).
+    /// 400/10 when the lookup does not fit index `definition`: a sorted lookup in a geo or
+    /// fulltext index or on more fields than the index has, a geo lookup in an index that is
+    /// not a geo index, a fulltext lookup in one that is not a fulltext index.
+    pub fn check_for(&self, definition: &IndexDefinition) -> Result<()> {
+        let wanted = match self {
+            IndexLookup::Sorted { .. } => {
+                if matches!(definition.kind, IndexType::Geo | IndexType::Fulltext) {
+                    None
+                } else {
+                    return self.check(definition.fields.len());
+                }
+            }
+            IndexLookup::Near { .. } | IndexLookup::WithinRectangle { .. } => Some(IndexType::Geo),
+            IndexLookup::Fulltext { .. } => Some(IndexType::Fulltext),
+            IndexLookup::Edge { .. } => Some(IndexType::Edge),
+        };
+        if wanted == Some(definition.kind) {
+            return Ok(());
+        }
+        Err(ArangoError::with_message(
+            BAD_PARAMETER,
+            format!(
+                "this lookup cannot be made in index '{}' of type {}",
+                definition.name,
+                definition.kind.name()
+            ),
+        ))
+    }
+
+    /// 400/10 when the lookup names more fields than the index has (`fields` of them).
     pub fn check(&self, fields: usize) -> Result<()> {
         let IndexLookup::Sorted {
             prefix, low, high, ..
         } = self
         else {
-            return Err(ArangoError::with_message(
-                BAD_PARAMETER,
-                "an edge lookup on an index that is not an edge index",
-            ));
+            if matches!(self, IndexLookup::Edge { .. }) {
+                return Err(ArangoError::with_message(
+                    BAD_PARAMETER,
+                    "an edge lookup on an index that is not an edge index",
+                ));
+            }
+            return Ok(());
         };
         let ranged = !matches!((low, high), (Bound::Unbounded, Bound::Unbounded));
         let named = prefix.len() + usize::from(ranged);
@@ -111,15 +183,18 @@ impl IndexLookup {
         Ok(())
     }
 
-    /// True when the entry `values` matches (for an edge lookup: `values` is `[the end]`).
+    /// True when the entry `values` matches a sorted lookup, or (an edge lookup) when
+    /// `values` is `[the vertex]`; false for the other forms: they are decided per document,
+    /// [`IndexLookup::document_hits`].
     pub fn matches(&self, values: &[Value]) -> bool {
-        let (prefix, low, high) = match self {
-            IndexLookup::Sorted {
-                prefix, low, high, ..
-            } => (prefix, low, high),
-            IndexLookup::Edge { vertex, .. } => {
-                return matches!(values, [Value::String(end)] if end == vertex)
-            }
+        if let IndexLookup::Edge { vertex, .. } = self {
+            return matches!(values, [Value::String(end)] if end == vertex);
+        }
+        let IndexLookup::Sorted {
+            prefix, low, high, ..
+        } = self
+        else {
+            return false;
         };
         if prefix.len() > values.len() {
             return false;
@@ -145,9 +220,125 @@ impl IndexLookup {
 
     /// True when hits come in descending order.
     pub fn reverse(&self) -> bool {
+        matches!(self, IndexLookup::Sorted { reverse: true, .. })
+    }
+
+    /// The most hits the lookup gives (`None`: no limit).
+    pub fn limit(&self) -> Option<usize> {
         match self {
-            IndexLookup::Sorted { reverse, .. } => *reverse,
-            IndexLookup::Edge { .. } => false,
+            IndexLookup::Sorted { .. } | IndexLookup::Edge { .. } => None,
+            IndexLookup::Near { limit, .. }
+            | IndexLookup::WithinRectangle { limit, .. }
+            | IndexLookup::Fulltext { limit, .. } => *limit,
+        }
+    }
+
+    /// The same lookup with its limit raised by `extra` (a transaction asks the committed
+    /// index for that many more hits than it may drop).
+    pub fn widened(&self, extra: usize) -> IndexLookup {
+        let mut wider = self.clone();
+        if let IndexLookup::Near { limit, .. }
+        | IndexLookup::WithinRectangle { limit, .. }
+        | IndexLookup::Fulltext { limit, .. } = &mut wider
+        {
+            *limit = limit.map(|n| n.saturating_add(extra));
+        }
+        wider
+    }
+
+    /// The hits one document (a stored document's object) gives the lookup in index `spec`,
+    /// decided from its entries: a sorted lookup's matching entries, a geo lookup's one hit
+    /// when its location qualifies, a fulltext lookup's one hit when its words match.
+    pub fn document_hits(
+        &self,
+        spec: &IndexSpec,
+        document: &Map<String, Value>,
+    ) -> Result<Vec<Box<[Value]>>> {
+        let entries = spec.entries(document)?;
+        Ok(self.entries_hits(&entries))
+    }
+
+    /// [`IndexLookup::document_hits`] from the document's entries.
+    pub fn entries_hits(&self, entries: &[Box<[Value]>]) -> Vec<Box<[Value]>> {
+        match self {
+            IndexLookup::Sorted { .. } | IndexLookup::Edge { .. } => entries
+                .iter()
+                .filter(|entry| self.matches(entry))
+                .cloned()
+                .collect(),
+            IndexLookup::Near { .. } | IndexLookup::WithinRectangle { .. } => entries
+                .iter()
+                .filter_map(|entry| entry_location(entry))
+                .filter_map(|(lat, lon)| self.geo_hit(lat, lon))
+                .take(1)
+                .collect(),
+            IndexLookup::Fulltext { query, .. } => {
+                let words: BTreeSet<String> = entries
+                    .iter()
+                    .filter_map(|entry| decode_word(entry.first()?))
+                    .collect();
+                if query.matches(&words) {
+                    vec![Box::default()]
+                } else {
+                    Vec::new()
+                }
+            }
+        }
+    }
+
+    /// The hit a location gives a geo lookup (`None` for the other forms, or when it does not
+    /// qualify).
+    pub fn geo_hit(&self, lat: f64, lon: f64) -> Option<Box<[Value]>> {
+        let number = |v: f64| serde_json::Number::from_f64(v).map(Value::Number);
+        match self {
+            IndexLookup::Near {
+                lat: lat0,
+                lon: lon0,
+                min_distance,
+                max_distance,
+                ..
+            } => {
+                let distance = distance_m(*lat0, *lon0, lat, lon);
+                let inside =
+                    distance >= *min_distance && max_distance.is_none_or(|max| distance <= max);
+                if !inside {
+                    return None;
+                }
+                Some(vec![number(distance)?].into_boxed_slice())
+            }
+            IndexLookup::WithinRectangle { rectangle, .. } => {
+                if !rectangle.contains(lat, lon) {
+                    return None;
+                }
+                Some(vec![number(lat)?, number(lon)?].into_boxed_slice())
+            }
+            _ => None,
+        }
+    }
+
+    /// Puts `hits` (values, key) in the lookup's order and cuts them to its limit: sorted
+    /// lookups by entry then key (reversed when asked), `Near` by distance then key, the others
+    /// by key.
+    pub fn finish(&self, hits: &mut Vec<(Box<[Value]>, String)>) {
+        match self {
+            IndexLookup::Sorted { .. } => {
+                hits.sort_by(|a, b| compare_entries(&a.0, &b.0).then_with(|| a.1.cmp(&b.1)));
+                if self.reverse() {
+                    hits.reverse();
+                }
+            }
+            IndexLookup::Near { .. } => hits.sort_by(|a, b| {
+                let distance = |v: &[Value]| v.first().and_then(Value::as_f64).unwrap_or(0.0);
+                distance(&a.0)
+                    .total_cmp(&distance(&b.0))
+                    .then_with(|| a.1.cmp(&b.1))
+            }),
+            IndexLookup::WithinRectangle { .. }
+            | IndexLookup::Fulltext { .. }
+            | IndexLookup::Edge { .. } => hits.sort_by(|a, b| a.1.cmp(&b.1)),
+        }
+        if let Some(limit) = self.limit() {
+            hits.truncate(limit);
         }
     }
 }

@@ -19,17 +19,24 @@
 //! - a sparse index holds no entry for a document whose indexed attribute (any of them) is null
 //!   or missing; a non-sparse one indexes a missing attribute as null;
 //! - an array field (`tags[*]`) gives one entry per element (equal elements once per document
-//!   when `deduplicate` is on); a document whose attribute is not an array gives none.
+//!   when `deduplicate` is on); a document whose attribute is not an array gives none;
+//! - a geo index's one entry per document is `[cell, latitude, longitude]` (`geo.rs`), a
+//!   fulltext index's entries are the document's distinct words (`fulltext.rs`); both are
+//!   sparse: a document without a valid location or a word gives none.
 
 mod definition;
 mod edge;
 mod field;
+pub mod fulltext;
+pub mod geo;
 mod lookup;
 mod time;
 
 pub use definition::{IndexDefinition, IndexType, ENTRIES_PER_DOCUMENT_MAX};
 pub use edge::{edge_selectivity, stored_edge_ends, EdgeDirection, EDGE_INDEX_ID, EDGE_INDEX_NAME};
 pub use field::{FieldPath, IndexSpec};
+pub use fulltext::FulltextQuery;
+pub use geo::{GeoOptions, Rectangle};
 pub use lookup::{compare_entries, IndexHit, IndexLookup};
 pub use time::ttl_seconds;
 

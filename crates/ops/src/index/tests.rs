@@ -21,8 +21,22 @@ fn aliases_become_persistent_with_arangodb_defaults() {
 fn bad_definitions_are_400_with_errornum_10_naming_the_problem() {
     let cases = [
         (json!({"fields": ["a"]}), "type"),
-        (json!({"type": "geo", "fields": ["a"]}), "'geo'"),
-        (json!({"type": "fulltext", "fields": ["a"]}), "'fulltext'"),
+        (json!({"type": "mdi", "fields": ["a"]}), "'mdi'"),
+        (json!({"type": "inverted", "fields": ["a"]}), "'inverted'"),
+        (json!({"type": "geo", "fields": ["a", "b", "c"]}), "geo"),
+        (json!({"type": "geo", "fields": ["a[*]"]}), "geo"),
+        (
+            json!({"type": "fulltext", "fields": ["a", "b"]}),
+            "fulltext",
+        ),
+        (
+            json!({"type": "fulltext", "fields": ["a"], "minLength": 0}),
+            "minLength",
+        ),
+        (
+            json!({"type": "geo", "fields": ["a"], "bestIndexedLevel": 99}),
+            "bestIndexedLevel",
+        ),
         (json!({"type": "banana", "fields": ["a"]}), "'banana'"),
         (json!({"type": "persistent"}), "fields"),
         (json!({"type": "persistent", "fields": []}), "fields"),
@@ -82,6 +96,56 @@ fn stored_form_round_trips_and_describes() {
                "sparse": true, "type": "ttl", "unique": false})
     );
     assert_eq!(IndexDefinition::from_stored(&ttl.to_stored()).unwrap(), ttl);
+}
+
+#[test]
+fn geo_and_fulltext_describe_as_arangodb_does() {
+    let mut geo = parse(json!({"type": "geo", "fields": ["loc"], "unique": true})).unwrap();
+    geo.id = 5;
+    geo.name = "idx_5".into();
+    assert_eq!(
+        geo.describe("c", 1.0).json,
+        json!({"bestIndexedLevel": 17, "fields": ["loc"], "geoJson": false, "id": "c/5",
+               "legacyPolygons": false, "maxNumCoverCells": 8, "name": "idx_5",
+               "sparse": true, "type": "geo", "unique": false, "worstIndexedLevel": 4})
+    );
+    assert_eq!(IndexDefinition::from_stored(&geo.to_stored()).unwrap(), geo);
+    let json_geo = parse(json!({"type": "geo1", "fields": ["loc"], "geoJson": true})).unwrap();
+    assert!(!json_geo.same_index(&geo) && json_geo.geo.unwrap().geo_json);
+    let mut text = parse(json!({"type": "fulltext", "fields": ["text"]})).unwrap();
+    text.id = 6;
+    text.name = "idx_6".into();
+    assert_eq!(
+        text.describe("c", 1.0).json,
+        json!({"fields": ["text"], "id": "c/6", "minLength": 2, "name": "idx_6",
+               "sparse": true, "type": "fulltext", "unique": false})
+    );
+    assert_eq!(
+        IndexDefinition::from_stored(&text.to_stored()).unwrap(),
+        text
+    );
+    let three = parse(json!({"type": "fulltext", "fields": ["text"], "minLength": 3})).unwrap();
+    assert!(!three.same_index(&text));
+}
+
+#[test]
+fn geo_and_fulltext_entries() {
+    let pair = spec(json!({"type": "geo", "fields": ["loc"]}));
+    let got = entries(&pair, json!({"loc": [52.5, 13.4]}));
+    assert_eq!(got.len(), 1);
+    assert_eq!(geo::entry_location(&got[0]), Some((52.5, 13.4)));
+    assert!(entries(&pair, json!({"loc": [91, 0]})).is_empty());
+    assert!(entries(&pair, json!({})).is_empty());
+    let two = spec(json!({"type": "geo", "fields": ["lat", "lon"]}));
+    assert_eq!(entries(&two, json!({"lat": 1, "lon": 2})).len(), 1);
+    assert!(entries(&two, json!({"lat": 1})).is_empty());
+    let text = spec(json!({"type": "fulltext", "fields": ["t"], "minLength": 3}));
+    let words: Vec<String> = entries(&text, json!({"t": "The cat sat on THE mat, ok"}))
+        .iter()
+        .map(|e| fulltext::decode_word(&e[0]).unwrap())
+        .collect();
+    assert_eq!(words, ["cat", "mat", "sat", "the"]);
+    assert!(entries(&text, json!({"t": 7})).is_empty());
 }
 
 fn spec(body: Value) -> IndexSpec {
