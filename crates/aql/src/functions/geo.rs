@@ -16,7 +16,7 @@
 
 use geo::{
     Centroid, Contains, Coord, Distance, Geodesic, GeodesicArea, Geometry, Intersects, LineString,
-    MultiLineString, MultiPoint, MultiPolygon, Point, Polygon,
+    Point, Polygon,
 };
 use quince_errors::Result;
 use serde_json::{json, Value};
@@ -30,62 +30,14 @@ type Out = Result<Value>;
 /// ArangoDB's earth radius in meters.
 const EARTH_RADIUS_M: f64 = 6_371_000.0;
 
-fn position(value: &Value) -> Option<Coord<f64>> {
-    let items = value.as_array()?;
-    if items.len() < 2 {
-        return None;
-    }
-    let (x, y) = (items[0].as_f64()?, items[1].as_f64()?);
-    ((-180.0..=180.0).contains(&x) && (-90.0..=90.0).contains(&y)).then_some(Coord { x, y })
-}
-
-fn positions(value: &Value) -> Option<Vec<Coord<f64>>> {
-    value.as_array()?.iter().map(position).collect()
-}
-
-fn ring(value: &Value) -> Option<LineString<f64>> {
-    let coords = positions(value)?;
-    (coords.len() >= 4 && coords.first() == coords.last()).then(|| LineString::new(coords))
-}
-
-fn polygon(value: &Value) -> Option<Polygon<f64>> {
-    let rings = value.as_array()?;
-    let (outer, holes) = rings.split_first()?;
-    Some(Polygon::new(
-        ring(outer)?,
-        holes.iter().map(ring).collect::<Option<_>>()?,
-    ))
-}
+use quince_ops::geo::{polygon, position, positions};
 
 /// A GeoJSON object (or a `[longitude, latitude]` pair) as a geometry.
 fn geometry(value: &Value) -> Option<Geometry<f64>> {
     if value.is_array() {
         return position(value).map(|c| Geometry::Point(Point(c)));
     }
-    let coordinates = value.get("coordinates")?;
-    Some(match value.get("type")?.as_str()? {
-        "Point" => Geometry::Point(Point(position(coordinates)?)),
-        "MultiPoint" => Geometry::MultiPoint(MultiPoint::new(
-            positions(coordinates)?.into_iter().map(Point).collect(),
-        )),
-        "LineString" => Geometry::LineString(LineString::new(positions(coordinates)?)),
-        "MultiLineString" => Geometry::MultiLineString(MultiLineString::new(
-            coordinates
-                .as_array()?
-                .iter()
-                .map(|l| positions(l).map(LineString::new))
-                .collect::<Option<_>>()?,
-        )),
-        "Polygon" => Geometry::Polygon(polygon(coordinates)?),
-        "MultiPolygon" => Geometry::MultiPolygon(MultiPolygon::new(
-            coordinates
-                .as_array()?
-                .iter()
-                .map(polygon)
-                .collect::<Option<_>>()?,
-        )),
-        _ => return None,
-    })
+    quince_ops::geo::geometry(value)
 }
 
 pub fn geo_point(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
@@ -156,11 +108,7 @@ pub fn geo_multipolygon(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
 
 /// The great-circle distance in meters (haversine on ArangoDB's sphere).
 fn haversine(a: Coord<f64>, b: Coord<f64>) -> f64 {
-    let (lat1, lat2) = (a.y.to_radians(), b.y.to_radians());
-    let d_lat = lat2 - lat1;
-    let d_lon = (b.x - a.x).to_radians();
-    let h = (d_lat / 2.0).sin().powi(2) + lat1.cos() * lat2.cos() * (d_lon / 2.0).sin().powi(2);
-    2.0 * EARTH_RADIUS_M * h.sqrt().min(1.0).asin()
+    quince_ops::geo::distance_m(a.y, a.x, b.y, b.x)
 }
 
 /// `DISTANCE(latitude1, longitude1, latitude2, longitude2)`.

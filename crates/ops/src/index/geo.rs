@@ -131,20 +131,29 @@ pub(crate) fn location(values: &[&Value], geo_json: bool) -> Option<(f64, f64)> 
     valid(lat, lon).then_some((lat, lon))
 }
 
-fn position(value: &Value) -> Option<Coord<f64>> {
+/// A GeoJSON position `[longitude, latitude]` in range (more numbers after the two are
+/// ignored).
+pub fn position(value: &Value) -> Option<Coord<f64>> {
     let items = value.as_array()?;
     let (x, y) = (items.first()?.as_f64()?, items.get(1)?.as_f64()?);
     valid(y, x).then_some(Coord { x, y })
 }
 
-fn positions(value: &Value) -> Option<Vec<Coord<f64>>> {
+/// An array of GeoJSON positions.
+pub fn positions(value: &Value) -> Option<Vec<Coord<f64>>> {
     value.as_array()?.iter().map(position).collect()
 }
 
-fn polygon(value: &Value) -> Option<Polygon<f64>> {
+/// A GeoJSON linear ring: four positions or more, the last equal to the first.
+pub fn ring(value: &Value) -> Option<LineString<f64>> {
+    let coords = positions(value)?;
+    (coords.len() >= 4 && coords.first() == coords.last()).then(|| LineString::new(coords))
+}
+
+/// A GeoJSON polygon's coordinates: an outer ring, then the holes.
+pub fn polygon(value: &Value) -> Option<Polygon<f64>> {
     let rings = value.as_array()?;
     let (outer, holes) = rings.split_first()?;
-    let ring = |v: &Value| positions(v).filter(|p| p.len() >= 4).map(LineString::new);
     Some(Polygon::new(
         ring(outer)?,
         holes.iter().map(ring).collect::<Option<_>>()?,
@@ -152,7 +161,7 @@ fn polygon(value: &Value) -> Option<Polygon<f64>> {
 }
 
 /// A GeoJSON geometry object (`Point` to `MultiPolygon`).
-fn geometry(value: &Value) -> Option<Geometry<f64>> {
+pub fn geometry(value: &Value) -> Option<Geometry<f64>> {
     let coordinates = value.get("coordinates")?;
     Some(match value.get("type")?.as_str()? {
         "Point" => Geometry::Point(Point(position(coordinates)?)),
