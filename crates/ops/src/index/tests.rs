@@ -1,3 +1,6 @@
+//! Unit tests of the index rules every engine shares: definitions (parse, aliases, defaults,
+//! identity), the entries a document gives, and the matching and order of sorted lookups.
+
 use std::ops::Bound;
 
 use serde_json::{json, Value};
