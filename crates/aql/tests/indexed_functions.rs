@@ -3,32 +3,22 @@
 //! parameter (as python-arango's `find_near` sends it) or by a collection bind parameter, and
 //! ArangoDB's errors without a suitable index (1570, 1571).
 
+mod engine;
+
 use std::sync::Arc;
 
-use quince_aql::{prepare, Control, QueryOptions};
+use engine::{create, results as run, run_with};
 use quince_ops::fake::FakeEngine;
-use quince_ops::{
-    CollectionType, CreateCollection, DatabaseOps, Engine, WriteKind, WriteOptions, WriteRequest,
-};
-use serde_json::{json, Map, Value};
-
-fn create(db: &Arc<dyn DatabaseOps>, name: &str) -> Arc<dyn quince_ops::CollectionOps> {
-    db.create_collection(CreateCollection {
-        name: name.into(),
-        kind: CollectionType::Document,
-        wait_for_sync: None,
-        is_system: false,
-        key_options: None,
-        journal_size: None,
-        schema: None,
-        computed_values: None,
-        cache_enabled: None,
-    })
-    .unwrap()
-}
+use quince_ops::{DatabaseOps, Engine};
+use serde_json::{json, Value};
 
 /// `places` (a geo index over `[lat, lon]` in `loc`), `texts` (a fulltext index over `t`)
 /// and `plain` (no index).
+/// The elements of a JSON array.
+fn array(docs: Value) -> Vec<Value> {
+    docs.as_array().unwrap().clone()
+}
+
 fn database() -> Arc<dyn DatabaseOps> {
     let engine = FakeEngine::new();
     let db = engine.database("_system").unwrap();
@@ -43,7 +33,7 @@ fn database() -> Arc<dyn DatabaseOps> {
         {"_key": "paris", "loc": [48.86, 2.35]},
         {"_key": "unknown"},
     ]);
-    insert(&places, docs);
+    engine::insert(&places, array(docs));
     let texts = create(&db, "texts");
     texts
         .create_index(&json!({"type": "fulltext", "fields": ["t"]}))
@@ -53,42 +43,13 @@ fn database() -> Arc<dyn DatabaseOps> {
         {"_key": "b", "t": "Hello Bob"},
         {"_key": "c", "t": "Goodbye all"},
     ]);
-    insert(&texts, docs);
+    engine::insert(&texts, array(docs));
     let plain = create(&db, "plain");
-    insert(&plain, json!([{"_key": "x", "loc": [0, 0], "t": "hello"}]));
+    engine::insert(
+        &plain,
+        array(json!([{"_key": "x", "loc": [0, 0], "t": "hello"}])),
+    );
     db
-}
-
-fn insert(c: &Arc<dyn quince_ops::CollectionOps>, docs: Value) {
-    let docs = docs.as_array().unwrap().clone();
-    let results = c.write(WriteRequest::new(
-        WriteKind::Insert,
-        docs,
-        WriteOptions::default(),
-    ));
-    assert!(results.items.iter().all(|r| r.is_ok()));
-}
-
-fn run_with(
-    db: &Arc<dyn DatabaseOps>,
-    query: &str,
-    binds: Value,
-) -> quince_errors::Result<(Vec<Value>, quince_aql::Outcome)> {
-    let binds: Map<String, Value> = binds.as_object().cloned().unwrap_or_default();
-    let prepared = prepare(Arc::clone(db), query, binds, QueryOptions::default())?;
-    let mut out = Vec::new();
-    let outcome = prepared.run(Control::new(None), None, &mut |v| {
-        out.push(v);
-        Ok(true)
-    })?;
-    Ok((out, outcome))
-}
-
-fn run(db: &Arc<dyn DatabaseOps>, query: &str, binds: Value) -> Vec<Value> {
-    match run_with(db, query, binds) {
-        Ok((out, _)) => out,
-        Err(e) => panic!("{query}: {e:?}"),
-    }
 }
 
 #[test]

@@ -6,6 +6,8 @@
 //! It fails if any plan (full scan, index range, index order replacing a SORT, projection
 //! from an index entry) gives a different answer from the model.
 
+mod engine;
+
 use std::cmp::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,28 +17,12 @@ use quince_aql::{prepare, Control, QueryOptions};
 use quince_db::{Catalog, DbConfig};
 use quince_model::order::compare_values;
 use quince_ops::fake::FakeEngine;
-use quince_ops::{
-    CollectionType, CreateCollection, DatabaseOps, Engine, WriteKind, WriteOptions, WriteRequest,
-};
+use quince_ops::{DatabaseOps, Engine, WriteKind, WriteOptions, WriteRequest};
 use quince_storage::io::OsFileIo;
 use serde_json::{json, Map, Value};
 
-fn create(name: &str) -> CreateCollection {
-    CreateCollection {
-        name: name.into(),
-        kind: CollectionType::Document,
-        wait_for_sync: None,
-        is_system: false,
-        key_options: None,
-        journal_size: None,
-        schema: None,
-        computed_values: None,
-        cache_enabled: None,
-    }
-}
-
 fn load(db: &Arc<dyn DatabaseOps>, docs: &[Value], index: Option<bool>) {
-    let c = db.create_collection(create("c")).unwrap();
+    let c = db.create_collection(engine::request("c")).unwrap();
     if let Some(sparse) = index {
         c.create_index(&json!({"type": "persistent", "fields": ["a"], "sparse": sparse}))
             .unwrap();

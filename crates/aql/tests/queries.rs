@@ -5,29 +5,15 @@
 //! Every row fails if its construct breaks: the expected values are the documented ones
 //! (type order, null handling, COLLECT's sorted groups, LIMIT's offset, subquery arrays).
 
+mod engine;
+
 use std::sync::Arc;
 
-use quince_aql::{prepare, Control, QueryOptions};
+use engine::{create, insert, run_with};
+use quince_aql::{prepare, QueryOptions};
 use quince_ops::fake::FakeEngine;
-use quince_ops::{
-    CollectionType, CreateCollection, DatabaseOps, Engine, WriteKind, WriteOptions, WriteRequest,
-};
+use quince_ops::{CollectionType, CreateCollection, DatabaseOps, Engine};
 use serde_json::{json, Map, Value};
-
-fn create(db: &Arc<dyn DatabaseOps>, name: &str) -> Arc<dyn quince_ops::CollectionOps> {
-    db.create_collection(CreateCollection {
-        name: name.into(),
-        kind: CollectionType::Document,
-        wait_for_sync: None,
-        is_system: false,
-        key_options: None,
-        journal_size: None,
-        schema: None,
-        computed_values: None,
-        cache_enabled: None,
-    })
-    .unwrap()
-}
 
 /// `users` (6 documents: name, age, city, tags) and `nums` (k0..k19: a = i, g = i % 3).
 fn database() -> Arc<dyn DatabaseOps> {
@@ -53,35 +39,8 @@ fn database() -> Arc<dyn DatabaseOps> {
     db
 }
 
-fn insert(c: &Arc<dyn quince_ops::CollectionOps>, docs: Vec<Value>) {
-    let results = c.write(WriteRequest::new(
-        WriteKind::Insert,
-        docs,
-        WriteOptions::default(),
-    ));
-    assert!(results.items.iter().all(|r| r.is_ok()));
-}
-
-fn run_with(
-    db: &Arc<dyn DatabaseOps>,
-    query: &str,
-    binds: Value,
-) -> quince_errors::Result<(Vec<Value>, quince_aql::Outcome)> {
-    let binds: Map<String, Value> = binds.as_object().cloned().unwrap_or_default();
-    let prepared = prepare(Arc::clone(db), query, binds, QueryOptions::default())?;
-    let mut out = Vec::new();
-    let outcome = prepared.run(Control::new(None), None, &mut |v| {
-        out.push(v);
-        Ok(true)
-    })?;
-    Ok((out, outcome))
-}
-
 fn run(db: &Arc<dyn DatabaseOps>, query: &str) -> Vec<Value> {
-    match run_with(db, query, json!({})) {
-        Ok((out, _)) => out,
-        Err(e) => panic!("{query}: {e:?}"),
-    }
+    engine::results(db, query, json!({}))
 }
 
 fn check(rows: &[(&str, Value)]) {

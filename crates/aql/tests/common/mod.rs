@@ -315,7 +315,7 @@ pub fn print(e: &Expr) -> String {
         Expr::Current => "CURRENT".into(),
         Expr::Attribute(base, n) => format!("({}).`{n}`", print(base)),
         Expr::Index(base, i) => format!("({})[{}]", print(base), print(i)),
-        Expr::Expansion(_) => unimplemented!("not generated"),
+        Expr::Expansion(_) => unreachable!("the generator makes no expansions"),
         Expr::Unary(op, e) => {
             let op = match op {
                 UnaryOp::Not => "NOT ",
@@ -365,7 +365,7 @@ pub fn print(e: &Expr) -> String {
                 args.iter().map(print).collect::<Vec<_>>().join(", ")
             )
         }
-        Expr::Subquery(_) => unimplemented!("not generated"),
+        Expr::Subquery(_) => unreachable!("the generator makes no subqueries"),
     }
 }
 
