@@ -396,9 +396,10 @@ impl QueryService {
                 }
             }
             let (body, has_more) = cursor.next_batch()?;
-            Ok((body, has_more))
+            Ok((body, has_more || cursor.allow_retry))
         });
-        let (mut body, has_more) = match answer {
+        // `keep`: more batches follow, or the latest may be asked for again.
+        let (mut body, keep) = match answer {
             Ok(a) => a,
             Err(e) => {
                 if !e.is(quince_errors::CURSOR_BUSY) && !e.is(quince_errors::CURSOR_NOT_FOUND) {
@@ -407,11 +408,7 @@ impl QueryService {
                 return Err(e);
             }
         };
-        let retryable = self
-            .cursors
-            .with(id, database, user, |c| Ok(c.allow_retry))
-            .unwrap_or(false);
-        if !has_more && !retryable {
+        if !keep {
             self.cursors.remove(id);
         }
         body["id"] = json!(id.to_string());
