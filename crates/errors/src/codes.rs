@@ -171,6 +171,26 @@ error_codes! {
     USER_INVALID_PASSWORD                  = 1701,  400, "invalid password";
     USER_DUPLICATE                         = 1702,  409, "duplicate user";
     USER_NOT_FOUND                         = 1703,  404, "user not found";
+    // Graphs (named graphs, `/_api/gharial`, and AQL graph operations).
+    GRAPH_COLLECTION_MULTI_USE             = 1920,  400, "multi use of edge collection in edge def";
+    GRAPH_COLLECTION_USE_IN_MULTI_GRAPHS   = 1921,  400, "edge collection already used in edge def";
+    GRAPH_CREATE_MISSING_NAME              = 1922,  400, "missing graph name";
+    GRAPH_CREATE_MALFORMED_EDGE_DEFINITION = 1923,  400, "malformed edge definition";
+    GRAPH_NOT_FOUND                        = 1924,  404, "graph not found";
+    GRAPH_DUPLICATE                        = 1925,  409, "graph already exists";
+    GRAPH_VERTEX_COL_DOES_NOT_EXIST        = 1926,  404, "vertex collection does not exist or is not part of the graph";
+    GRAPH_WRONG_COLLECTION_TYPE_VERTEX     = 1927,  400, "collection not a vertex collection";
+    GRAPH_NOT_IN_ORPHAN_COLLECTION         = 1928,  404, "collection is not in list of orphan collections";
+    GRAPH_COLLECTION_USED_IN_EDGE_DEF      = 1929,  400, "collection already used in edge def";
+    GRAPH_EDGE_COLLECTION_NOT_USED         = 1930,  404, "edge collection not used in graph";
+    GRAPH_COLLECTION_USED_IN_ORPHANS       = 1938,  400, "collection used in orphans";
+    GRAPH_EDGE_COL_DOES_NOT_EXIST          = 1939,  404, "edge collection does not exist or is not part of the graph";
+    GRAPH_INTERNAL_DATA_CORRUPT            = 1941,  500, "internal graph data corrupt";
+    GRAPH_MUST_NOT_DROP_COLLECTION         = 1942,  403, "must not drop collection while part of graph";
+    GRAPH_CREATE_MALFORMED_ORPHAN_LIST     = 1943,  400, "malformed orphan list";
+    GRAPH_EDGE_DEFINITION_IS_DOCUMENT      = 1944,  400, "edge definition collection is a document collection";
+    GRAPH_REFERENCED_VERTEX_COLLECTION_NOT_PART_OF_THE_GRAPH = 1947, 400, "referenced vertex collection is not part of the graph";
+    GRAPH_NEGATIVE_EDGE_WEIGHT             = 1948,  400, "negative edge weight found";
     // Scheduler.
     QUEUE_FULL                             = 21003, 503, "queue is full";
     QUEUE_TIME_REQUIREMENT_VIOLATED        = 21004, 412, "queue time violated";

@@ -9,6 +9,7 @@
 //! update items, revision preconditions, the smallest journal size, the checksum); the rules
 //! a collection's `schema` and `computedValues` add to its writes ([`WriteRules`]: JSON Schema
 //! levels, computed values over an [`ExpressionCompiler`] that `quince-aql` implements);
+//! named graph definitions ([`graph`]: the `_graphs` documents gharial writes and AQL reads);
 //! secondary indexes as every engine shares them
 //! ([`IndexDefinition`]: create bodies and stored definitions; [`IndexSpec`]: a document's
 //! entries; [`IndexLookup`]/[`IndexHit`]: what the executor asks and gets); [`UserDocuments`],
@@ -30,6 +31,7 @@ mod checksum;
 mod computed;
 mod durability;
 pub mod fake;
+pub mod graph;
 mod index;
 mod interface;
 mod options;
