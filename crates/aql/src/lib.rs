@@ -4,7 +4,8 @@
 //! What it is: the syntax tree ([`ast`]) and its parser ([`syntax`]); the values, operators
 //! and casts of AQL ([`value`]; the type and value order itself is
 //! `quince_model::order`, which the indexes share); the function library ([`functions`]);
-//! the plan ([`plan`]: compile, optimize) and the executor ([`exec`]); [`query`], which
+//! the graph searches ([`graph`]: traversals and path searches over a source of edges); the
+//! plan ([`plan`]: compile, optimize) and the executor ([`exec`]); [`query`], which
 //! strings them together for the cursor API; and [`computed`], the compiler of collections'
 //! computed-value expressions.
 //!
@@ -20,6 +21,7 @@ pub mod computed;
 pub mod exec;
 pub mod explain;
 pub mod functions;
+pub mod graph;
 pub mod plan;
 pub mod query;
 pub mod service;
