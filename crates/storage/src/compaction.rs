@@ -17,7 +17,9 @@
 //! write the output's hint, rename it to `datafile-<fid>.db` and fsync the directory: from this
 //! point the compaction is committed, and recovery finishes it if we crash. Then index entries
 //! that still name an old location are re-pointed (compare and swap per key: a writer's newer
-//! version wins), and the old files are unlinked. Readers holding an old file's handle keep
+//! version wins), and the old files are unlinked. A full disk before the commit (writing the
+//! output or its hint, or renaming it) gives the compaction up: the output is removed and the
+//! store stays writable; any other failure to write poisons it. Readers holding an old file's handle keep
 //! reading valid bytes; a reader that finds the file gone re-reads the index.
 //!
 //! What it is not: a writer. It never takes the writer lock; writers run during the copy.
@@ -163,7 +165,10 @@ impl Store {
     fn rewrite(&self, plan: &Plan) -> Result<u64, StorageError> {
         let fid = self.fid_next.fetch_add(1, Ordering::Relaxed);
         let temp = FileName::Compaction(fid).path_in(&self.dir);
-        let handle = self.io.create_new(&temp).map_err(|e| self.fail(&temp, e))?;
+        let handle = self
+            .io
+            .create_new(&temp)
+            .map_err(|e| self.fail_output(&temp, e))?;
         let replaced: Vec<u64> = plan
             .drop
             .iter()
@@ -198,6 +203,16 @@ impl Store {
             Err(e) => {
                 // The output is not committed; recovery would delete it too.
                 let _ = self.io.remove_file(&temp);
+                if matches!(e, StorageError::Full { .. }) && self.poison.reason().is_none() {
+                    // No room for the output: nothing the store relies on changed, so the
+                    // compaction is given up (and tried again by a later pass), the store
+                    // stays writable, and the output's hint, if written, goes with it.
+                    let hint = FileName::Hint(fid).path_in(&self.dir);
+                    if self.io.exists(&hint) {
+                        let _ = self.io.remove_file(&hint);
+                    }
+                    tracing::warn!(event = "compaction.abandoned", dir = %self.dir.display(), error = %e);
+                }
                 return Err(e);
             }
         };
@@ -304,7 +319,7 @@ impl Store {
         let path = FileName::Compaction(out.fid).path_in(&self.dir);
         out.handle
             .write_all_at(&out.pending, out.written)
-            .map_err(|e| self.fail(&path, e))?;
+            .map_err(|e| self.fail_output(&path, e))?;
         out.written += out.pending.len() as u64;
         out.pending.clear();
         self.compactor_bytes.store(out.written, Ordering::Relaxed);
@@ -326,12 +341,17 @@ impl Store {
         // Every record that made a dropped one dead must be durable before the drop is.
         self.sync()?;
         let hint = std::mem::replace(&mut out.hint, HintBuilder::new());
+        // (A failed fsync of the hint has poisoned the store; its other failures leave it.)
         self.write_hint_file(out.fid, &hint.finish(out.fid, out.written))
-            .map_err(|e| self.poison.poison(e))?;
+            .map_err(|e| match e {
+                StorageError::Full { .. } => e,
+                e => self.poison.poison(e),
+            })?;
         let path = FileName::Datafile(out.fid).path_in(&self.dir);
+        // A rename is atomic: when it fails, the output is still uncommitted.
         self.io
             .rename(temp, &path)
-            .map_err(|e| self.fail(temp, e))?;
+            .map_err(|e| self.fail_output(temp, e))?;
         self.io
             .sync_dir(&self.dir)
             .map_err(|e| self.fail(&self.dir, e))?;
@@ -363,6 +383,16 @@ impl Store {
         self.io
             .sync_dir(&self.dir)
             .map_err(|e| self.fail(&self.dir, e))
+    }
+
+    /// The error of a failed write of the uncommitted output (or its rename) at `path`: a full
+    /// disk gives the compaction up without poisoning the store (nothing it relies on
+    /// changed); any other failure poisons it.
+    fn fail_output(&self, path: &std::path::Path, e: std::io::Error) -> StorageError {
+        match StorageError::io(path, e) {
+            full @ StorageError::Full { .. } => full,
+            other => self.poison.poison(other),
+        }
     }
 
     /// Poisons the store with a failed I/O call on `path` and returns the error.

@@ -89,8 +89,9 @@ impl Store {
         Ok(())
     }
 
-    /// Creates the spare journal if there is none. A full disk is logged and leaves things as
-    /// they were; any other failure poisons the store.
+    /// Creates the spare journal if there is none. A full disk (while creating it, or while
+    /// rewriting the manifest to name it, when the old manifest stayed current) is logged and
+    /// leaves things as they were; any other failure poisons the store.
     pub(crate) fn prepare_spare(&self) -> Result<(), StorageError> {
         if self.spare_fid.load(Ordering::Relaxed) != 0 {
             return Ok(());
@@ -106,7 +107,26 @@ impl Store {
             }
             Err(e) => return Err(self.poison.poison(e)),
         };
-        self.refresh_manifest()?;
+        match self.files.refresh_manifest() {
+            Ok(()) => {}
+            // The spare is durable but the manifest cannot name it, and the old manifest is
+            // still current: the spare holds its header only and nothing names it, so it is
+            // given up like one that could not be created.
+            Err(failure)
+                if failure.old_kept
+                    && matches!(failure.error, StorageError::Full { .. })
+                    && self.poison.reason().is_none() =>
+            {
+                // Unless a group-commit round named it meanwhile (then it is a spare like any
+                // other).
+                if self.files.forget_unlisted(fid) {
+                    self.forget_half_made(fid)?;
+                    tracing::debug!(event = "journal.spare_failed", fid, error = %failure.error);
+                    return Ok(());
+                }
+            }
+            Err(failure) => return Err(self.poison.poison(failure.error)),
+        }
         let installed = {
             let mut writer = self.writer.lock();
             let fits = writer.spare.is_none() && fid > writer.fid_last;
@@ -137,6 +157,6 @@ impl Store {
     pub(crate) fn refresh_manifest(&self) -> Result<(), StorageError> {
         self.files
             .refresh_manifest()
-            .map_err(|e| self.poison.poison(e))
+            .map_err(|failure| self.poison.poison(failure.error))
     }
 }

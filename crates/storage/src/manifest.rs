@@ -81,14 +81,37 @@ impl FileSet {
 
     /// Rewrites the manifest from the current file set (call after changing it, before
     /// deleting any file that left it).
-    pub(crate) fn write_manifest(&self) -> Result<(), StorageError> {
+    pub(crate) fn write_manifest(&self) -> Result<(), WriteFailure> {
         let mut listed = self.listed.lock();
         let fids = self.listable();
-        // Unknown until the write succeeded: a failed rewrite may have left either list.
-        *listed = None;
-        write(self.io.as_ref(), &self.dir, &fids)?;
-        *listed = Some(fids);
-        Ok(())
+        match write(self.io.as_ref(), &self.dir, &fids) {
+            Ok(()) => {
+                *listed = Some(fids);
+                Ok(())
+            }
+            Err(failure) => {
+                // Before the rename the old list is still the one on disk; after it, either
+                // list may be, so the next refresh rewrites it whatever the files are.
+                if !failure.old_kept {
+                    *listed = None;
+                }
+                Err(failure)
+            }
+        }
+    }
+
+    /// Takes `fid` out of the file set when the manifest on disk is known not to name it; true
+    /// if it did. Done under the manifest's lock, so no rewrite can name the file afterwards;
+    /// false (and nothing changed) when the manifest may name it.
+    pub(crate) fn forget_unlisted(&self, fid: u64) -> bool {
+        let listed = self.listed.lock();
+        match listed.as_deref() {
+            Some(fids) if !fids.contains(&fid) => {
+                self.files.write().remove(&fid);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Records that a file was removed without a directory fsync.
@@ -107,7 +130,7 @@ impl FileSet {
     }
 
     /// Rewrites the manifest only when it does not name exactly the listable files.
-    pub(crate) fn refresh_manifest(&self) -> Result<(), StorageError> {
+    pub(crate) fn refresh_manifest(&self) -> Result<(), WriteFailure> {
         if self.listed.lock().as_deref() == Some(&self.listable()[..]) {
             return Ok(());
         }
@@ -129,24 +152,43 @@ pub fn path_in(dir: &Path) -> PathBuf {
     dir.join(MANIFEST_FILE)
 }
 
+/// A manifest rewrite that failed.
+#[derive(Debug)]
+pub struct WriteFailure {
+    /// What failed.
+    pub error: StorageError,
+    /// True when the failure came before the rename: the old manifest is still the current
+    /// one, whole (a leftover `manifest.db.tmp` is never read and is removed by the next write).
+    pub old_kept: bool,
+}
+
 /// Replaces the manifest of `dir` with `fids`, durably.
-pub fn write(io: &dyn FileIo, dir: &Path, fids: &[u64]) -> Result<(), StorageError> {
+pub fn write(io: &dyn FileIo, dir: &Path, fids: &[u64]) -> Result<(), WriteFailure> {
     let temp = dir.join(MANIFEST_TEMP_FILE);
-    let io_err = |e| StorageError::io(&temp, e);
+    let before = |e| WriteFailure {
+        error: StorageError::io(&temp, e),
+        old_kept: true,
+    };
     if io.exists(&temp) {
         // An earlier write that never became current (it was not renamed yet).
-        io.remove_file(&temp).map_err(io_err)?;
+        io.remove_file(&temp).map_err(before)?;
     }
     let payload: Vec<u8> = fids.iter().flat_map(|fid| fid.to_le_bytes()).collect();
     let bytes = format::encode(RecordType::Manifest, 0, 0, &[], &payload);
-    let handle = io.create_new(&temp).map_err(io_err)?;
-    handle.write_all_at(&bytes, 0).map_err(io_err)?;
-    handle.sync_data().map_err(io_err)?;
+    let handle = io.create_new(&temp).map_err(before)?;
+    handle.write_all_at(&bytes, 0).map_err(before)?;
+    handle.sync_data().map_err(before)?;
     drop(handle);
     let path = path_in(dir);
-    io.rename(&temp, &path)
-        .map_err(|e| StorageError::io(&path, e))?;
-    io.sync_dir(dir).map_err(|e| StorageError::io(dir, e))
+    // A rename is atomic: when it fails, the old manifest is still the current one.
+    io.rename(&temp, &path).map_err(|e| WriteFailure {
+        error: StorageError::io(&path, e),
+        old_kept: true,
+    })?;
+    io.sync_dir(dir).map_err(|e| WriteFailure {
+        error: StorageError::io(dir, e),
+        old_kept: false,
+    })
 }
 
 /// The fids the manifest of `dir` lists; `None` when there is no manifest.

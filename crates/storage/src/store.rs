@@ -714,7 +714,7 @@ impl Store {
     /// Rewrites the manifest from the current file set (call after changing it, before
     /// deleting any file that left it).
     pub(crate) fn write_manifest(&self) -> Result<(), StorageError> {
-        self.files.write_manifest()
+        self.files.write_manifest().map_err(|failure| failure.error)
     }
 
     /// The error that poisoned the store, if any.

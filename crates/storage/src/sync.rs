@@ -338,7 +338,7 @@ impl GroupCommit {
             // behind the engine's back is noticed at the next open.
             self.files
                 .refresh_manifest()
-                .map_err(|e| self.poison.poison(e))?;
+                .map_err(|failure| self.poison.poison(failure.error))?;
         }
         {
             let mut state = self.state.lock();
