@@ -57,6 +57,7 @@ PG_TWO_HOPS = ("WITH RECURSIVE n(v, d) AS (SELECT CAST(:s AS bigint), 0 UNION "
                "SELECT r.dst, n.d + 1 FROM n JOIN relations r ON r.src = n.v WHERE n.d < 2)")
 PG_EDGES_UNIT = "'SELECT id, src AS source, dst AS target, CAST(1 AS float8) AS cost FROM relations'"
 PG_EDGES_WEIGHT = "'SELECT id, src AS source, dst AS target, CAST(weight AS float8) AS cost FROM relations'"
+PG_ENDS = "CAST(:s AS bigint), CAST(:t AS bigint)"  # typed: pgRouting's functions are overloaded
 PATH_DEPTH_MAX = 6  # the recursive CTE's bound on the unweighted shortest path
 
 
@@ -116,9 +117,9 @@ def workload_table():
                        "SELECT r.dst, b.d + 1 FROM b JOIN relations r ON r.src = b.v "
                        f"WHERE b.d < {PATH_DEPTH_MAX}) SELECT d FROM b WHERE v = :t LIMIT 1;", ""),
                    "pgr_dijkstra, unit costs": (
-                       "prepared", f"SELECT node, agg_cost FROM pgr_dijkstra({PG_EDGES_UNIT}, CAST(:s AS bigint), CAST(:t AS bigint), true);", ""),
+                       "prepared", f"SELECT node, agg_cost FROM pgr_dijkstra({PG_EDGES_UNIT}, {PG_ENDS}, true);", ""),
                    "pgr_bdDijkstra, unit costs": (
-                       "prepared", f"SELECT node, agg_cost FROM pgr_bdDijkstra({PG_EDGES_UNIT}, CAST(:s AS bigint), CAST(:t AS bigint), true);",
+                       "prepared", f"SELECT node, agg_cost FROM pgr_bdDijkstra({PG_EDGES_UNIT}, {PG_ENDS}, true);",
                        "")},
             "pairs": [("AQL", f"recursive CTE (BFS, depth <= {PATH_DEPTH_MAX})"), ("AQL", "pgr_dijkstra, unit costs"),
                       ("AQL", "pgr_bdDijkstra, unit costs")],
@@ -129,7 +130,7 @@ def workload_table():
             "quince": {"AQL": ("POST", None, "FOR v, e IN OUTBOUND SHORTEST_PATH @start TO @target relations "
                                              'OPTIONS {weightAttribute: "weight"} RETURN [v._key, e.weight]')},
             "pg": {"pgr_dijkstra": (
-                "prepared", f"SELECT node, agg_cost FROM pgr_dijkstra({PG_EDGES_WEIGHT}, CAST(:s AS bigint), CAST(:t AS bigint), true);", "")},
+                "prepared", f"SELECT node, agg_cost FROM pgr_dijkstra({PG_EDGES_WEIGHT}, {PG_ENDS}, true);", "")},
             "pairs": [("AQL", "pgr_dijkstra")],
         },
         "k-paths": {
@@ -139,7 +140,7 @@ def workload_table():
                                              'OPTIONS {weightAttribute: "weight"} LIMIT 3 '
                                              "RETURN {weight: p.weight, vertices: p.vertices[*]._key}")},
             "pg": {"pgr_KSP": (
-                "prepared", f"SELECT path_id, node, agg_cost FROM pgr_KSP({PG_EDGES_WEIGHT}, CAST(:s AS bigint), CAST(:t AS bigint), 3, true);", "")},
+                "prepared", f"SELECT path_id, node, agg_cost FROM pgr_KSP({PG_EDGES_WEIGHT}, {PG_ENDS}, 3, true);", "")},
             "pairs": [("AQL", "pgr_KSP")],
         },
     }
@@ -258,7 +259,8 @@ def pg_load(pg, work):
     started = time.monotonic()
     psql(pg, "CREATE INDEX relations_src ON relations (src);\nCREATE INDEX relations_dst ON relations (dst);")
     index_s = time.monotonic() - started
-    psql(pg, "VACUUM ANALYZE profiles;\nVACUUM ANALYZE relations;\nCREATE EXTENSION pgrouting CASCADE;")  # it requires PostGIS
+    # pgRouting requires PostGIS (installed with it), hence CASCADE.
+    psql(pg, "VACUUM ANALYZE profiles;\nVACUUM ANALYZE relations;\nCREATE EXTENSION pgrouting CASCADE;")
     return copy_s, index_s
 
 
@@ -519,7 +521,8 @@ def report(machine, pg_version, setup, results):
         "default settings (`shared_buffers` 128 MB) but `max_connections=50`, `trust` authentication.",
         "Clients and servers on the same machine over loopback TCP. Produced by `bash benches/graphs.sh`",
         f"(VERTICES={VERTICES}, DURATION={DURATION} s per wrk or pgbench run, ROUNDS={ROUNDS},",
-        f"WORKLOADS={','.join(SELECTED)}). Both servers are loaded once and run side by side; each",
+        f"WORKLOADS={','.join(SELECTED)}, QUINCE_WORKLOADS={','.join(QUINCE_SELECTED)}). Both servers",
+        "are loaded once and run side by side; each",
         "measurement alternates Quince, PostgreSQL. ops/s is the mean over the rounds (range in",
         "parentheses), latencies their median, ops the operations completed in all rounds.",
         "",
@@ -565,11 +568,18 @@ def report(machine, pg_version, setup, results):
             continue
         spec = WORKLOADS[name]
         lines += ["", f"## {name}: {spec['title']}", ""]
-        for variant, (_, _, query) in spec["quince"].items():
+        for variant, (method, suffix, query) in spec["quince"].items():
             if query:
-                lines.append(f"Quince `{query}`.")
+                lines.append(f"Quince `{query}` (`POST /_api/cursor`, the start and target as bind variables).")
+            elif method == "GET":
+                lines.append("Quince `GET /_api/document/profiles/<key>`.")
+            else:
+                lines.append(f"Quince {variant}: `POST /_api/document/profiles{suffix}` with the document below.")
+        shown = set()
         for variant, (mode, sql, options) in spec["pg"].items():
-            lines.append(f"PostgreSQL {variant}: `{sql}`" + (f" with `PGOPTIONS='{options}'`" if options else "") + ".")
+            text = "the same statement" if sql in shown else f"`{sql}`"
+            shown.add(sql)
+            lines.append(f"PostgreSQL {variant}: {text}" + (f" with `PGOPTIONS='{options}'`" if options else "") + ".")
         lines += ["", *measured_table(results, name)]
     lines += ["", "The machine's cores are shared by the client and the server; figures on a shared machine",
               "vary by about ±20 % between runs."]
