@@ -118,7 +118,8 @@ def wrk_run(url, connections, script, env):
     sock = re.search(r"Socket errors:.*", out)
     if bad or sock:
         raise RuntimeError(f"wrk {url}: errors\n{out}")
-    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)), "p50": pct(50), "p99": pct(99)}
+    return {"rps": float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            "ops": int(re.search(r"(\d+) requests in", out).group(1)), "p50": pct(50), "p99": pct(99)}
 
 
 def percentile(sorted_values, p):
@@ -255,31 +256,39 @@ def pg_check(pg):
 
 
 def pg_lookup(pg, work, which, c, mode):
-    """pgbench -f with a random value per transaction; returns {rps, p50, p99} (ms) from the
-    per-transaction log, and the CPU shares."""
-    script = os.path.join(work, f"{which}.sql")
+    """pgbench with a random value per transaction."""
     var = "v" if which == "a2" else "k"
+    text = f"\\set {var} random(0, {DOCS - 1})\n{PG_A2 if which == 'a2' else PG_KEY}\n"
+    return pgbench_run(pg, work, which, text, c, mode)
+
+
+def pgbench_run(pg, work, name, text, c, mode, env=None, defines=(), timeout=None):
+    """pgbench -f (the script `text`) for DURATION s at concurrency c; returns {rps, ops, p50,
+    p99} (ms) from the per-transaction log, and the CPU shares. `defines` are pgbench -D
+    settings, `env` extra environment (PGOPTIONS)."""
+    script = os.path.join(work, f"{name}.sql")
     with open(script, "w") as f:
-        f.write(f"\\set {var} random(0, {DOCS - 1})\n{PG_A2 if which == 'a2' else PG_KEY}\n")
+        f.write(text)
     logs = tempfile.mkdtemp(prefix="pgbench-log-", dir=work)
     cmd = [pg_bin("pgbench"), "-h", "127.0.0.1", "-p", str(pg.port), "-U", PG_USER, "-n", "-f", script,
            "-c", str(c), "-j", str(min(c, 2)), "-T", str(DURATION), "-M", mode, "-l",
-           "--log-prefix", os.path.join(logs, "tx"), "postgres"]
+           "--log-prefix", os.path.join(logs, "tx"), *[arg for d in defines for arg in ("-D", d)], "postgres"]
     settled = children(pg.pid)
-    out, client_s, server_s, wall = measured(lambda: run(cmd, DURATION + 60, cwd=logs),
-                                             lambda: tree_cpu(pg.pid, settled))
+    out, client_s, server_s, wall = measured(
+        lambda: run(cmd, timeout or DURATION + 60, cwd=logs, env={**os.environ, **(env or {})}),
+        lambda: tree_cpu(pg.pid, settled))
     failed = re.search(r"number of failed transactions:\s+(\d+)", out)
     if failed and int(failed.group(1)):
         raise RuntimeError(f"pgbench: failed transactions\n{out}")
     latencies = []
-    for name in os.listdir(logs):
-        with open(os.path.join(logs, name)) as f:
+    for log_name in os.listdir(logs):
+        with open(os.path.join(logs, log_name)) as f:
             latencies += [int(line.split()[2]) for line in f if line.strip()]
     shutil.rmtree(logs, ignore_errors=True)
     latencies.sort()
     tps = float(re.search(r"^tps = ([\d.]+)", out, re.M).group(1))
-    return {"rps": tps, "p50": percentile(latencies, 50) / 1000, "p99": percentile(latencies, 99) / 1000,
-            "client_cpu": client_s / wall, "server_cpu": server_s / wall}
+    return {"rps": tps, "ops": len(latencies), "p50": percentile(latencies, 50) / 1000,
+            "p99": percentile(latencies, 99) / 1000, "client_cpu": client_s / wall, "server_cpu": server_s / wall}
 
 
 def pg_shape(pg, sql, workers):
