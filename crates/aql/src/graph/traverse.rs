@@ -16,16 +16,20 @@
 //! - `uniqueVertices: path`: no vertex twice on one path (the start included); `global` (bfs and
 //!   weighted only; the planner refuses it with dfs): each vertex is reached at most once in the
 //!   whole traversal, by the first path to reach it (the shortest in bfs, the lightest in
-//!   weighted order), and the start counts as reached; a path that reaches a vertex reached
-//!   before is never handed over;
+//!   weighted order; with a depth limit, the lightest found within it, whose parents are
+//!   themselves the first to reach theirs), and the start counts as reached; a path that
+//!   reaches a vertex reached before is never handed over;
 //! - depth-first order follows the provider's edge order (a pre-order walk: a path, then its
 //!   extensions edge by edge); breadth-first hands over all paths of depth d before any of depth
 //!   d+1, each depth in the order of their parents and then of the provider's edges; weighted
 //!   hands them over by ascending weight, ties in the order they were found;
 //! - the provider is asked for a vertex's edges only when a path ending there is expanded (the
-//!   callback said so and it is shallower than `max_depth`), and only when that path's turn
-//!   comes: depth-first holds one edge list per depth of the current path, breadth-first and
-//!   weighted hold the paths found but not yet handed over (sharing their common prefixes);
+//!   callback said so and it is shallower than `max_depth`), and only when the extensions'
+//!   turn comes (breadth-first reads a path's edges once every path queued before its
+//!   extensions was handed over; weighted once nothing lighter is left), so a traversal stopped
+//!   early asked for no more than it needed; depth-first holds one edge list per depth of the
+//!   current path, breadth-first and weighted hold the paths found but not yet handed over
+//!   (sharing their common prefixes);
 //! - `Path::weight` is the sum of the edges' weights when `weights` is given (a negative one is
 //!   1948), the number of edges otherwise.
 
@@ -255,11 +259,20 @@ impl Drop for Node {
     }
 }
 
-/// A weighted-order queue entry: the lightest first, then the first found.
+/// What waits in the queue: a path to hand over, or a path handed over whose extensions are
+/// still to be read (read only when their turn comes, so that a traversal stopped early asks
+/// the provider no more than it needed; the order is the same as reading them at once).
+enum Item {
+    Visit(Rc<Node>),
+    /// `None` is the start.
+    Expand(Option<Rc<Node>>),
+}
+
+/// A weighted-order queue entry: the lightest first, then the first queued.
 struct Entry {
     weight: f64,
     seq: u64,
-    node: Rc<Node>,
+    item: Item,
 }
 
 impl PartialEq for Entry {
@@ -286,31 +299,46 @@ impl Ord for Entry {
     }
 }
 
-/// The paths waiting to be handed over: first in, first out, or by weight.
+/// The paths waiting to be handed over or expanded: first in, first out (paths before
+/// expansions, which keeps breadth-first order), or by weight (an expansion has its path's
+/// weight, which no extension is below).
 enum Queue {
-    Fifo(VecDeque<Rc<Node>>),
+    Fifo {
+        ready: VecDeque<Rc<Node>>,
+        pending: VecDeque<Option<Rc<Node>>>,
+    },
     Heap(BinaryHeap<Entry>, u64),
 }
 
 impl Queue {
-    fn push(&mut self, node: Rc<Node>) {
+    fn push(&mut self, item: Item) {
         match self {
-            Queue::Fifo(queue) => queue.push_back(node),
+            Queue::Fifo { ready, pending } => match item {
+                Item::Visit(node) => ready.push_back(node),
+                Item::Expand(node) => pending.push_back(node),
+            },
             Queue::Heap(heap, seq) => {
                 *seq += 1;
+                let weight = match &item {
+                    Item::Visit(node) | Item::Expand(Some(node)) => node.weight,
+                    Item::Expand(None) => 0.0,
+                };
                 heap.push(Entry {
-                    weight: node.weight,
+                    weight,
                     seq: *seq,
-                    node,
+                    item,
                 });
             }
         }
     }
 
-    fn pop(&mut self) -> Option<Rc<Node>> {
+    fn pop(&mut self) -> Option<Item> {
         match self {
-            Queue::Fifo(queue) => queue.pop_front(),
-            Queue::Heap(heap, _) => heap.pop().map(|entry| entry.node),
+            Queue::Fifo { ready, pending } => ready
+                .pop_front()
+                .map(Item::Visit)
+                .or_else(|| pending.pop_front().map(Item::Expand)),
+            Queue::Heap(heap, _) => heap.pop().map(|entry| entry.item),
         }
     }
 }
@@ -328,7 +356,10 @@ fn queued(
     let mut queue = if weighted {
         Queue::Heap(BinaryHeap::new(), 0)
     } else {
-        Queue::Fifo(VecDeque::new())
+        Queue::Fifo {
+            ready: VecDeque::new(),
+            pending: VecDeque::new(),
+        }
     };
     // Global uniqueness: breadth-first marks a vertex when a path first reaches it (paths
     // are handed over in the order they are found); weighted marks it when the lightest path
@@ -367,17 +398,24 @@ fn queued(
             if global && !weighted {
                 reached.insert(step.vertex.clone());
             }
-            queue.push(Rc::new(Node {
+            queue.push(Item::Visit(Rc::new(Node {
                 parent: parent.clone(),
                 step,
                 depth: depth + 1,
                 weight,
-            }));
+            })));
         }
         Ok(())
     };
-    expand(None, &mut queue, &mut reached)?;
-    while let Some(node) = queue.pop() {
+    queue.push(Item::Expand(None));
+    while let Some(item) = queue.pop() {
+        let node = match item {
+            Item::Expand(parent) => {
+                expand(parent, &mut queue, &mut reached)?;
+                continue;
+            }
+            Item::Visit(node) => node,
+        };
         if global && weighted && !reached.insert(node.step.vertex.clone()) {
             continue;
         }
@@ -391,7 +429,7 @@ fn queued(
             return Ok(());
         }
         if flow.expand && node.depth < options.max_depth {
-            expand(Some(node), &mut queue, &mut reached)?;
+            queue.push(Item::Expand(Some(node)));
         }
     }
     Ok(())
