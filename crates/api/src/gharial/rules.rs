@@ -119,7 +119,7 @@ fn stored_options(body: &Map<String, Value>) -> Result<Map<String, Value>> {
         .or_else(|| options.get("minReplicationFactor"))
         .cloned()
         .unwrap_or_else(|| 1.into());
-    if !write_concern.as_u64().is_some_and(|n| n >= 1) {
+    if write_concern.as_u64().is_none_or(|n| n < 1) {
         return Err(bad("writeConcern must be a positive integer"));
     }
     options.insert("writeConcern".into(), write_concern.clone());
