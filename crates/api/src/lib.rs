@@ -61,6 +61,7 @@ mod credentials;
 mod database;
 mod document;
 mod edges;
+mod gharial;
 mod import;
 mod index;
 mod job;

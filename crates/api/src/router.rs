@@ -50,8 +50,8 @@ use crate::request::ApiRequest;
 use crate::response::ApiResult;
 use crate::state::{Api, ApiConfig};
 use crate::{
-    admin, batch, collection, database, document, edges, import, index, job, open_auth, query,
-    server_mode, token, transaction, user,
+    admin, batch, collection, database, document, edges, gharial, import, index, job, open_auth,
+    query, server_mode, token, transaction, user,
 };
 
 /// What a handler gets.
@@ -253,6 +253,7 @@ static ROUTES: &[Route] = &[
     family(&["_api", "aqlfunction"], handler!(|c| query::aql_functions(c.req).await)).own_permissions(),
     exact(&["_api", "key-generators"], handler!(|c| collection::key_generators(c.req).await)),
     family(&["_api", "index"], handler!(|c| index::handle(c.req).await)).own_permissions(),
+    family(&["_api", "gharial"], handler!(|c| gharial::handle(c.api, c.req).await)).own_permissions(),
     family(&["_api", "edges"], handler!(|c| edges::handle(c.req).await)).own_permissions().in_transactions(),
     family(&["_api", "database"], handler!(|c| database::handle(c.api, c.req).await)).own_permissions(),
     exact(&["_api", "version"], handler!(|c| admin::server::version(&c.req))),

@@ -126,7 +126,10 @@ async fn drop_collection(api: &Api, req: &ApiRequest, name: &str) -> ApiResult {
     let is_system = req.bool_param("isSystem", false);
     let database = Arc::clone(&req.database);
     let users = Arc::clone(api.users_handle());
+    // Held across the drop: no graph starts using the collection between check and drop.
+    let _graphs = crate::gharial::store::definitions_lock(&*database).await;
     let id = blocking(move || {
+        crate::gharial::store::check_droppable(&*database, &name)?;
         let id = database.drop_collection(&name, is_system)?;
         users.forget_collection(database.name(), &name)?;
         Ok(id)

@@ -18,8 +18,8 @@
 
 mod multi;
 pub(crate) mod params;
-mod render;
-mod single;
+pub(crate) mod render;
+pub(crate) mod single;
 
 #[cfg(test)]
 pub(crate) mod tests;
@@ -158,7 +158,7 @@ fn expecting(shape: &str) -> ArangoError {
 }
 
 /// The collection a request names, or 404/1203 "collection or view not found".
-fn collection(req: &ApiRequest, name: &str) -> Result<Arc<dyn CollectionOps>> {
+pub(crate) fn collection(req: &ApiRequest, name: &str) -> Result<Arc<dyn CollectionOps>> {
     req.database.collection(name).map_err(|err| {
         if err.is(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND) {
             ArangoError::new(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND)
@@ -169,7 +169,7 @@ fn collection(req: &ApiRequest, name: &str) -> Result<Arc<dyn CollectionOps>> {
 }
 
 /// Waits until a synced write is durable (no-op for `None`), parking this task, not a thread.
-async fn durable(durability: Option<Durability>) -> Result<()> {
+pub(crate) async fn durable(durability: Option<Durability>) -> Result<()> {
     match durability {
         Some(durability) => durability.await,
         None => Ok(()),

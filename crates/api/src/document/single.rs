@@ -25,7 +25,11 @@ use super::render::{etag_value, single_write_reply};
 use super::{collection, durable};
 
 /// The 412 of a read whose `If-Match` names another revision: the body names the current one.
-fn revision_mismatch(collection_name: &str, key: &str, current_rev: &str) -> ArangoError {
+pub(crate) fn revision_mismatch(
+    collection_name: &str,
+    key: &str,
+    current_rev: &str,
+) -> ArangoError {
     ArangoError::with_message(
         quince_errors::ARANGO_CONFLICT,
         "conflict, _rev values do not match",
