@@ -21,6 +21,8 @@
 //! never negative (1948, ArangoDB's "negative edge weight found", otherwise).
 
 pub mod paths;
+#[cfg(test)]
+mod test_graph;
 pub mod traverse;
 
 use std::sync::Arc;
@@ -107,6 +109,15 @@ impl Weights {
             return Err(ArangoError::new(GRAPH_NEGATIVE_EDGE_WEIGHT));
         }
         Ok(weight)
+    }
+}
+
+/// The weight a search gives `step`: its edge's weight under `weights`, or 1 when the search
+/// is unweighted (`None`).
+pub(crate) fn step_weight(weights: Option<&Weights>, step: &Step) -> Result<f64> {
+    match weights {
+        Some(weights) => weights.of(&step.edge),
+        None => Ok(1.0),
     }
 }
 
