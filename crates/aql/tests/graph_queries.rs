@@ -21,7 +21,11 @@ use quince_storage::io::OsFileIo;
 use serde_json::{json, Map, Value};
 
 /// A database of each engine (the local engine's directory kept alive beside it).
-type Db = (String, Arc<dyn DatabaseOps>, Option<(tempfile::TempDir, Arc<Catalog>)>);
+type Db = (
+    String,
+    Arc<dyn DatabaseOps>,
+    Option<(tempfile::TempDir, Arc<Catalog>)>,
+);
 
 fn engines() -> Vec<Db> {
     let fake = FakeEngine::new().database("_system").unwrap();
@@ -38,7 +42,11 @@ fn engines() -> Vec<Db> {
     ]
 }
 
-fn collection(db: &Arc<dyn DatabaseOps>, name: &str, kind: CollectionType) -> Arc<dyn CollectionOps> {
+fn collection(
+    db: &Arc<dyn DatabaseOps>,
+    name: &str,
+    kind: CollectionType,
+) -> Arc<dyn CollectionOps> {
     let mut request = engine::request(name);
     request.kind = kind;
     request.is_system = name.starts_with('_');
@@ -101,8 +109,20 @@ fn traversal_graph(db: &Arc<dyn DatabaseOps>) {
 fn train_graph(db: &Arc<dyn DatabaseOps>) {
     let places = collection(db, "places", CollectionType::Document);
     let names = [
-        "Inverness", "Aberdeen", "Leuchars", "StAndrews", "Edinburgh", "Glasgow", "York",
-        "Carlisle", "Birmingham", "London", "Brussels", "Cologne", "Toronto", "Winnipeg",
+        "Inverness",
+        "Aberdeen",
+        "Leuchars",
+        "StAndrews",
+        "Edinburgh",
+        "Glasgow",
+        "York",
+        "Carlisle",
+        "Birmingham",
+        "London",
+        "Brussels",
+        "Cologne",
+        "Toronto",
+        "Winnipeg",
         "Vancouver",
     ];
     insert(&places, names.iter().map(|n| json!({"_key": n})).collect());
@@ -127,8 +147,10 @@ fn train_graph(db: &Arc<dyn DatabaseOps>) {
     let mut docs = Vec::new();
     for (i, (a, b, t)) in legs.iter().enumerate() {
         for (k, (f, to)) in [(a, b), (b, a)].into_iter().enumerate() {
-            docs.push(json!({"_key": format!("c{i:02}{k}"), "_from": format!("places/{f}"),
-                             "_to": format!("places/{to}"), "travelTime": t}));
+            docs.push(
+                json!({"_key": format!("c{i:02}{k}"), "_from": format!("places/{f}"),
+                             "_to": format!("places/{to}"), "travelTime": t}),
+            );
         }
     }
     insert(&connections, docs);
@@ -172,23 +194,66 @@ const G: &str = "GRAPH 'traversalGraph'";
 fn traversals_in_every_order_and_direction() {
     let dbs = graphs();
     let q = |body: &str| format!("FOR v, e, p IN {body} RETURN v._key");
-    check(&dbs, &q(&format!("1..3 OUTBOUND 'circles/A' {G}")),
-        json!(["B", "C", "D", "E", "F", "G", "H", "I", "J", "K"]));
-    check(&dbs, &q(&format!("1..3 OUTBOUND 'circles/A' {G} OPTIONS {{order: 'bfs'}}")),
-        json!(["B", "G", "C", "E", "H", "J", "D", "F", "I", "K"]));
-    check(&dbs, &q(&format!("1..3 OUTBOUND 'circles/A' {G} OPTIONS {{bfs: true}}")),
-        json!(["B", "G", "C", "E", "H", "J", "D", "F", "I", "K"]));
-    check(&dbs, &q(&format!("2..2 OUTBOUND 'circles/A' {G}")), json!(["C", "E", "H", "J"]));
-    check(&dbs, &q(&format!("2 OUTBOUND 'circles/A' {G}")), json!(["C", "E", "H", "J"]));
-    check(&dbs, &q(&format!("OUTBOUND 'circles/A' {G}")), json!(["B", "G"]));
-    check(&dbs, &q(&format!("1..3 INBOUND 'circles/D' {G}")), json!(["C", "B", "A"]));
-    check(&dbs, &q(&format!("1 ANY 'circles/B' {G}")), json!(["C", "E", "A"]));
+    check(
+        &dbs,
+        &q(&format!("1..3 OUTBOUND 'circles/A' {G}")),
+        json!(["B", "C", "D", "E", "F", "G", "H", "I", "J", "K"]),
+    );
+    check(
+        &dbs,
+        &q(&format!(
+            "1..3 OUTBOUND 'circles/A' {G} OPTIONS {{order: 'bfs'}}"
+        )),
+        json!(["B", "G", "C", "E", "H", "J", "D", "F", "I", "K"]),
+    );
+    check(
+        &dbs,
+        &q(&format!(
+            "1..3 OUTBOUND 'circles/A' {G} OPTIONS {{bfs: true}}"
+        )),
+        json!(["B", "G", "C", "E", "H", "J", "D", "F", "I", "K"]),
+    );
+    check(
+        &dbs,
+        &q(&format!("2..2 OUTBOUND 'circles/A' {G}")),
+        json!(["C", "E", "H", "J"]),
+    );
+    check(
+        &dbs,
+        &q(&format!("2 OUTBOUND 'circles/A' {G}")),
+        json!(["C", "E", "H", "J"]),
+    );
+    check(
+        &dbs,
+        &q(&format!("OUTBOUND 'circles/A' {G}")),
+        json!(["B", "G"]),
+    );
+    check(
+        &dbs,
+        &q(&format!("1..3 INBOUND 'circles/D' {G}")),
+        json!(["C", "B", "A"]),
+    );
+    check(
+        &dbs,
+        &q(&format!("1 ANY 'circles/B' {G}")),
+        json!(["C", "E", "A"]),
+    );
     // The start vertex as a document, the collection-list form.
-    check(&dbs,
+    check(
+        &dbs,
         "FOR s IN circles FILTER s._key == 'G' FOR v IN 1..2 OUTBOUND s edges RETURN v._key",
-        json!(["H", "I", "J", "K"]));
-    check(&dbs, "FOR v IN 1..2 INBOUND 'circles/I' OUTBOUND edges RETURN v._key", json!([]));
-    check(&dbs, "FOR v IN 1..2 OUTBOUND 'circles/I' INBOUND edges RETURN v._key", json!(["H", "G"]));
+        json!(["H", "I", "J", "K"]),
+    );
+    check(
+        &dbs,
+        "FOR v IN 1..2 INBOUND 'circles/I' OUTBOUND edges RETURN v._key",
+        json!([]),
+    );
+    check(
+        &dbs,
+        "FOR v IN 1..2 OUTBOUND 'circles/I' INBOUND edges RETURN v._key",
+        json!(["H", "G"]),
+    );
 }
 
 #[test]
@@ -215,23 +280,50 @@ fn uniqueness_options_on_a_cycle() {
     let dbs = engines();
     for (_, db, _) in &dbs {
         let vs = collection(db, "vs", CollectionType::Document);
-        insert(&vs, (0..3).map(|i| json!({"_key": format!("{i}")})).collect());
+        insert(
+            &vs,
+            (0..3).map(|i| json!({"_key": format!("{i}")})).collect(),
+        );
         let es = collection(db, "es", CollectionType::Edge);
-        insert(&es, vec![
-            json!({"_key": "a", "_from": "vs/0", "_to": "vs/1"}),
-            json!({"_key": "b", "_from": "vs/1", "_to": "vs/2"}),
-            json!({"_key": "c", "_from": "vs/2", "_to": "vs/0"}),
-        ]);
+        insert(
+            &es,
+            vec![
+                json!({"_key": "a", "_from": "vs/0", "_to": "vs/1"}),
+                json!({"_key": "b", "_from": "vs/1", "_to": "vs/2"}),
+                json!({"_key": "c", "_from": "vs/2", "_to": "vs/0"}),
+            ],
+        );
     }
-    let q = |options: &str| format!("FOR v IN 1..4 OUTBOUND 'vs/0' es OPTIONS {options} RETURN v._key");
-    check(&dbs, &q("{}"), json!(["1", "2", "0", "1"]));
-    check(&dbs, &q("{uniqueVertices: 'none', uniqueEdges: 'path'}"), json!(["1", "2", "0", "1"]));
+    let q =
+        |options: &str| format!("FOR v IN 1..4 OUTBOUND 'vs/0' es OPTIONS {options} RETURN v._key");
+    // By default no edge repeats on a path, so the cycle is walked once.
+    check(&dbs, &q("{}"), json!(["1", "2", "0"]));
+    check(
+        &dbs,
+        &q("{uniqueVertices: 'none', uniqueEdges: 'path'}"),
+        json!(["1", "2", "0"]),
+    );
     check(&dbs, &q("{uniqueVertices: 'path'}"), json!(["1", "2"]));
-    check(&dbs, &q("{uniqueVertices: 'global', order: 'bfs'}"), json!(["1", "2"]));
-    check(&dbs, &q("{uniqueEdges: 'none'}"), json!(["1", "2", "0", "1"]));
-    check(&dbs, "FOR v IN 1..5 OUTBOUND 'vs/0' es OPTIONS {uniqueEdges: 'none'} RETURN v._key",
-        json!(["1", "2", "0", "1", "2"]));
-    check(&dbs, "FOR v IN 1..5 OUTBOUND 'vs/0' es RETURN v._key", json!(["1", "2", "0", "1"]));
+    check(
+        &dbs,
+        &q("{uniqueVertices: 'global', order: 'bfs'}"),
+        json!(["1", "2"]),
+    );
+    check(
+        &dbs,
+        &q("{uniqueEdges: 'none'}"),
+        json!(["1", "2", "0", "1"]),
+    );
+    check(
+        &dbs,
+        "FOR v IN 1..5 OUTBOUND 'vs/0' es OPTIONS {uniqueEdges: 'none'} RETURN v._key",
+        json!(["1", "2", "0", "1", "2"]),
+    );
+    check(
+        &dbs,
+        "FOR v IN 1..5 OUTBOUND 'vs/0' es RETURN v._key",
+        json!(["1", "2", "0"]),
+    );
     let e = error_of(&dbs[0].1, &q("{uniqueVertices: 'global'}"), json!({}));
     assert_eq!(e.code.num, 10, "{}", e.message);
 }
@@ -242,13 +334,24 @@ fn prune_stops_expansion_but_emits() {
     check(&dbs, &format!("FOR v, e, p IN 1..3 OUTBOUND 'circles/A' {G} PRUNE e.label == 'left_blarg' RETURN v._key"),
         json!(["B", "C", "E", "F", "G", "H", "I", "J", "K"]));
     // PRUNE also applies below the least depth and to the start vertex.
-    check(&dbs, &format!("FOR v IN 2..3 OUTBOUND 'circles/A' {G} PRUNE v._key == 'B' RETURN v._key"),
-        json!(["H", "I", "J", "K"]));
-    check(&dbs, &format!("FOR v IN 0..3 OUTBOUND 'circles/A' {G} PRUNE v._key == 'A' RETURN v._key"),
-        json!(["A"]));
+    check(
+        &dbs,
+        &format!("FOR v IN 2..3 OUTBOUND 'circles/A' {G} PRUNE v._key == 'B' RETURN v._key"),
+        json!(["H", "I", "J", "K"]),
+    );
+    check(
+        &dbs,
+        &format!("FOR v IN 0..3 OUTBOUND 'circles/A' {G} PRUNE v._key == 'A' RETURN v._key"),
+        json!(["A"]),
+    );
     // The prune variable is visible after the traversal.
-    check(&dbs, &format!("FOR v IN 1 OUTBOUND 'circles/A' {G} PRUNE stop = v._key == 'G' RETURN [v._key, stop]"),
-        json!([["B", false], ["G", true]]));
+    check(
+        &dbs,
+        &format!(
+            "FOR v IN 1 OUTBOUND 'circles/A' {G} PRUNE stop = v._key == 'G' RETURN [v._key, stop]"
+        ),
+        json!([["B", false], ["G", true]]),
+    );
 }
 
 #[test]
@@ -258,9 +361,17 @@ fn edge_and_vertex_collection_options_and_bind_parameters() {
         let (rows, _) = run_with(db,
             "FOR v IN 1..2 OUTBOUND @s GRAPH @g OPTIONS {vertexCollections: 'circles', edgeCollections: ['edges']} RETURN v._key",
             json!({"s": "circles/G", "g": "traversalGraph"})).unwrap();
-        assert_eq!(rows, vec![json!("H"), json!("I"), json!("J"), json!("K")], "{name}");
-        let (rows, _) = run_with(db, "FOR v IN 1 OUTBOUND 'circles/A' @@e RETURN v._key",
-            json!({"@e": "edges"})).unwrap();
+        assert_eq!(
+            rows,
+            vec![json!("H"), json!("I"), json!("J"), json!("K")],
+            "{name}"
+        );
+        let (rows, _) = run_with(
+            db,
+            "FOR v IN 1 OUTBOUND 'circles/A' @@e RETURN v._key",
+            json!({"@e": "edges"}),
+        )
+        .unwrap();
         assert_eq!(rows, vec![json!("B"), json!("G")], "{name}");
         let (rows, _) = run_with(db, "FOR v IN 1 OUTBOUND 'circles/A' edges OPTIONS {vertexCollections: ['places']} RETURN v",
             json!({})).unwrap();
@@ -271,26 +382,54 @@ fn edge_and_vertex_collection_options_and_bind_parameters() {
 #[test]
 fn errors_and_warnings() {
     for (name, db, _) in &graphs() {
-        let e = error_of(db, "FOR v IN OUTBOUND 'circles/A' GRAPH 'nope' RETURN v", json!({}));
+        let e = error_of(
+            db,
+            "FOR v IN OUTBOUND 'circles/A' GRAPH 'nope' RETURN v",
+            json!({}),
+        );
         assert_eq!(e.code.num, 1924, "{name}: {}", e.message);
-        let e = error_of(db, "FOR v IN OUTBOUND 'circles/A' circles RETURN v", json!({}));
+        let e = error_of(
+            db,
+            "FOR v IN OUTBOUND 'circles/A' circles RETURN v",
+            json!({}),
+        );
         assert_eq!(e.code.num, 1218, "{name}: {}", e.message);
-        let e = error_of(db, "FOR v IN OUTBOUND 'circles/A' nothing RETURN v", json!({}));
+        let e = error_of(
+            db,
+            "FOR v IN OUTBOUND 'circles/A' nothing RETURN v",
+            json!({}),
+        );
         assert_eq!(e.code.num, 1203, "{name}: {}", e.message);
-        let e = error_of(db, "FOR v IN 3..1 OUTBOUND 'circles/A' edges RETURN v", json!({}));
+        let e = error_of(
+            db,
+            "FOR v IN 3..1 OUTBOUND 'circles/A' edges RETURN v",
+            json!({}),
+        );
         assert_eq!(e.code.num, 1501, "{name}: {}", e.message);
         let e = error_of(db, "FOR v IN OUTBOUND 'circles/A' edges OPTIONS {defaultWeight: -1, order: 'weighted'} RETURN v", json!({}));
         assert_eq!(e.code.num, 1948, "{name}: {}", e.message);
-        let e = error_of(db, "FOR v IN OUTBOUND 'circles/A' edges OPTIONS {order: 'sideways'} RETURN v", json!({}));
+        let e = error_of(
+            db,
+            "FOR v IN OUTBOUND 'circles/A' edges OPTIONS {order: 'sideways'} RETURN v",
+            json!({}),
+        );
         assert_eq!(e.code.num, 10, "{name}: {}", e.message);
         // An invalid start vertex: a warning and no rows.
-        let (rows, outcome) = run_with(db, "FOR v IN OUTBOUND 42 edges RETURN v", json!({})).unwrap();
+        let (rows, outcome) =
+            run_with(db, "FOR v IN OUTBOUND 42 edges RETURN v", json!({})).unwrap();
         assert!(rows.is_empty());
         assert_eq!(outcome.warnings.len(), 1, "{name}");
         assert_eq!(outcome.warnings[0].code, 10);
-        assert!(outcome.warnings[0].message.contains("Only id strings or objects with _id"));
+        assert!(outcome.warnings[0]
+            .message
+            .contains("Only id strings or objects with _id"));
         // Unknown options: a warning.
-        let (_, outcome) = run_with(db, "FOR v IN 0 OUTBOUND 'circles/A' edges OPTIONS {fancy: 1, parallelism: 2} RETURN v", json!({})).unwrap();
+        let (_, outcome) = run_with(
+            db,
+            "FOR v IN 0 OUTBOUND 'circles/A' edges OPTIONS {fancy: 1, parallelism: 2} RETURN v",
+            json!({}),
+        )
+        .unwrap();
         assert_eq!(outcome.warnings.len(), 1, "{name}: {:?}", outcome.warnings);
         assert_eq!(outcome.warnings[0].code, 1539);
     }
@@ -303,19 +442,27 @@ fn negative_weights_and_missing_vertices_at_run_time() {
         let vs = collection(db, "vs", CollectionType::Document);
         insert(&vs, vec![json!({"_key": "a"}), json!({"_key": "b"})]);
         let es = collection(db, "es", CollectionType::Edge);
-        insert(&es, vec![
-            json!({"_key": "1", "_from": "vs/a", "_to": "vs/b", "w": -2}),
-            json!({"_key": "2", "_from": "vs/a", "_to": "vs/gone", "w": 1}),
-        ]);
+        insert(
+            &es,
+            vec![
+                json!({"_key": "1", "_from": "vs/a", "_to": "vs/b", "w": -2}),
+                json!({"_key": "2", "_from": "vs/a", "_to": "vs/gone", "w": 1}),
+            ],
+        );
         let e = error_of(db, "FOR v IN 1 OUTBOUND 'vs/a' es OPTIONS {order: 'weighted', weightAttribute: 'w'} RETURN v", json!({}));
         assert_eq!(e.code.num, 1948, "{name}: {}", e.message);
         let e = error_of(db, "FOR v IN OUTBOUND SHORTEST_PATH 'vs/a' TO 'vs/b' es OPTIONS {weightAttribute: 'w'} RETURN v", json!({}));
         assert_eq!(e.code.num, 1948, "{name}: {}", e.message);
-        let (rows, outcome) = run_with(db, "FOR v IN 1 OUTBOUND 'vs/a' es RETURN v._key", json!({})).unwrap();
+        let (rows, outcome) =
+            run_with(db, "FOR v IN 1 OUTBOUND 'vs/a' es RETURN v._key", json!({})).unwrap();
         assert_eq!(rows, vec![json!("b"), Value::Null], "{name}");
         assert_eq!(outcome.warnings.len(), 1, "{name}");
         assert_eq!(outcome.warnings[0].code, 1202);
-        assert!(outcome.stats.scanned_index >= 2, "{name}: {:?}", outcome.stats);
+        assert!(
+            outcome.stats.scanned_index >= 2,
+            "{name}: {:?}",
+            outcome.stats
+        );
     }
 }
 
@@ -325,16 +472,33 @@ fn path_searches_on_the_train_graph() {
     let k = "GRAPH 'kShortestPathsGraph'";
     check(&dbs, &format!("FOR v, e IN OUTBOUND SHORTEST_PATH 'places/Aberdeen' TO 'places/London' {k} OPTIONS {{weightAttribute: 'travelTime'}} RETURN [v._key, e.travelTime]"),
         json!([["Aberdeen", null], ["Leuchars", 1.5], ["Edinburgh", 1.5], ["York", 3.5], ["London", 1.8]]));
-    check(&dbs, &format!("FOR v IN ANY SHORTEST_PATH 'places/Aberdeen' TO 'places/London' {k} RETURN v._key"),
-        json!(["Aberdeen", "Leuchars", "Edinburgh", "York", "London"]));
-    check(&dbs, &format!("FOR v IN OUTBOUND SHORTEST_PATH 'places/Aberdeen' TO 'places/Toronto' {k} RETURN v"), json!([]));
+    check(
+        &dbs,
+        &format!(
+            "FOR v IN ANY SHORTEST_PATH 'places/Aberdeen' TO 'places/London' {k} RETURN v._key"
+        ),
+        json!(["Aberdeen", "Leuchars", "Edinburgh", "York", "London"]),
+    );
+    check(
+        &dbs,
+        &format!(
+            "FOR v IN OUTBOUND SHORTEST_PATH 'places/Aberdeen' TO 'places/Toronto' {k} RETURN v"
+        ),
+        json!([]),
+    );
     check(&dbs, &format!("FOR p IN OUTBOUND K_SHORTEST_PATHS 'places/Aberdeen' TO 'places/London' {k} OPTIONS {{weightAttribute: 'travelTime', defaultWeight: 15}} LIMIT 3 RETURN {{places: p.vertices[*]._key, w: p.weight, n: LENGTH(p.edges)}}"),
         json!([
             {"places": ["Aberdeen", "Leuchars", "Edinburgh", "York", "London"], "w": 8.3, "n": 4},
             {"places": ["Aberdeen", "Leuchars", "Edinburgh", "Glasgow", "Carlisle", "Birmingham", "London"], "w": 8.5, "n": 6},
             {"places": ["Aberdeen", "Leuchars", "Edinburgh", "Glasgow", "Carlisle", "York", "London"], "w": 11.3, "n": 6},
         ]));
-    check(&dbs, &format!("FOR p IN OUTBOUND K_SHORTEST_PATHS 'places/Aberdeen' TO 'places/Toronto' {k} RETURN p"), json!([]));
+    check(
+        &dbs,
+        &format!(
+            "FOR p IN OUTBOUND K_SHORTEST_PATHS 'places/Aberdeen' TO 'places/Toronto' {k} RETURN p"
+        ),
+        json!([]),
+    );
     check(&dbs, &format!("FOR p IN 1..10 OUTBOUND K_PATHS 'places/Aberdeen' TO 'places/London' {k} SORT LENGTH(p.edges), p.vertices[*]._key RETURN p.vertices[*]._key"),
         json!([
             ["Aberdeen", "Leuchars", "Edinburgh", "York", "London"],
@@ -352,15 +516,34 @@ fn path_searches_on_the_train_graph() {
 fn filters_on_the_path_are_pushed_and_give_the_same_rows() {
     let dbs = graphs();
     let cases = [
-        ("p.edges[0].label == 'right_foo'", json!(["G", "H", "I", "J", "K"])),
-        ("p.vertices[1]._key == 'B' && p.vertices[2]._key != 'C'", json!(["E", "F"])),
-        ("p.edges[*].label ALL LIKE 'left%'", json!(["B", "C", "D", "E", "F"])),
-        ("p.vertices[*].kind ALL == 'circle' AND p.edges[1].w > 7", json!(["J", "K"])),
-        ("p.vertices[3] == null", json!(["B", "C", "E", "G", "H", "J"])),
+        (
+            "p.edges[0].label == 'right_foo'",
+            json!(["G", "H", "I", "J", "K"]),
+        ),
+        // B itself passes: its path has no third vertex, and null._key != 'C'.
+        (
+            "p.vertices[1]._key == 'B' && p.vertices[2]._key != 'C'",
+            json!(["B", "E", "F"]),
+        ),
+        (
+            "p.edges[*].label ALL != 'right_foo'",
+            json!(["B", "C", "D", "E", "F"]),
+        ),
+        (
+            "p.vertices[*].kind ALL == 'circle' AND p.edges[1].w > 7",
+            json!(["J", "K"]),
+        ),
+        (
+            "p.vertices[3] == null",
+            json!(["B", "C", "E", "G", "H", "J"]),
+        ),
     ];
     for (filter, expected) in cases {
-        let pushed = format!("FOR v, e, p IN 1..3 OUTBOUND 'circles/A' {G} FILTER {filter} RETURN v._key");
-        let kept = format!("FOR v, e, p IN 1..3 OUTBOUND 'circles/A' {G} FILTER NOOPT({filter}) RETURN v._key");
+        let pushed =
+            format!("FOR v, e, p IN 1..3 OUTBOUND 'circles/A' {G} FILTER {filter} RETURN v._key");
+        let kept = format!(
+            "FOR v, e, p IN 1..3 OUTBOUND 'circles/A' {G} FILTER NOOPT({filter}) RETURN v._key"
+        );
         check(&dbs, &pushed, expected.clone());
         check(&dbs, &kept, expected);
     }
@@ -370,11 +553,28 @@ fn filters_on_the_path_are_pushed_and_give_the_same_rows() {
         &format!("FOR v, e, p IN 1..3 OUTBOUND 'circles/A' {G} FILTER p.edges[0].label == 'right_foo' RETURN v._key"),
         Map::new(), QueryOptions::default()).unwrap();
     let plan = quince_aql::explain::plan_json(prepared.plan());
-    let types: Vec<&str> = plan["nodes"].as_array().unwrap().iter().map(|n| n["type"].as_str().unwrap()).collect();
+    let types: Vec<&str> = plan["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["type"].as_str().unwrap())
+        .collect();
     assert_eq!(types, ["SingletonNode", "TraversalNode", "ReturnNode"]);
-    let rules: Vec<&str> = plan["rules"].as_array().unwrap().iter().map(|r| r.as_str().unwrap()).collect();
-    assert!(rules.contains(&"optimize-traversals") && rules.contains(&"remove-filter-covered-by-traversal"), "{rules:?}");
-    assert_eq!(plan["nodes"][1]["pushedConditions"], json!([{"on": "edge", "depth": 0}]));
+    let rules: Vec<&str> = plan["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert!(
+        rules.contains(&"optimize-traversals")
+            && rules.contains(&"remove-filter-covered-by-traversal"),
+        "{rules:?}"
+    );
+    assert_eq!(
+        plan["nodes"][1]["pushedConditions"],
+        json!([{"on": "edge", "depth": 0}])
+    );
     assert!(plan["nodes"][1].get("pathOutVariable").is_none());
 }
 
@@ -388,7 +588,9 @@ fn explain_names_graph_nodes_as_arangodb_3_12() {
         let collections = plan["collections"].clone();
         (plan["nodes"][1].clone(), collections)
     };
-    let (t, collections) = node(&format!("FOR v, e, p IN 1..3 OUTBOUND 'circles/A' {G} OPTIONS {{order: 'bfs'}} RETURN p"));
+    let (t, collections) = node(&format!(
+        "FOR v, e, p IN 1..3 OUTBOUND 'circles/A' {G} OPTIONS {{order: 'bfs'}} RETURN p"
+    ));
     assert_eq!(t["type"], "TraversalNode");
     assert_eq!(t["graph"], "traversalGraph");
     assert_eq!(t["options"]["minDepth"], 1);
@@ -396,12 +598,21 @@ fn explain_names_graph_nodes_as_arangodb_3_12() {
     assert_eq!(t["options"]["order"], "bfs");
     assert_eq!(t["edgeCollections"], json!(["edges"]));
     assert_eq!(t["vertexCollections"], json!(["circles"]));
-    assert_eq!(collections, json!([{"name": "edges", "type": "read"}, {"name": "circles", "type": "read"}]));
+    assert_eq!(
+        collections,
+        json!([{"name": "edges", "type": "read"}, {"name": "circles", "type": "read"}])
+    );
     let (s, _) = node("FOR v IN ANY SHORTEST_PATH 'places/A' TO 'places/B' connections RETURN v");
     assert_eq!(s["type"], "ShortestPathNode");
     assert_eq!(s["directions"], json!([0]));
-    for (keyword, depth) in [("K_SHORTEST_PATHS", ""), ("K_PATHS", "1..3"), ("ALL_SHORTEST_PATHS", "")] {
-        let (p, _) = node(&format!("FOR p IN {depth} OUTBOUND {keyword} 'places/A' TO 'places/B' connections RETURN p"));
+    for (keyword, depth) in [
+        ("K_SHORTEST_PATHS", ""),
+        ("K_PATHS", "1..3"),
+        ("ALL_SHORTEST_PATHS", ""),
+    ] {
+        let (p, _) = node(&format!(
+            "FOR p IN {depth} OUTBOUND {keyword} 'places/A' TO 'places/B' connections RETURN p"
+        ));
         assert_eq!(p["type"], "EnumeratePathsNode");
         assert_eq!(p["pathType"], keyword);
     }
@@ -412,19 +623,31 @@ fn a_traversal_respects_the_memory_limit_and_the_kill_switch() {
     let dbs = engines();
     for (name, db, _) in &dbs {
         let vs = collection(db, "vs", CollectionType::Document);
-        insert(&vs, (0..200).map(|i| json!({"_key": format!("{i}"), "pad": "x".repeat(200)})).collect());
+        insert(
+            &vs,
+            (0..200)
+                .map(|i| json!({"_key": format!("{i}"), "pad": "x".repeat(200)}))
+                .collect(),
+        );
         let es = collection(db, "es", CollectionType::Edge);
         let mut edges = Vec::new();
         for i in 0..200 {
             for j in [1, 7, 31] {
-                edges.push(json!({"_from": format!("vs/{i}"), "_to": format!("vs/{}", (i + j) % 200)}));
+                edges.push(
+                    json!({"_from": format!("vs/{i}"), "_to": format!("vs/{}", (i + j) % 200)}),
+                );
             }
         }
         insert(&es, edges);
         let query = "FOR v, e, p IN 1..6 OUTBOUND 'vs/0' es RETURN LENGTH(p.edges)";
-        let options = QueryOptions { memory_limit: 200_000, ..QueryOptions::default() };
+        let options = QueryOptions {
+            memory_limit: 200_000,
+            ..QueryOptions::default()
+        };
         let prepared = prepare(Arc::clone(db), query, Map::new(), options).unwrap();
-        let e = prepared.run(Control::new(None), None, &mut |_| Ok(true)).unwrap_err();
+        let e = prepared
+            .run(Control::new(None), None, &mut |_| Ok(true))
+            .unwrap_err();
         assert_eq!(e.code.num, 32, "{name}: {}", e.message);
         let control = Control::new(None);
         control.kill();

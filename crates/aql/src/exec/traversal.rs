@@ -201,7 +201,7 @@ impl Executor<'_> {
             let w = t.options.weights.clone().unwrap_or_default();
             for step in &path.steps {
                 sum += w.of(&step.edge)?;
-                weights.push(json!(sum));
+                weights.push(number(sum));
             }
             p.insert("weights".into(), Value::Array(weights));
         }
@@ -282,7 +282,7 @@ impl Executor<'_> {
                     p.insert("edges".into(), Value::Array(edges));
                     p.insert("vertices".into(), Value::Array(documents));
                     if kind == PathKind::KShortest {
-                        p.insert("weight".into(), json!(path.weight));
+                        p.insert("weight".into(), number(path.weight));
                     }
                     row[s.slot] = Value::Object(p);
                     if self.push(pipeline, states, i + 1, row, sink)? == Flow::Stop {
@@ -320,6 +320,15 @@ impl Executor<'_> {
         account.finish(&mut self.ctx);
         result?;
         Ok(flow)
+    }
+}
+
+/// A weight as JSON: an integer when it is one (as ArangoDB prints whole doubles).
+fn number(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        json!(value as i64)
+    } else {
+        json!(value)
     }
 }
 

@@ -11,7 +11,7 @@
 //! `e`, `p`) nothing reads is not produced.
 //!
 //! What it is not: pushing conditions on `v` or `e` (they hold only at the last depth, so they
-//! prune nothing), nor on `p` in any other form.
+//! prune nothing), nor on `p` in any other form, nor a conjunct wrapped in `NOOPT()`.
 //!
 //! Invariants: a pushed conjunct reads no traversal variable other than through the matched
 //! element, is deterministic and has no subquery, and its other values do not change while
@@ -120,7 +120,9 @@ fn path_list(e: &CExpr, p: Slot) -> Option<bool> {
 
 /// `part` as a condition over the new slot `slot`, when it has a pushable form.
 fn match_conjunct(part: &CExpr, p: Slot, own: &[Slot], slot: Slot) -> Option<PathCondition> {
-    if part.is_volatile() {
+    let mut noopt = false;
+    part.walk(&mut |e| noopt |= matches!(e, CExpr::Call(f, _) if f.name == "NOOPT"));
+    if part.is_volatile() || noopt {
         return None;
     }
     // `p.vertices[*]... ALL op value`.
