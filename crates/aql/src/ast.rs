@@ -104,6 +104,113 @@ pub enum OperationKind {
     },
     /// `INSERT`, `UPDATE`, `REPLACE`, `REMOVE` or `UPSERT`.
     Modify(Modify),
+    /// `FOR v[, e[, p]] IN [min[..max]] OUTBOUND|INBOUND|ANY start GRAPH g|colls [PRUNE ...]
+    /// [OPTIONS {...}]`.
+    Traversal(Box<Traversal>),
+    /// `FOR ... IN dir SHORTEST_PATH|K_SHORTEST_PATHS|K_PATHS|ALL_SHORTEST_PATHS s TO t ...`.
+    PathSearch(Box<PathSearch>),
+}
+
+/// The direction of a graph operation or of one edge collection in its list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GraphDirection {
+    /// `OUTBOUND`.
+    Outbound,
+    /// `INBOUND`.
+    Inbound,
+    /// `ANY`.
+    Any,
+}
+
+/// Which edges a graph operation follows: a named graph or a list of edge collections.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GraphRef {
+    /// `GRAPH name`: the name as a string literal (also written as an identifier) or a value
+    /// bind parameter.
+    Named(Expr),
+    /// `[dir] coll1, [dir] coll2, ...`: each edge collection with its own direction, if
+    /// written (the operation's direction otherwise).
+    Collections(Vec<(Option<GraphDirection>, CollectionRef)>),
+}
+
+/// `PRUNE [var =] condition` of a traversal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Prune {
+    /// `PRUNE var = cond`: the variable, visible after the traversal.
+    pub variable: Option<String>,
+    /// The condition (over the traversal's variables).
+    pub condition: Expr,
+}
+
+/// A graph traversal.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Traversal {
+    /// The vertex variable.
+    pub vertex: String,
+    /// The edge variable, if declared.
+    pub edge: Option<String>,
+    /// The path variable, if declared.
+    pub path: Option<String>,
+    /// `min` or `min..max` (a number, a range, a bind parameter); `None`: depth 1.
+    pub depth: Option<Expr>,
+    /// The default direction.
+    pub direction: GraphDirection,
+    /// The start vertex (an `_id` string or a document with `_id`).
+    pub start: Expr,
+    /// The graph or edge collections.
+    pub graph: GraphRef,
+    /// `PRUNE`, if given.
+    pub prune: Option<Prune>,
+    /// `OPTIONS { ... }`, if given.
+    pub options: Option<Expr>,
+}
+
+/// The path searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathKind {
+    /// `SHORTEST_PATH`: one row per vertex of one shortest path.
+    Shortest,
+    /// `K_SHORTEST_PATHS`: paths by ascending weight.
+    KShortest,
+    /// `K_PATHS`: every path of a length in a range.
+    KPaths,
+    /// `ALL_SHORTEST_PATHS`: every shortest path.
+    AllShortest,
+}
+
+impl PathKind {
+    /// The keyword.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            PathKind::Shortest => "SHORTEST_PATH",
+            PathKind::KShortest => "K_SHORTEST_PATHS",
+            PathKind::KPaths => "K_PATHS",
+            PathKind::AllShortest => "ALL_SHORTEST_PATHS",
+        }
+    }
+}
+
+/// A path search between two vertices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PathSearch {
+    /// Which search.
+    pub kind: PathKind,
+    /// The first variable: the vertex (`SHORTEST_PATH`) or the path (the others).
+    pub variable: String,
+    /// `SHORTEST_PATH`'s edge variable.
+    pub edge: Option<String>,
+    /// `K_PATHS`'s `min..max` (`None`: 1).
+    pub depth: Option<Expr>,
+    /// The direction.
+    pub direction: GraphDirection,
+    /// The source vertex.
+    pub source: Expr,
+    /// The target vertex.
+    pub target: Expr,
+    /// The graph or edge collections.
+    pub graph: GraphRef,
+    /// `OPTIONS { ... }`, if given.
+    pub options: Option<Expr>,
 }
 
 /// One key of `SORT`.

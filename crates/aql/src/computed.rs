@@ -105,6 +105,7 @@ impl ExpressionCompiler for ComputedValueCompiler {
             modifies: false,
             wait_for_sync: false,
             deterministic: false,
+            warnings: Vec::new(),
         };
         Ok(Arc::new(Compiled {
             expr,
@@ -198,6 +199,9 @@ fn bad_bind(name: &str) -> ArangoError {
 fn operation_name(kind: &OperationKind) -> &'static str {
     match kind {
         OperationKind::For { .. } => "for",
+        OperationKind::Traversal(_) => "traversal",
+        OperationKind::PathSearch(s) if s.kind == crate::ast::PathKind::Shortest => "shortest path",
+        OperationKind::PathSearch(_) => "enumerate paths",
         OperationKind::Let { .. } => "let",
         OperationKind::Filter(_) => "filter",
         OperationKind::Search { .. } => "search",

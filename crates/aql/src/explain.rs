@@ -9,7 +9,9 @@
 //! costs the collection's count, a key lookup one per key) and say so by being simple.
 //!
 //! Invariants: every node of the executed pipeline appears, in execution order; a node that
-//! reads through an index names the index.
+//! reads through an index names the index; graph operations are `TraversalNode`,
+//! `ShortestPathNode` and, for `K_SHORTEST_PATHS`, `K_PATHS` and `ALL_SHORTEST_PATHS`,
+//! `EnumeratePathsNode` (ArangoDB 3.12's names).
 
 use serde_json::{json, Value};
 
@@ -159,6 +161,14 @@ fn pipeline_nodes(
                 "aggregates": w.aggregates.iter().map(|(s, _, _)| json!({"outVariable": variable(plan, *s)})).collect::<Vec<_>>(),
             }),
             Node::Return { distinct, .. } => json!({"type": "ReturnNode", "distinct": distinct}),
+            Node::Traversal(t) => {
+                items *= 10.0;
+                crate::plan::traversal::explain_traversal(t, &|s| variable(plan, s))
+            }
+            Node::PathSearch(p) => {
+                items *= 10.0;
+                crate::plan::traversal::explain_path_search(p, &|s| variable(plan, s))
+            }
             Node::Modify(m) => {
                 let kind = match m.kind {
                     ModifyOp::Insert(_) => "InsertNode",

@@ -146,6 +146,23 @@ impl Context {
         Ok(())
     }
 
+    /// How many more bytes the account may hold before the limit (`u64::MAX` without one).
+    pub fn memory_headroom(&self) -> u64 {
+        match self.memory_limit {
+            0 => u64::MAX,
+            limit => limit.saturating_sub(self.memory),
+        }
+    }
+
+    /// Records that `bytes` more were held for a while (by a graph search, which accounts
+    /// them itself against [`Context::memory_headroom`]), for the peak.
+    pub fn note_held(&mut self, bytes: u64) {
+        self.stats.peak_memory = self
+            .stats
+            .peak_memory
+            .max(self.memory.saturating_add(bytes));
+    }
+
     /// Gives `bytes` back to the account.
     pub fn release(&mut self, bytes: u64) {
         self.memory = self.memory.saturating_sub(bytes);

@@ -19,8 +19,10 @@
 mod collect;
 pub mod context;
 mod eval;
+pub mod graph_provider;
 mod modify;
 mod project;
+mod traversal;
 
 use std::collections::BTreeSet;
 
@@ -96,6 +98,9 @@ impl<'p> Executor<'p> {
     pub fn run_plan(&mut self, sink: &mut Sink<'_>) -> Result<()> {
         let row = vec![Value::Null; self.plan.slots.len()];
         let plan = self.plan;
+        for warning in &plan.warnings {
+            crate::functions::FunctionContext::warn(&mut self.ctx, warning.clone());
+        }
         self.run(&plan.root, row, sink)?;
         let full_count = plan.root.nodes.iter().any(|n| {
             matches!(
@@ -316,6 +321,8 @@ impl<'p> Executor<'p> {
                 self.modify(m, row)?;
                 self.push(pipeline, states, i + 1, row, sink)
             }
+            Node::Traversal(t) => self.traverse_node(pipeline, states, i, t, row, sink),
+            Node::PathSearch(s) => self.path_search_node(pipeline, states, i, s, row, sink),
         }
     }
 
@@ -611,6 +618,7 @@ impl Plan {
             modifies: false,
             wait_for_sync: false,
             deterministic: true,
+            warnings: Vec::new(),
         }
     }
 }

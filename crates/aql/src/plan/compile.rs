@@ -22,6 +22,8 @@ use crate::ast::{self, BinaryOp, CollectionRef, Expr, ObjectKey, OperationKind, 
 use crate::exec::fold;
 use crate::functions;
 
+mod graph;
+
 use super::{
     Access, Aggregate, CExpr, CKey, CQuantifier, CollectNode, ForCollection, ModifyNode, ModifyOp,
     ModifyOptions, Node, Pipeline, Plan, Slot, UsedCollection, WindowNode,
@@ -63,6 +65,7 @@ pub fn compile(
         deterministic: true,
         wait_for_sync: false,
         bind_variables: false,
+        warnings: Vec::new(),
     };
     for with in &query.with {
         let name = compiler.collection_name(with)?;
@@ -97,6 +100,7 @@ pub fn compile(
         modifies,
         wait_for_sync: compiler.wait_for_sync,
         deterministic: compiler.deterministic && !modifies,
+        warnings: compiler.warnings,
     })
 }
 
@@ -122,6 +126,7 @@ pub fn compile_expression(
         deterministic: true,
         wait_for_sync: false,
         bind_variables: true,
+        warnings: Vec::new(),
     };
     for variable in variables {
         compiler.define(&format!("@{variable}"))?;
@@ -149,6 +154,8 @@ struct Compiler<'a> {
     /// True: a value bind parameter `@x` is the variable defined as `@x` when there is one
     /// (`compile_expression`); false: always the value given with the query.
     bind_variables: bool,
+    /// Warnings found while compiling (unknown graph options).
+    warnings: Vec<crate::value::Warning>,
 }
 
 impl Compiler<'_> {
@@ -350,6 +357,12 @@ impl Compiler<'_> {
             }),
             OperationKind::Modify(modify) => {
                 nodes.push(Node::Modify(Box::new(self.modify(modify)?)));
+            }
+            OperationKind::Traversal(t) => {
+                nodes.push(Node::Traversal(Box::new(self.traversal(t)?)));
+            }
+            OperationKind::PathSearch(s) => {
+                nodes.push(Node::PathSearch(Box::new(self.path_search(s)?)));
             }
         }
         Ok(())

@@ -308,6 +308,17 @@ impl super::Node {
                 w.aggregates.iter().for_each(|(_, _, e)| visit(e));
             }
             Node::Return { value, .. } => visit(value),
+            Node::Traversal(t) => {
+                visit(&t.start);
+                if let Some((_, c)) = &t.prune {
+                    visit(c);
+                }
+                t.conditions.iter().for_each(|c| visit(&c.condition));
+            }
+            Node::PathSearch(s) => {
+                visit(&s.source);
+                visit(&s.target);
+            }
             Node::Modify(m) => match &m.kind {
                 ModifyOp::Insert(d) | ModifyOp::Remove(d) => visit(d),
                 ModifyOp::Update(k, d) | ModifyOp::Replace(k, d) => {
@@ -373,6 +384,19 @@ impl super::Node {
                 w.aggregates.iter_mut().for_each(|(_, _, e)| visit(e));
             }
             Node::Return { value, .. } => visit(value),
+            Node::Traversal(t) => {
+                visit(&mut t.start);
+                if let Some((_, c)) = &mut t.prune {
+                    visit(c);
+                }
+                t.conditions
+                    .iter_mut()
+                    .for_each(|c| visit(&mut c.condition));
+            }
+            Node::PathSearch(s) => {
+                visit(&mut s.source);
+                visit(&mut s.target);
+            }
             Node::Modify(m) => match &mut m.kind {
                 ModifyOp::Insert(d) | ModifyOp::Remove(d) => visit(d),
                 ModifyOp::Update(k, d) | ModifyOp::Replace(k, d) => {

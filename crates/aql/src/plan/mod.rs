@@ -20,6 +20,8 @@ pub mod edge_index;
 mod expr;
 pub mod indexes;
 mod optimize;
+pub mod pushdown;
+pub mod traversal;
 
 use std::sync::Arc;
 
@@ -29,6 +31,9 @@ use serde_json::Value;
 pub use compile::{compile, compile_expression};
 pub use expr::{CExpr, CKey, CQuantifier};
 pub use optimize::optimize;
+pub use traversal::{
+    EdgeCollection, GraphEdges, PathCondition, PathSearchNode, PathTarget, TraversalNode,
+};
 
 /// Every optimizer rule Quince applies (`GET /_api/query/rules`), by ArangoDB's names.
 pub const RULES: &[&str] = &[
@@ -38,6 +43,8 @@ pub const RULES: &[&str] = &[
     "move-filters-into-enumerate",
     "reduce-extraction-to-projection",
     "late-document-materialization",
+    "optimize-traversals",
+    "remove-filter-covered-by-traversal",
 ];
 
 /// A variable slot: an index into a row.
@@ -61,6 +68,8 @@ pub struct Plan {
     /// True when every function called is deterministic and nothing is written (the query
     /// results cache may keep the result).
     pub deterministic: bool,
+    /// Warnings of the compile stage (unknown graph options), given to every run.
+    pub warnings: Vec<crate::value::Warning>,
 }
 
 /// A collection a query touches.
@@ -126,6 +135,10 @@ pub enum Node {
     },
     /// Writes a document per row.
     Modify(Box<ModifyNode>),
+    /// A graph traversal: a row per path reached.
+    Traversal(Box<TraversalNode>),
+    /// A path search between two vertices.
+    PathSearch(Box<PathSearchNode>),
 }
 
 /// How a `FOR` over a collection reads it.

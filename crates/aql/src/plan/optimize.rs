@@ -10,7 +10,9 @@
 //!   indexes (`indexes.rs`);
 //! - `move-filters-into-enumerate`: filters right after a `FOR` over a collection run inside
 //!   the scan, before a row is built for the rest of the pipeline;
-//! - `NEW` and `OLD` are only asked of the engine when a later node reads them.
+//! - `NEW` and `OLD` are only asked of the engine when a later node reads them;
+//! - `optimize-traversals` and `remove-filter-covered-by-traversal`: filters on a traversal's
+//!   path pushed into it, unread traversal variables not produced (`pushdown.rs`).
 //!
 //! What it is not: a cost model. Each rule is applied when it cannot make a plan slower.
 //!
@@ -50,6 +52,7 @@ pub fn optimize(plan: &mut Plan) {
     super::indexes::filter_projections(&mut plan.root, &mut projection_rules);
     rules.extend(projection_rules);
     prune_new_old(&mut plan.root, &read);
+    super::pushdown::optimize_traversals(plan, &mut rules);
     plan.rules = rules;
 }
 

@@ -10,6 +10,12 @@
 //! forms wrapped in `unary not`) and a subquery is a `let` of a numbered variable placed
 //! before the operation that uses it.
 //!
+//! Graph operations are `traversal` (sub-nodes: `direction` with the direction's number and
+//! the depth, the start, the graph as a value/`parameter` or a `collection list`, the prune
+//! condition or `no-op`, the options or `no-op`, then the variables), `shortest path`
+//! (direction, source, target, graph, options, variables) and `enumerate paths` (the search's
+//! keyword as a value, then as `shortest path`).
+//!
 //! What it is not: byte-for-byte ArangoDB for the rarer nodes. `collect`, `window`,
 //! `expansion`, `search` and the data modifications keep ArangoDB's node types but lay out
 //! their sub-nodes in a simpler, documented order; internal variable numbers may differ
@@ -23,8 +29,8 @@ use serde_json::{json, Map, Value};
 
 use super::scope::{ScopeKind, Scopes};
 use crate::ast::{
-    BinaryOp, CollectionRef, Expr, ModifyKind, ObjectKey, Operation, OperationKind, Quantifier,
-    Query, UnaryOp, UpsertSearch,
+    BinaryOp, CollectionRef, Expr, GraphDirection, GraphRef, ModifyKind, ObjectKey, Operation,
+    OperationKind, PathKind, Quantifier, Query, UnaryOp, UpsertSearch,
 };
 
 /// The AST JSON of `query`.
@@ -54,6 +60,15 @@ fn node(kind: &str, attributes: &[(&str, Value)], sub_nodes: Vec<Value>) -> Valu
         map.insert("subNodes".into(), Value::Array(sub_nodes));
     }
     Value::Object(map)
+}
+
+/// ArangoDB's numbers of the directions.
+fn direction_number(direction: GraphDirection) -> u32 {
+    match direction {
+        GraphDirection::Any => 0,
+        GraphDirection::Inbound => 1,
+        GraphDirection::Outbound => 2,
+    }
 }
 
 fn no_op() -> Value {
@@ -285,6 +300,86 @@ impl Gen {
                     }
                 }
                 node(kind, &[], subs)
+            }
+            OperationKind::Traversal(t) => {
+                let direction = self.direction(t.direction, t.depth.as_ref(), out);
+                let start = self.expr(&t.start, out);
+                let graph = self.graph(&t.graph, out);
+                self.scopes.open(ScopeKind::For);
+                let mut variables = vec![self.declare(&t.vertex)];
+                variables.extend(t.edge.as_ref().map(|e| self.declare(e)));
+                variables.extend(t.path.as_ref().map(|p| self.declare(p)));
+                let prune = match &t.prune {
+                    Some(p) => {
+                        let condition = self.expr(&p.condition, out);
+                        match &p.variable {
+                            Some(name) => node("let", &[], vec![self.declare(name), condition]),
+                            None => condition,
+                        }
+                    }
+                    None => no_op(),
+                };
+                let options = self.opt(t.options.as_ref(), out);
+                let mut subs = vec![direction, start, graph, prune, options];
+                subs.extend(variables);
+                node("traversal", &[], subs)
+            }
+            OperationKind::PathSearch(p) => {
+                let direction = self.direction(p.direction, p.depth.as_ref(), out);
+                let source = self.expr(&p.source, out);
+                let target = self.expr(&p.target, out);
+                let graph = self.graph(&p.graph, out);
+                let options = self.opt(p.options.as_ref(), out);
+                self.scopes.open(ScopeKind::For);
+                let mut subs = Vec::new();
+                let kind = match p.kind {
+                    PathKind::Shortest => "shortest path",
+                    _ => {
+                        subs.push(value(p.kind.keyword().into()));
+                        "enumerate paths"
+                    }
+                };
+                subs.extend([direction, source, target, graph, options]);
+                subs.push(self.declare(&p.variable));
+                subs.extend(p.edge.as_ref().map(|e| self.declare(e)));
+                node(kind, &[], subs)
+            }
+        }
+    }
+
+    /// ArangoDB's `direction` node: the direction's number (0 any, 1 inbound, 2 outbound) and
+    /// the depth (1 when none is written).
+    fn direction(
+        &mut self,
+        direction: GraphDirection,
+        depth: Option<&Expr>,
+        out: &mut Vec<Value>,
+    ) -> Value {
+        let steps = depth.map_or_else(|| value(1.into()), |d| self.expr(d, out));
+        node(
+            "direction",
+            &[],
+            vec![value(direction_number(direction).into()), steps],
+        )
+    }
+
+    /// A named graph (its name as a value or parameter) or a `collection list`.
+    fn graph(&mut self, graph: &GraphRef, out: &mut Vec<Value>) -> Value {
+        match graph {
+            GraphRef::Named(name) => self.expr(name, out),
+            GraphRef::Collections(list) => {
+                let items = list
+                    .iter()
+                    .map(|(direction, c)| match direction {
+                        Some(d) => node(
+                            "direction",
+                            &[],
+                            vec![value(direction_number(*d).into()), collection(c)],
+                        ),
+                        None => collection(c),
+                    })
+                    .collect();
+                node("collection list", &[], items)
             }
         }
     }

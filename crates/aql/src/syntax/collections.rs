@@ -14,7 +14,9 @@ use std::collections::BTreeSet;
 
 use super::scope::{ScopeKind, Scopes};
 use super::walk::children;
-use crate::ast::{CollectionRef, Expr, ModifyKind, Operation, OperationKind, Query, UpsertSearch};
+use crate::ast::{
+    CollectionRef, Expr, GraphRef, ModifyKind, Operation, OperationKind, Query, UpsertSearch,
+};
 
 /// The collection names of `query`, sorted.
 pub fn collections(query: &Query) -> Vec<String> {
@@ -126,7 +128,42 @@ impl Finder {
                     self.opt(m.options.as_ref(), modified);
                     modified = true;
                 }
+                OperationKind::Traversal(t) => {
+                    self.opt(t.depth.as_ref(), modified);
+                    self.expr(&t.start, modified);
+                    self.graph(&t.graph);
+                    self.scopes.open(ScopeKind::For);
+                    for name in std::iter::once(&t.vertex).chain(&t.edge).chain(&t.path) {
+                        self.scopes.declare_unchecked(name);
+                    }
+                    if let Some(prune) = &t.prune {
+                        self.expr(&prune.condition, modified);
+                        if let Some(name) = &prune.variable {
+                            self.scopes.declare_unchecked(name);
+                        }
+                    }
+                    self.opt(t.options.as_ref(), modified);
+                }
+                OperationKind::PathSearch(s) => {
+                    self.opt(s.depth.as_ref(), modified);
+                    self.expr(&s.source, modified);
+                    self.expr(&s.target, modified);
+                    self.graph(&s.graph);
+                    self.scopes.open(ScopeKind::For);
+                    for name in std::iter::once(&s.variable).chain(&s.edge) {
+                        self.scopes.declare_unchecked(name);
+                    }
+                    self.opt(s.options.as_ref(), modified);
+                }
             }
+        }
+    }
+
+    /// The edge collections a graph operation names (a named graph's collections are the
+    /// planner's: the parser does not read graph definitions).
+    fn graph(&mut self, graph: &GraphRef) {
+        if let GraphRef::Collections(list) = graph {
+            list.iter().for_each(|(_, c)| self.collection(c));
         }
     }
 

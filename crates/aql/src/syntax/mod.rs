@@ -1,9 +1,9 @@
 //! AQL text to [`Query`]: the lexer, the parser, and what `POST /_api/query` reports about a
 //! parsed query (bind parameters, collections, ArangoDB's AST JSON).
 //!
-//! What it is: [`parse`] (the whole grammar of AQL 3.12 except graph traversals and path
-//! searches, the `[? ...]` question-mark operator and array destructuring, which are refused
-//! with error 1501), [`bind_parameters`], [`collections`] and [`ast_json`].
+//! What it is: [`parse`] (the whole grammar of AQL 3.12, graph traversals and path searches
+//! included, except the `[? ...]` question-mark operator and array destructuring, which are
+//! refused with error 1501), [`bind_parameters`], [`collections`] and [`ast_json`].
 //!
 //! What it is not: the planner. Bare names stay [`crate::ast::Expr::Name`] whether they are
 //! variables or collections; bind parameters are not substituted; function names and
@@ -20,6 +20,7 @@ mod ast_json;
 mod collections;
 mod error;
 mod expr;
+mod graph;
 mod lexer;
 mod modify;
 mod operation;

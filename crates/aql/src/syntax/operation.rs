@@ -5,8 +5,8 @@
 //! What it is: grammar rules on [`Parser`], each taking its keyword and producing
 //! [`Operation`]s, and declaring the variables they introduce.
 //!
-//! What it is not: graph traversals. `FOR v, e, p IN 1..3 OUTBOUND ...` and the path
-//! searches are refused with a 1501 error naming the construct.
+//! What it is not: graph traversals and path searches (`FOR v, e, p IN 1..3 OUTBOUND ...`),
+//! which `graph.rs` parses once `for_operation` has seen their direction keyword.
 //!
 //! Invariants: a `FOR` over a collection or an array has exactly one variable (ArangoDB's
 //! 1501 "Collections and views FOR loops only allow a single return variable"); `OPTIONS`
@@ -23,24 +23,25 @@ use crate::ast::{
     Collect, CollectInto, Expr, ObjectKey, Operation, OperationKind, SortKey, Span, Window,
 };
 
-/// The message for graph syntax, which Quince does not parse yet.
-const GRAPH_UNSUPPORTED: &str = "graph traversals and path searches (OUTBOUND, INBOUND, ANY, \
-                                 SHORTEST_PATH, K_SHORTEST_PATHS, K_PATHS, \
-                                 ALL_SHORTEST_PATHS) are not supported";
-
 impl Parser<'_> {
     /// `FOR var IN source [SEARCH cond] [OPTIONS {...}]`.
     pub(crate) fn for_operation(&mut self, out: &mut Vec<Operation>) -> Result<(), ArangoError> {
         let span = self.advance().span;
         let (variable, _) = self.expect_name()?;
-        let mut more_variables = false;
+        let mut variables = vec![variable.clone()];
         while self.eat_punct(Punct::Comma) {
-            self.expect_name()?;
-            more_variables = true;
+            variables.push(self.expect_name()?.0);
         }
+        let more_variables = variables.len() > 1;
         self.expect_keyword(Keyword::In)?;
+        if self.at_graph_direction() {
+            return self.graph_operation(span, variables, None, out);
+        }
         self.refuse_graph()?;
         let source = self.expr()?;
+        if self.at_graph_direction() {
+            return self.graph_operation(span, variables, Some(source), out);
+        }
         self.refuse_graph()?;
         if more_variables {
             return Err(self.error_at(
@@ -114,15 +115,12 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// Refuses graph syntax where a `FOR` source or its continuation would start it.
+    /// A graph keyword where no graph operation can start is "unexpected".
     fn refuse_graph(&self) -> Result<(), ArangoError> {
         let graph = matches!(
             self.tok(),
             Tok::Keyword(
-                Keyword::Outbound
-                    | Keyword::Inbound
-                    | Keyword::Any
-                    | Keyword::ShortestPath
+                Keyword::ShortestPath
                     | Keyword::KShortestPaths
                     | Keyword::KPaths
                     | Keyword::AllShortestPaths
@@ -130,7 +128,7 @@ impl Parser<'_> {
             )
         );
         if graph {
-            return Err(self.error_at(self.peek().span, GRAPH_UNSUPPORTED));
+            return Err(self.unexpected());
         }
         Ok(())
     }

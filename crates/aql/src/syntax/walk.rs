@@ -12,7 +12,8 @@
 //! {...}` visits key, doc, coll, options).
 
 use crate::ast::{
-    CollectionRef, Expr, ModifyKind, ObjectKey, OperationKind, Quantifier, Query, UpsertSearch,
+    CollectionRef, Expr, GraphRef, ModifyKind, ObjectKey, OperationKind, Quantifier, Query,
+    UpsertSearch,
 };
 
 /// What the walk reports.
@@ -98,6 +99,29 @@ fn walk_operation<'a>(kind: &'a OperationKind, f: &mut dyn FnMut(Item<'a>)) {
             f(Item::Collection(&m.collection));
             opt(&m.options, f);
         }
+        OperationKind::Traversal(t) => {
+            opt(&t.depth, f);
+            walk_expr_dyn(&t.start, f);
+            walk_graph(&t.graph, f);
+            if let Some(prune) = &t.prune {
+                walk_expr_dyn(&prune.condition, f);
+            }
+            opt(&t.options, f);
+        }
+        OperationKind::PathSearch(s) => {
+            opt(&s.depth, f);
+            walk_expr_dyn(&s.source, f);
+            walk_expr_dyn(&s.target, f);
+            walk_graph(&s.graph, f);
+            opt(&s.options, f);
+        }
+    }
+}
+
+fn walk_graph<'a>(graph: &'a GraphRef, f: &mut dyn FnMut(Item<'a>)) {
+    match graph {
+        GraphRef::Named(name) => walk_expr_dyn(name, f),
+        GraphRef::Collections(list) => list.iter().for_each(|(_, c)| f(Item::Collection(c))),
     }
 }
 

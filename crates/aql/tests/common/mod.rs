@@ -152,6 +152,32 @@ fn strip_kind(k: OperationKind) -> OperationKind {
                 options: strip_opt(m.options),
             })
         }
+        K::Traversal(mut t) => {
+            t.depth = strip_opt(t.depth);
+            t.start = strip(t.start);
+            t.graph = strip_graph(t.graph);
+            t.prune = t.prune.map(|p| Prune {
+                variable: p.variable,
+                condition: strip(p.condition),
+            });
+            t.options = strip_opt(t.options);
+            K::Traversal(t)
+        }
+        K::PathSearch(mut s) => {
+            s.depth = strip_opt(s.depth);
+            s.source = strip(s.source);
+            s.target = strip(s.target);
+            s.graph = strip_graph(s.graph);
+            s.options = strip_opt(s.options);
+            K::PathSearch(s)
+        }
+    }
+}
+
+fn strip_graph(g: GraphRef) -> GraphRef {
+    match g {
+        GraphRef::Named(e) => GraphRef::Named(strip(e)),
+        other => other,
     }
 }
 

@@ -1,0 +1,250 @@
+//! Where the executor's graph searches read edges and vertices: [`EdgeProvider`], the
+//! [`Neighbors`] of `crate::graph` over the engines' edge indexes, and [`VertexReader`], which
+//! reads (and keeps, for one search) the vertex documents a search's rows show.
+//!
+//! What it is: one edge-index lookup per edge collection and direction for every vertex a
+//! search expands (two for `ANY`: outbound edges first), each hit's edge document read with
+//! `CollectionOps::read`; the `OPTIONS { vertexCollections }` restriction; the kill switch
+//! checked before every expansion; the bytes of the edges and vertices handed out counted
+//! against the query's memory headroom (32 beyond it).
+//!
+//! What it is not: a cache across searches (every start vertex begins afresh), or the
+//! algorithms.
+//!
+//! Invariants: the edges of a vertex come in the same order every time (collections in
+//! plan order, then the edge index's key order), as depth-first results require; a search
+//! never holds more than the headroom the query had when it began (so a huge traversal fails
+//! with 32 instead of exhausting memory) and stops at its next expansion once the query is
+//! killed; reads go through the collections of the plan, which is compiled against the
+//! transaction's view of the database when the query runs in one.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use quince_errors::{self as codes, ArangoError, Result};
+use quince_ops::{CollectionOps, EdgeDirection, IndexLookup, EDGE_INDEX_ID};
+use serde_json::Value;
+
+use super::context::{value_size, Context, Control};
+use crate::functions::FunctionContext;
+use crate::graph::{Direction, Neighbors, Step};
+use crate::plan::GraphEdges;
+use crate::value::Warning;
+
+/// What a search's provider and its rows share: statistics and the bytes held.
+#[derive(Default)]
+pub struct SearchAccount {
+    /// Edge-index hits (`scannedIndex`).
+    pub scanned: Cell<u64>,
+    /// Bytes of edges and vertices handed out so far.
+    pub bytes: Cell<u64>,
+    /// The most bytes the search may hold.
+    pub headroom: Cell<u64>,
+}
+
+impl SearchAccount {
+    /// An account with the query's current headroom.
+    pub fn new(ctx: &Context) -> SearchAccount {
+        let account = SearchAccount::default();
+        account.headroom.set(ctx.memory_headroom());
+        account
+    }
+
+    /// Counts `bytes` more; 32 beyond the headroom.
+    pub fn hold(&self, bytes: u64) -> Result<()> {
+        let total = self.bytes.get().saturating_add(bytes);
+        self.bytes.set(total);
+        if total > self.headroom.get() {
+            return Err(ArangoError::with_message(
+                codes::RESOURCE_LIMIT,
+                "AQL: query would use more memory than allowed (while executing a graph search)"
+                    .to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Moves the statistics into the query's and records the peak.
+    pub fn finish(&self, ctx: &mut Context) {
+        ctx.stats.scanned_index += self.scanned.replace(0);
+        ctx.note_held(self.bytes.replace(0));
+    }
+}
+
+/// The edges of a graph operation, read through the edge indexes.
+pub struct EdgeProvider<'a> {
+    edges: &'a GraphEdges,
+    control: Arc<Control>,
+    account: &'a SearchAccount,
+}
+
+impl<'a> EdgeProvider<'a> {
+    /// A provider over `edges`, stopping when `control` says so, counting into `account`.
+    pub fn new(
+        edges: &'a GraphEdges,
+        control: Arc<Control>,
+        account: &'a SearchAccount,
+    ) -> EdgeProvider<'a> {
+        EdgeProvider {
+            edges,
+            control,
+            account,
+        }
+    }
+
+    fn allowed(&self, vertex: &str) -> bool {
+        match &self.edges.restrict_vertices {
+            None => true,
+            Some(names) => {
+                let collection = vertex.split('/').next().unwrap_or("");
+                names.iter().any(|n| n == collection)
+            }
+        }
+    }
+
+    fn lookup(
+        &self,
+        collection: &Arc<dyn CollectionOps>,
+        name: &str,
+        direction: EdgeDirection,
+        vertex: &str,
+        out: &mut Vec<Step>,
+    ) -> Result<()> {
+        let mut keys = Vec::new();
+        let lookup = IndexLookup::Edge {
+            direction,
+            vertex: vertex.to_owned(),
+        };
+        collection.index_lookup(EDGE_INDEX_ID, &lookup, &mut |hit| {
+            keys.push(hit.key.to_owned());
+            true
+        })?;
+        self.account
+            .scanned
+            .set(self.account.scanned.get() + keys.len() as u64);
+        let other_end = match direction {
+            EdgeDirection::Out => "_to",
+            EdgeDirection::In => "_from",
+        };
+        for key in keys {
+            let document = match collection.read(&key) {
+                Ok(d) => d,
+                Err(e) if e.is(codes::ARANGO_DOCUMENT_NOT_FOUND) => continue,
+                Err(e) => return Err(e),
+            };
+            let edge: Value = super::parse(&document.json)?;
+            let Some(other) = edge.get(other_end).and_then(Value::as_str) else {
+                continue;
+            };
+            if !self.allowed(other) {
+                continue;
+            }
+            let edge_id: Arc<str> = match edge.get("_id").and_then(Value::as_str) {
+                Some(id) => id.into(),
+                None => format!("{name}/{key}").into(),
+            };
+            self.account
+                .hold(document.json.len() as u64 + 2 * other.len() as u64 + 96)?;
+            out.push(Step {
+                edge_id,
+                vertex: other.into(),
+                edge: Arc::new(edge),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Neighbors for EdgeProvider<'_> {
+    fn neighbors(&mut self, vertex: &str, backward: bool) -> Result<Vec<Step>> {
+        self.control.check()?;
+        let mut steps = Vec::new();
+        for edges in &self.edges.collections {
+            let direction = if backward {
+                edges.direction.reverse()
+            } else {
+                edges.direction
+            };
+            let lookups: &[EdgeDirection] = match direction {
+                Direction::Outbound => &[EdgeDirection::Out],
+                Direction::Inbound => &[EdgeDirection::In],
+                Direction::Any => &[EdgeDirection::Out, EdgeDirection::In],
+            };
+            for d in lookups {
+                self.lookup(&edges.collection, &edges.name, *d, vertex, &mut steps)?;
+            }
+        }
+        Ok(steps)
+    }
+}
+
+/// The vertex documents of one search, each read once.
+#[derive(Default)]
+pub struct VertexReader {
+    documents: HashMap<Arc<str>, Value>,
+    collections: HashMap<String, Option<Arc<dyn CollectionOps>>>,
+}
+
+impl VertexReader {
+    /// The document of vertex `id`, or `null` (with warning 1202) when there is none.
+    pub fn read(
+        &mut self,
+        ctx: &mut Context,
+        account: &SearchAccount,
+        id: &Arc<str>,
+    ) -> Result<Value> {
+        if let Some(document) = self.documents.get(id) {
+            return Ok(document.clone());
+        }
+        let (collection, key) = id.split_once('/').unwrap_or((id, ""));
+        let handle = self
+            .collections
+            .entry(collection.to_owned())
+            .or_insert_with(|| ctx.database.collection(collection).ok());
+        let document = match handle {
+            Some(c) => match c.read(key) {
+                Ok(d) => Some(super::parse(&d.json)?),
+                Err(e) if e.is(codes::ARANGO_DOCUMENT_NOT_FOUND) => None,
+                Err(e) if e.is(codes::BAD_PARAMETER) => None,
+                Err(e) => return Err(e),
+            },
+            None => None,
+        };
+        let document = match document {
+            Some(d) => d,
+            None => {
+                ctx.warn(Warning {
+                    code: codes::ARANGO_DOCUMENT_NOT_FOUND.num,
+                    message: format!("vertex '{id}' not found"),
+                });
+                Value::Null
+            }
+        };
+        account.hold(value_size(&document) + id.len() as u64 + 64)?;
+        self.documents.insert(Arc::clone(id), document.clone());
+        Ok(document)
+    }
+}
+
+/// The `_id` a graph operation starts (or ends) at: an `_id` string or a document's `_id`;
+/// `None` (with ArangoDB's warning) for anything else.
+pub fn vertex_id(ctx: &mut Context, value: &Value, what: &str) -> Option<Arc<str>> {
+    let id = match value {
+        Value::String(s) => Some(s.as_str()),
+        Value::Object(o) => o.get("_id").and_then(Value::as_str),
+        _ => None,
+    };
+    match id {
+        Some(id) if id.contains('/') => Some(id.into()),
+        _ => {
+            ctx.warn(Warning {
+                code: codes::BAD_PARAMETER.num,
+                message: format!(
+                    "Invalid input for {what}: Only id strings or objects with _id are allowed"
+                ),
+            });
+            None
+        }
+    }
+}
