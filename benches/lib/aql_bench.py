@@ -549,19 +549,28 @@ def main():
         timed(quince, pg, results)
         pg_version = pg.version()
     finally:
+        stop_both(quince, pg, work)
+    publish("aql.md", report(machine, pg_version, setup, results))
+
+
+def stop_both(quince, pg, work):
+    """Stops Quince and PostgreSQL (if it started) and removes `work`, whatever fails."""
+    try:
+        quince.stop()
+    finally:
         try:
-            quince.stop()
+            if getattr(pg, "pid", None):
+                pg.stop()
         finally:
-            try:
-                if getattr(pg, "pid", None):
-                    pg.stop()
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-    text = report(machine, pg_version, setup, results)
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def publish(name, text):
+    """Prints a report and writes it to benches/out/`name`."""
     print(text)
     out = os.path.join(HERE, "..", "out")
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "aql.md"), "w") as f:
+    with open(os.path.join(out, name), "w") as f:
         f.write(text)
 
 

@@ -32,7 +32,7 @@ import urllib.error
 
 sys.path.insert(0, os.path.dirname(__file__))
 import graph_data  # noqa: E402
-from aql_bench import (DURATION, ROUNDS, fmt_rps, log, merged, pg_timed, pgbench_run, psql,  # noqa: E402
+from aql_bench import (DURATION, ROUNDS, fmt_rps, log, merged, pg_timed, pgbench_run, psql, publish, stop_both,  # noqa: E402
                        quince_timed, quince_version, run, stop_on_signal, wrk_run)
 from bench_common import ROOT_PASSWORD, Quince, machine_description  # noqa: E402
 from bench_tools import endpoint, fmt_int, quince_bin  # noqa: E402
@@ -633,20 +633,8 @@ def main():
         measure(quince, pg, work, results)
         pg_version = pg.version()
     finally:
-        try:
-            quince.stop()
-        finally:
-            try:
-                if getattr(pg, "pid", None):
-                    pg.stop()
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
-    text = report(machine, pg_version, setup, results)
-    print(text)
-    out = os.path.join(HERE, "..", "out")
-    os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "graphs.md"), "w") as f:
-        f.write(text)
+        stop_both(quince, pg, work)
+    publish("graphs.md", report(machine, pg_version, setup, results))
 
 
 if __name__ == "__main__":
