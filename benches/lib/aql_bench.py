@@ -429,7 +429,7 @@ def report(machine, pg_version, setup, results):
         "",
         "| | Quince | PostgreSQL |",
         "|---|---|---|",
-        f"| storage | collection `c` | `t(id text PRIMARY KEY, doc jsonb NOT NULL)`, `id` = `_key` |",
+        "| storage | collection `c` | `t(id text PRIMARY KEY, doc jsonb NOT NULL)`, `id` = `_key` |",
         f"| load | `quince import` (JSON lines): {setup['q_load']:.1f} s ({fmt_int(DOCS / setup['q_load'])} docs/s) | "
         f"`\\copy` (COPY): {setup['pg_load']:.1f} s ({fmt_int(DOCS / setup['pg_load'])} docs/s), then `VACUUM ANALYZE` |",
         f"| index | `POST /_api/index` `{{\"type\":\"persistent\",\"fields\":[\"a2\"]}}`: {setup['q_index']:.1f} s | "
