@@ -1,7 +1,8 @@
 //! Where the executor's graph searches read edges and vertices: [`EdgeProvider`], the
 //! [`Neighbors`] of `crate::graph` over the engines' edge indexes, and [`VertexReader`], which
 //! reads (and keeps, for one search) the vertex documents a search's rows show (only the
-//! plan's projection of them when it has one).
+//! plan's projection of them when it has one; a projection of `_key`, `_id` and `_rev` alone
+//! only checks that the vertex exists, by its revision).
 //!
 //! What it is: one edge-index lookup per edge collection and direction for every vertex a
 //! search expands (two for `ANY`: outbound edges first); as much of each hit's edge document
@@ -301,6 +302,26 @@ impl VertexReader {
             .entry(collection.to_owned())
             .or_insert_with(|| ctx.database.collection(collection).ok());
         let document = match handle {
+            Some(c) if self.projection.as_ref().is_some_and(|n| only_system(n)) => {
+                match c.read_rev(key) {
+                    Ok(rev) => {
+                        let names = self.projection.as_deref().unwrap_or_default();
+                        let mut object = serde_json::Map::new();
+                        for name in names {
+                            let value = match name.as_str() {
+                                "_key" => key.to_owned(),
+                                "_id" => format!("{}/{key}", c.name()),
+                                _ => rev.clone(),
+                            };
+                            object.insert(name.clone(), Value::String(value));
+                        }
+                        Some(Value::Object(object))
+                    }
+                    Err(e) if e.is(codes::ARANGO_DOCUMENT_NOT_FOUND) => None,
+                    Err(e) if e.is(codes::BAD_PARAMETER) => None,
+                    Err(e) => return Err(e),
+                }
+            }
             Some(c) => match c.read(key) {
                 Ok(d) => Some(match &self.projection {
                     Some(names) => super::project::project(&d.json, names)?,
@@ -326,6 +347,14 @@ impl VertexReader {
         self.documents.insert(Arc::clone(id), document.clone());
         Ok(document)
     }
+}
+
+/// True when a projection reads only `_key`, `_id` and `_rev`, which a vertex's key, its
+/// collection and its revision give without reading the document.
+fn only_system(names: &[String]) -> bool {
+    names
+        .iter()
+        .all(|n| matches!(n.as_str(), "_key" | "_id" | "_rev"))
 }
 
 /// The `_id` a graph operation starts (or ends) at: an `_id` string or a document's `_id`;
