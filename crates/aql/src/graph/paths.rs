@@ -751,6 +751,31 @@ mod tests {
     use crate::graph::Direction;
     use quince_errors::{ArangoError, GRAPH_NEGATIVE_EDGE_WEIGHT, QUERY_KILLED};
 
+    #[test]
+    fn erasing_loops_cuts_every_cycle_and_keeps_the_way_on() {
+        let step = |id: &str, to: &str| Step {
+            edge_id: id.into(),
+            edge: Arc::new(serde_json::Value::Null),
+            vertex: to.into(),
+        };
+        // s -> a -> b -> a -> s -> c -> t: both cycles go, s -> c -> t is left.
+        let mut path = Path {
+            start: "s".into(),
+            steps: vec![
+                step("e1", "a"),
+                step("e2", "b"),
+                step("e3", "a"),
+                step("e4", "s"),
+                step("e5", "c"),
+                step("e6", "t"),
+            ],
+            weight: 0.0,
+        };
+        erase_loops(&mut path);
+        let ids: Vec<&str> = path.steps.iter().map(|s| s.edge_id.as_ref()).collect();
+        assert_eq!(ids, ["e5", "e6"]);
+    }
+
     fn by_w() -> Weights {
         Weights {
             attribute: Some(vec!["w".into()]),
