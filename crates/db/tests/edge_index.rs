@@ -49,20 +49,29 @@ fn edge(key: &str, from: &str, to: &str) -> Value {
     json!({"_key": key, "_from": from, "_to": to})
 }
 
-/// The keys of `vertex`'s edges in `direction`, in hit order; each hit's values checked.
+/// The keys of `vertex`'s edges in `direction`, in hit order; each hit's values checked:
+/// `[vertex, the edge's other end]` as its document has it.
 fn lookup(c: &dyn CollectionOps, direction: EdgeDirection, vertex: &str) -> Vec<String> {
-    let mut keys = Vec::new();
+    let mut hits = Vec::new();
     let lookup = IndexLookup::Edge {
         direction,
         vertex: vertex.to_owned(),
     };
     c.index_lookup(EDGE_INDEX_ID, &lookup, &mut |hit| {
-        assert_eq!(hit.values, [json!(vertex)]);
-        keys.push(hit.key.to_owned());
+        hits.push((hit.key.to_owned(), hit.values.to_vec()));
         true
     })
     .unwrap();
-    keys
+    let other = match direction {
+        EdgeDirection::Out => "_to",
+        EdgeDirection::In => "_from",
+    };
+    for (key, values) in &hits {
+        let document: serde_json::Value =
+            serde_json::from_slice(&c.read(key).unwrap().json).unwrap();
+        assert_eq!(values, &[json!(vertex), document[other].clone()]);
+    }
+    hits.into_iter().map(|(key, _)| key).collect()
 }
 
 fn out(c: &dyn CollectionOps, vertex: &str) -> Vec<String> {

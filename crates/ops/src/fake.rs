@@ -629,14 +629,10 @@ impl FakeCollection {
         let docs = self.docs.lock();
         Ok(docs
             .iter()
-            .filter(|(_, (_, stored))| {
-                stored_edge_ends(stored).is_some_and(|ends| direction.pick(&ends) == vertex)
-            })
-            .map(|(key, _)| {
-                (
-                    vec![Value::String(vertex.clone())].into_boxed_slice(),
-                    key.clone(),
-                )
+            .filter_map(|(key, (_, stored))| {
+                let ends = stored_edge_ends(stored)?;
+                (direction.pick(&ends) == vertex)
+                    .then(|| (direction.hit_values(&ends), key.clone()))
             })
             .collect())
     }

@@ -1,18 +1,25 @@
 //! Where the executor's graph searches read edges and vertices: [`EdgeProvider`], the
 //! [`Neighbors`] of `crate::graph` over the engines' edge indexes, and [`VertexReader`], which
-//! reads (and keeps, for one search) the vertex documents a search's rows show.
+//! reads (and keeps, for one search) the vertex documents a search's rows show (only the
+//! plan's projection of them when it has one; a projection of `_key`, `_id` and `_rev` alone
+//! only checks that the vertex exists, by its revision).
 //!
 //! What it is: one edge-index lookup per edge collection and direction for every vertex a
-//! search expands (two for `ANY`: outbound edges first), each hit's edge document read with
-//! `CollectionOps::read`; the `OPTIONS { vertexCollections }` restriction; the kill switch
-//! checked before every expansion; the bytes of the edges and vertices handed out counted
+//! search expands (two for `ANY`: outbound edges first); as much of each hit's edge document
+//! as the plan needs ([`EdgeData`]): nothing (the hit's values carry the other end, and the
+//! step's edge is a shared `null`), the weight attribute projected from the stored bytes, or
+//! the whole document parsed; [`whole_edge`], which reads the edges of the paths a search
+//! emits when it ran without them; the `OPTIONS { vertexCollections }` restriction; the kill
+//! switch checked before every expansion; the bytes of the edges and vertices handed out counted
 //! against the query's memory headroom (32 beyond it).
 //!
 //! What it is not: a cache across searches (every start vertex begins afresh), or the
 //! algorithms.
 //!
 //! Invariants: the edges of a vertex come in the same order every time (collections in
-//! plan order, then the edge index's key order), as depth-first results require; a search
+//! plan order, then the edge index's key order), as depth-first results require; a step's
+//! `edge_id` is the edge's `_id` whatever is read of the edge (uniqueness and Yen's edge
+//! removal go by it); a search
 //! never holds more than the headroom the query had when it began (so a huge traversal fails
 //! with 32 instead of exhausting memory) and stops at its next expansion once the query is
 //! killed; reads go through the collections of the plan, which is compiled against the
@@ -72,15 +79,32 @@ impl SearchAccount {
     }
 }
 
+/// How much of each edge document a search needs while it runs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum EdgeData {
+    /// None: the edge index's hits give the other end, and every [`Step::edge`] is the shared
+    /// `null` placeholder (the search reads edges only by `edge_id`).
+    Nothing,
+    /// The top-level attribute `name` only (the first of a weight attribute's path), projected
+    /// from the stored bytes: [`Step::edge`] is `{name: value}` (or `{}`), enough for
+    /// [`crate::graph::Weights::of`].
+    Attribute(String),
+    /// The whole document, parsed.
+    Whole,
+}
+
 /// The edges of a graph operation, read through the edge indexes.
 pub struct EdgeProvider<'a> {
     edges: &'a GraphEdges,
     control: Arc<Control>,
     account: &'a SearchAccount,
+    data: EdgeData,
+    null: Arc<Value>,
 }
 
 impl<'a> EdgeProvider<'a> {
-    /// A provider over `edges`, stopping when `control` says so, counting into `account`.
+    /// A provider over `edges`, stopping when `control` says so, counting into `account`,
+    /// reading whole edge documents.
     pub fn new(
         edges: &'a GraphEdges,
         control: Arc<Control>,
@@ -90,7 +114,15 @@ impl<'a> EdgeProvider<'a> {
             edges,
             control,
             account,
+            data: EdgeData::Whole,
+            null: Arc::new(Value::Null),
         }
+    }
+
+    /// The provider reading only `data` of each edge.
+    pub fn reading(mut self, data: EdgeData) -> EdgeProvider<'a> {
+        self.data = data;
+        self
     }
 
     fn allowed(&self, vertex: &str) -> bool {
@@ -111,33 +143,60 @@ impl<'a> EdgeProvider<'a> {
         vertex: &str,
         out: &mut Vec<Step>,
     ) -> Result<()> {
-        let mut keys = Vec::new();
+        // (key, the other end when the hit carries it)
+        let mut hits: Vec<(String, Option<Arc<str>>)> = Vec::new();
         let lookup = IndexLookup::Edge {
             direction,
             vertex: vertex.to_owned(),
         };
         collection.index_lookup(EDGE_INDEX_ID, &lookup, &mut |hit| {
-            keys.push(hit.key.to_owned());
+            let other = match hit.values.get(1) {
+                Some(Value::String(other)) => Some(Arc::from(other.as_str())),
+                _ => None,
+            };
+            hits.push((hit.key.to_owned(), other));
             true
         })?;
         self.account
             .scanned
-            .set(self.account.scanned.get() + keys.len() as u64);
+            .set(self.account.scanned.get() + hits.len() as u64);
         let other_end = match direction {
             EdgeDirection::Out => "_to",
             EdgeDirection::In => "_from",
         };
-        for key in keys {
+        for (key, other) in hits {
+            if let (EdgeData::Nothing, Some(other)) = (&self.data, &other) {
+                if !self.allowed(other) {
+                    continue;
+                }
+                self.account.hold(2 * other.len() as u64 + 96)?;
+                out.push(Step {
+                    edge_id: format!("{name}/{key}").into(),
+                    vertex: Arc::clone(other),
+                    edge: Arc::clone(&self.null),
+                });
+                continue;
+            }
             let document = match collection.read(&key) {
                 Ok(d) => d,
                 Err(e) if e.is(codes::ARANGO_DOCUMENT_NOT_FOUND) => continue,
                 Err(e) => return Err(e),
             };
-            let edge: Value = super::parse(&document.json)?;
-            let Some(other) = edge.get(other_end).and_then(Value::as_str) else {
-                continue;
+            let (edge, other): (Value, Arc<str>) = match (&self.data, other) {
+                (EdgeData::Attribute(attribute), Some(other)) => (
+                    super::project::project(&document.json, std::slice::from_ref(attribute))?,
+                    other,
+                ),
+                _ => {
+                    let edge: Value = super::parse(&document.json)?;
+                    let Some(other) = edge.get(other_end).and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let other = Arc::from(other);
+                    (edge, other)
+                }
             };
-            if !self.allowed(other) {
+            if !self.allowed(&other) {
                 continue;
             }
             let edge_id: Arc<str> = match edge.get("_id").and_then(Value::as_str) {
@@ -148,11 +207,42 @@ impl<'a> EdgeProvider<'a> {
                 .hold(document.json.len() as u64 + 2 * other.len() as u64 + 96)?;
             out.push(Step {
                 edge_id,
-                vertex: other.into(),
+                vertex: other,
                 edge: Arc::new(edge),
             });
         }
         Ok(())
+    }
+}
+
+/// The document `step` shows when its search read `data` of each edge over `edges`: the
+/// step's edge when that is the whole document, else the edge read now ([`whole_edge`]).
+pub fn edge_of(
+    data: &EdgeData,
+    edges: &GraphEdges,
+    account: &SearchAccount,
+    step: &Step,
+) -> Result<Value> {
+    match data {
+        EdgeData::Whole => Ok(Value::clone(&step.edge)),
+        _ => whole_edge(edges, account, &step.edge_id),
+    }
+}
+
+/// The whole document of the edge `edge_id` (of one of the collections of `edges`), or `null`
+/// when it is gone: what a search that ran without edge data shows for the edges it emits.
+pub fn whole_edge(edges: &GraphEdges, account: &SearchAccount, edge_id: &str) -> Result<Value> {
+    let (name, key) = edge_id.split_once('/').unwrap_or((edge_id, ""));
+    let Some(edges) = edges.collections.iter().find(|c| c.name == name) else {
+        return Ok(Value::Null);
+    };
+    match edges.collection.read(key) {
+        Ok(d) => {
+            account.hold(d.json.len() as u64)?;
+            super::parse(&d.json)
+        }
+        Err(e) if e.is(codes::ARANGO_DOCUMENT_NOT_FOUND) => Ok(Value::Null),
+        Err(e) => Err(e),
     }
 }
 
@@ -184,9 +274,18 @@ impl Neighbors for EdgeProvider<'_> {
 pub struct VertexReader {
     documents: HashMap<Arc<str>, Value>,
     collections: HashMap<String, Option<Arc<dyn CollectionOps>>>,
+    projection: Option<Vec<String>>,
 }
 
 impl VertexReader {
+    /// A reader that builds only the attributes `projection` of each vertex (all when `None`).
+    pub fn projecting(projection: Option<&Vec<String>>) -> VertexReader {
+        VertexReader {
+            projection: projection.cloned(),
+            ..VertexReader::default()
+        }
+    }
+
     /// The document of vertex `id`, or `null` (with warning 1202) when there is none.
     pub fn read(
         &mut self,
@@ -203,8 +302,31 @@ impl VertexReader {
             .entry(collection.to_owned())
             .or_insert_with(|| ctx.database.collection(collection).ok());
         let document = match handle {
+            Some(c) if self.projection.as_ref().is_some_and(|n| only_system(n)) => {
+                match c.read_rev(key) {
+                    Ok(rev) => {
+                        let names = self.projection.as_deref().unwrap_or_default();
+                        let mut object = serde_json::Map::new();
+                        for name in names {
+                            let value = match name.as_str() {
+                                "_key" => key.to_owned(),
+                                "_id" => format!("{}/{key}", c.name()),
+                                _ => rev.clone(),
+                            };
+                            object.insert(name.clone(), Value::String(value));
+                        }
+                        Some(Value::Object(object))
+                    }
+                    Err(e) if e.is(codes::ARANGO_DOCUMENT_NOT_FOUND) => None,
+                    Err(e) if e.is(codes::BAD_PARAMETER) => None,
+                    Err(e) => return Err(e),
+                }
+            }
             Some(c) => match c.read(key) {
-                Ok(d) => Some(super::parse(&d.json)?),
+                Ok(d) => Some(match &self.projection {
+                    Some(names) => super::project::project(&d.json, names)?,
+                    None => super::parse(&d.json)?,
+                }),
                 Err(e) if e.is(codes::ARANGO_DOCUMENT_NOT_FOUND) => None,
                 Err(e) if e.is(codes::BAD_PARAMETER) => None,
                 Err(e) => return Err(e),
@@ -225,6 +347,14 @@ impl VertexReader {
         self.documents.insert(Arc::clone(id), document.clone());
         Ok(document)
     }
+}
+
+/// True when a projection reads only `_key`, `_id` and `_rev`, which a vertex's key, its
+/// collection and its revision give without reading the document.
+fn only_system(names: &[String]) -> bool {
+    names
+        .iter()
+        .all(|n| matches!(n.as_str(), "_key" | "_id" | "_rev"))
 }
 
 /// The `_id` a graph operation starts (or ends) at: an `_id` string or a document's `_id`;

@@ -13,18 +13,23 @@
 //! it came from would see it); a path is expanded unless `PRUNE` holds or a pushed condition
 //! fails on an element the path has (every longer path shares that element, so none of them
 //! could pass); `p.weights` is present only for weighted traversals; vertex documents are read
-//! once per search (a missing one is `null` with warning 1202).
+//! once per search (a missing one is `null` with warning 1202); a search reads whole edge
+//! documents only when `e`, `p`, `PRUNE` or a pushed condition can see them, the weight
+//! attribute alone when only weights need them, and nothing otherwise; a path search reads the
+//! whole edges of the paths it emits only.
 
 use std::sync::Arc;
 
 use quince_errors::Result;
 use serde_json::{json, Map, Value};
 
-use super::graph_provider::{vertex_id, EdgeProvider, SearchAccount, VertexReader};
+use super::graph_provider::{
+    edge_of, vertex_id, EdgeData, EdgeProvider, SearchAccount, VertexReader,
+};
 use super::{Env, Executor, Flow, NodeState, Row, Sink};
 use crate::ast::PathKind;
 use crate::graph::traverse::{self, Order};
-use crate::graph::{paths, Path};
+use crate::graph::{paths, Path, Weights};
 use crate::plan::{PathSearchNode, PathTarget, Pipeline, TraversalNode};
 use crate::value::truthy;
 
@@ -45,8 +50,7 @@ impl Executor<'_> {
             return Ok(Flow::Go);
         };
         let account = SearchAccount::new(&self.ctx);
-        let mut provider = EdgeProvider::new(&t.edges, Arc::clone(&self.ctx.control), &account);
-        let mut vertices = VertexReader::default();
+        let mut vertices = VertexReader::projecting(t.vertex_projection.as_ref());
         let [vertex_slot, edge_slot, path_slot] = t.declared;
         let mut prune_reads = [false; 3];
         if let Some((_, condition)) = &t.prune {
@@ -60,6 +64,17 @@ impl Executor<'_> {
         let need_edge = t.edge.is_some() || prune_reads[1];
         let need_path = t.path.is_some() || prune_reads[2];
         let weighted = t.options.order == Order::Weighted;
+        let edge_conditions = t
+            .conditions
+            .iter()
+            .any(|c| matches!(c.target, PathTarget::Edge(_) | PathTarget::AllEdges));
+        let data = if need_edge || need_path || edge_conditions {
+            EdgeData::Whole
+        } else {
+            weight_data(t.options.weights.as_ref().filter(|_| weighted))
+        };
+        let mut provider =
+            EdgeProvider::new(&t.edges, Arc::clone(&self.ctx.control), &account).reading(data);
         let mut flow = Flow::Go;
         let result = traverse::traverse(&mut provider, &start, &t.options, &mut |path| {
             let depth = path.depth() as u64;
@@ -229,9 +244,13 @@ impl Executor<'_> {
             return Ok(Flow::Go);
         };
         let account = SearchAccount::new(&self.ctx);
-        let mut provider = EdgeProvider::new(&s.edges, Arc::clone(&self.ctx.control), &account);
-        let mut vertices = VertexReader::default();
         let weights = s.weights.as_ref();
+        // The searches read only what the weights need; the edges of the paths emitted are
+        // read whole afterwards.
+        let data = weight_data(weights);
+        let mut provider = EdgeProvider::new(&s.edges, Arc::clone(&self.ctx.control), &account)
+            .reading(data.clone());
+        let mut vertices = VertexReader::projecting(s.vertex_projection.as_ref());
         let mut flow = Flow::Go;
         let result = match s.kind {
             PathKind::Shortest => {
@@ -250,7 +269,16 @@ impl Executor<'_> {
                             };
                             row[s.slot] = v;
                             if let Some(edge) = s.edge {
-                                row[edge] = step.map_or(Value::Null, |st| Value::clone(&st.edge));
+                                row[edge] = match step {
+                                    None => Value::Null,
+                                    Some(st) => match edge_of(&data, &s.edges, &account, st) {
+                                        Ok(e) => e,
+                                        Err(e) => {
+                                            outcome = Err(e);
+                                            break;
+                                        }
+                                    },
+                                };
                             }
                             match self.push(pipeline, states, i + 1, row, sink) {
                                 Ok(Flow::Go) => {}
@@ -276,8 +304,11 @@ impl Executor<'_> {
                     for id in path.vertices() {
                         documents.push(vertices.read(&mut self.ctx, &account, id)?);
                     }
-                    let edges: Vec<Value> =
-                        path.steps.iter().map(|st| Value::clone(&st.edge)).collect();
+                    let edges = path
+                        .steps
+                        .iter()
+                        .map(|st| edge_of(&data, &s.edges, &account, st))
+                        .collect::<Result<Vec<Value>>>()?;
                     let mut p = Map::new();
                     p.insert("edges".into(), Value::Array(edges));
                     p.insert("vertices".into(), Value::Array(documents));
@@ -320,6 +351,15 @@ impl Executor<'_> {
         account.finish(&mut self.ctx);
         result?;
         Ok(flow)
+    }
+}
+
+/// What a search must read of each edge for `weights` alone: the weight attribute's first
+/// name, or nothing (unweighted, or every edge the default weight).
+fn weight_data(weights: Option<&Weights>) -> EdgeData {
+    match weights.and_then(|w| w.attribute.as_ref()?.first()) {
+        Some(name) => EdgeData::Attribute(name.clone()),
+        None => EdgeData::Nothing,
     }
 }
 

@@ -57,7 +57,9 @@ impl Direction {
 pub struct Step {
     /// The edge's `_id` (uniqueness of edges is by this).
     pub edge_id: Arc<str>,
-    /// The edge document (what `e` and `p.edges` show).
+    /// The edge document (what `e` and `p.edges` show), or as much of it as the search needs
+    /// (a provider may hand out a `null` or only the weight attribute when nothing else reads
+    /// it; searches read it only through [`Weights::of`]).
     pub edge: Arc<Value>,
     /// The `_id` of the vertex the edge leads to.
     pub vertex: Arc<str>,

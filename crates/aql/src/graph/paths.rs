@@ -14,8 +14,8 @@
 //!   when unweighted;
 //! - [`shortest_path`]: a path of the fewest edges (unweighted: bidirectional breadth-first,
 //!   expanding the smaller frontier a whole level at a time) or of the least total weight
-//!   (Dijkstra) when `weights` is given; `None` when the target cannot be reached; source ==
-//!   target is the path of length 0;
+//!   (bidirectional Dijkstra) when `weights` is given; `None` when the target cannot be
+//!   reached; source == target is the path of length 0;
 //! - [`k_shortest_paths`]: loopless paths by ascending weight (fewest edges when unweighted),
 //!   each once (paths are told apart by their edges, so parallel edges give distinct paths),
 //!   by Yen's method: the next path is computed only when the callback asked for it;
@@ -25,8 +25,8 @@
 //!   `ALL_SHORTEST_PATHS` takes no weight options, so the planner passes `None`; with weights,
 //!   equal means bit-equal sums, and zero-weight cycles are cut by never repeating a vertex);
 //! - memory: the searches that ask the provider about a vertex more than once (Yen's repeated
-//!   searches, `K_PATHS`' depth by depth walk) keep the forward edge lists they read for the
-//!   rest of the search; the others keep only their visited maps. Every provider error ends
+//!   searches, `K_PATHS`' depth by depth walk) keep the edge lists they read (both
+//!   directions) for the rest of the search; the others keep only their visited maps. Every provider error ends
 //!   the search at once.
 
 use std::cmp::Ordering;
@@ -42,11 +42,11 @@ use super::{step_weight, Neighbors, Path, Step, Weights};
 type Edges = Rc<[(Step, f64)]>;
 
 /// The provider with the weights applied and, where a search asks again, a cache of the
-/// forward edge lists.
+/// edge lists read (forward and backward).
 struct Graph<'a> {
     provider: &'a mut dyn Neighbors,
     weights: Option<&'a Weights>,
-    cache: Option<HashMap<Arc<str>, Edges>>,
+    cache: Option<HashMap<(Arc<str>, bool), Edges>>,
 }
 
 impl<'a> Graph<'a> {
@@ -59,10 +59,12 @@ impl<'a> Graph<'a> {
     }
 
     fn edges(&mut self, vertex: &Arc<str>, backward: bool) -> Result<Edges> {
-        if !backward {
-            if let Some(edges) = self.cache.as_ref().and_then(|cache| cache.get(vertex)) {
-                return Ok(edges.clone());
-            }
+        if let Some(edges) = self
+            .cache
+            .as_ref()
+            .and_then(|cache| cache.get(&(vertex.clone(), backward)))
+        {
+            return Ok(edges.clone());
         }
         let steps = self.provider.neighbors(vertex, backward)?;
         let mut edges = Vec::with_capacity(steps.len());
@@ -71,10 +73,8 @@ impl<'a> Graph<'a> {
             edges.push((step, weight));
         }
         let edges: Edges = edges.into();
-        if !backward {
-            if let Some(cache) = &mut self.cache {
-                cache.insert(vertex.clone(), edges.clone());
-            }
+        if let Some(cache) = &mut self.cache {
+            cache.insert((vertex.clone(), backward), edges.clone());
         }
         Ok(edges)
     }
@@ -253,9 +253,36 @@ fn join(source: Arc<str>, forward: &Reached, backward: &Reached, meeting: Arc<st
     }
 }
 
+/// One side of [`dijkstra`]: the best weight found so far to each vertex it reached, how it
+/// reached it, the vertices it settled and its queue.
+struct Side {
+    best: HashMap<Arc<str>, f64>,
+    reached: Reached,
+    settled: HashSet<Arc<str>>,
+    queue: MinQueue<Arc<str>>,
+    backward: bool,
+}
+
+impl Side {
+    fn new(root: &Arc<str>, backward: bool) -> Side {
+        let mut queue = MinQueue::new();
+        queue.push(0.0, root.clone());
+        Side {
+            best: HashMap::from([(root.clone(), 0.0)]),
+            reached: HashMap::from([(root.clone(), None)]),
+            settled: HashSet::new(),
+            queue,
+            backward,
+        }
+    }
+}
+
 /// The lightest path from `source` to `target` that avoids `blocked_vertices` and leaves
-/// `source` by none of `blocked_edges` (Dijkstra; a vertex's edges are read when it is
-/// settled, and the search ends when the target is).
+/// `source` by none of `blocked_edges`: bidirectional Dijkstra. Each round settles the next
+/// vertex of the side with the smaller queue (a vertex's edges are read when it is settled);
+/// every edge relaxed into a vertex the other side has reached offers a path through it, and
+/// the search ends once the two queues' least weights together reach the lightest path
+/// offered (no path still unseen can be lighter: weights are not negative).
 fn dijkstra(
     graph: &mut Graph,
     source: &Arc<str>,
@@ -263,45 +290,97 @@ fn dijkstra(
     blocked_vertices: &HashSet<Arc<str>>,
     blocked_edges: &HashSet<Arc<str>>,
 ) -> Result<Option<Path>> {
-    let mut best: HashMap<Arc<str>, f64> = HashMap::from([(source.clone(), 0.0)]);
-    let mut parent: HashMap<Arc<str>, (Arc<str>, Step)> = HashMap::new();
-    let mut settled: HashSet<Arc<str>> = HashSet::new();
-    let mut queue = MinQueue::new();
-    queue.push(0.0, source.clone());
-    while let Some((weight, vertex)) = queue.pop() {
-        if !settled.insert(vertex.clone()) {
+    let target: Arc<str> = target.into();
+    let mut forward = Side::new(source, false);
+    let mut backward = Side::new(&target, true);
+    let mut lightest = f64::INFINITY;
+    let mut meeting: Option<Arc<str>> = None;
+    if source == &target {
+        return Ok(Some(Path::at(source.clone())));
+    }
+    loop {
+        let (f, b) = (forward.queue.peek_weight(), backward.queue.peek_weight());
+        if (f.is_none() || b.is_none()) && meeting.is_none() {
+            // One side reached everything it can without meeting the other.
+            break;
+        }
+        if f.unwrap_or(0.0) + b.unwrap_or(0.0) >= lightest || (f.is_none() && b.is_none()) {
+            break;
+        }
+        let go_forward = match (f, b) {
+            (Some(_), None) => true,
+            (None, _) => false,
+            (Some(_), Some(_)) => forward.queue.heap.len() <= backward.queue.heap.len(),
+        };
+        let (mine, other) = if go_forward {
+            (&mut forward, &backward)
+        } else {
+            (&mut backward, &forward)
+        };
+        let Some((weight, vertex)) = mine.queue.pop() else {
+            break;
+        };
+        if !mine.settled.insert(vertex.clone()) {
             continue;
         }
-        if &*vertex == target {
-            let mut steps = Vec::new();
-            let mut at = &vertex;
-            while let Some((before, step)) = parent.get(at) {
-                steps.push(step.clone());
-                at = before;
-            }
-            steps.reverse();
-            return Ok(Some(Path {
-                start: source.clone(),
-                steps,
-                weight,
-            }));
-        }
-        for (step, edge_weight) in graph.edges(&vertex, false)?.iter() {
-            if settled.contains(&step.vertex) || blocked_vertices.contains(&step.vertex) {
+        for (step, edge_weight) in graph.edges(&vertex, mine.backward)?.iter() {
+            if mine.settled.contains(&step.vertex) || blocked_vertices.contains(&step.vertex) {
                 continue;
             }
-            if vertex == *source && blocked_edges.contains(&step.edge_id) {
+            // The edge leaving the source: the forward side's first step, or the backward
+            // side's step that reaches the source.
+            let leaves_source = if mine.backward {
+                &step.vertex == source
+            } else {
+                &vertex == source
+            };
+            if leaves_source && blocked_edges.contains(&step.edge_id) {
                 continue;
             }
             let candidate = weight + edge_weight;
-            if best.get(&step.vertex).is_none_or(|&old| candidate < old) {
-                best.insert(step.vertex.clone(), candidate);
-                parent.insert(step.vertex.clone(), (vertex.clone(), step.clone()));
-                queue.push(candidate, step.vertex.clone());
+            if mine
+                .best
+                .get(&step.vertex)
+                .is_none_or(|&old| candidate < old)
+            {
+                mine.best.insert(step.vertex.clone(), candidate);
+                mine.reached
+                    .insert(step.vertex.clone(), Some((vertex.clone(), step.clone())));
+                mine.queue.push(candidate, step.vertex.clone());
+                if let Some(rest) = other.best.get(&step.vertex) {
+                    if candidate + rest < lightest {
+                        lightest = candidate + rest;
+                        meeting = Some(step.vertex.clone());
+                    }
+                }
             }
         }
     }
-    Ok(None)
+    Ok(meeting.map(|meeting| {
+        let mut path = join(source.clone(), &forward.reached, &backward.reached, meeting);
+        erase_loops(&mut path);
+        path.weight = lightest;
+        path
+    }))
+}
+
+/// Cuts every cycle out of `path` (the two sides of a bidirectional search can share a vertex
+/// when a cycle weighs nothing; cutting it keeps the weight, and the path stays one whose
+/// edges both sides accepted).
+fn erase_loops(path: &mut Path) {
+    let mut at: HashMap<Arc<str>, usize> = HashMap::from([(path.start.clone(), 0)]);
+    let mut kept: Vec<Step> = Vec::with_capacity(path.steps.len());
+    for step in std::mem::take(&mut path.steps) {
+        if let Some(&n) = at.get(&step.vertex) {
+            for dropped in kept.drain(n..) {
+                at.remove(&dropped.vertex);
+            }
+            continue;
+        }
+        at.insert(step.vertex.clone(), kept.len() + 1);
+        kept.push(step);
+    }
+    path.steps = kept;
 }
 
 /// The edge ids of a path (what tells two paths apart).
@@ -671,6 +750,31 @@ mod tests {
     use crate::graph::test_graph::{names, TestGraph};
     use crate::graph::Direction;
     use quince_errors::{ArangoError, GRAPH_NEGATIVE_EDGE_WEIGHT, QUERY_KILLED};
+
+    #[test]
+    fn erasing_loops_cuts_every_cycle_and_keeps_the_way_on() {
+        let step = |id: &str, to: &str| Step {
+            edge_id: id.into(),
+            edge: Arc::new(serde_json::Value::Null),
+            vertex: to.into(),
+        };
+        // s -> a -> b -> a -> s -> c -> t: both cycles go, s -> c -> t is left.
+        let mut path = Path {
+            start: "s".into(),
+            steps: vec![
+                step("e1", "a"),
+                step("e2", "b"),
+                step("e3", "a"),
+                step("e4", "s"),
+                step("e5", "c"),
+                step("e6", "t"),
+            ],
+            weight: 0.0,
+        };
+        erase_loops(&mut path);
+        let ids: Vec<&str> = path.steps.iter().map(|s| s.edge_id.as_ref()).collect();
+        assert_eq!(ids, ["e5", "e6"]);
+    }
 
     fn by_w() -> Weights {
         Weights {

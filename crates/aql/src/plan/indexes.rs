@@ -13,7 +13,9 @@
 //!   the `SORT` goes); without conditions, a non-sparse index whose fields begin with the sort
 //!   keys is read whole in order;
 //! - `reduce-extraction-to-projection`: when everything after the loop reads only indexed
-//!   top-level attributes (and `_key`) of the document, the document is never fetched.
+//!   top-level attributes (and `_key`) of the document, the document is never fetched;
+//! - and, for graph operations, vertex projections ([`graph_projections`]): a traversal's or
+//!   `SHORTEST_PATH`'s vertices read only as `v.name` are built with only those attributes.
 //!
 //! What it is not: a cost model; nor the removal of the filters an index serves (they stay,
 //! and are checked again on every document the index yields).
@@ -28,9 +30,9 @@ use std::collections::BTreeSet;
 use quince_ops::{IndexDescription, IndexType};
 use serde_json::Value;
 
-use crate::ast::BinaryOp;
+use crate::ast::{BinaryOp, PathKind};
 
-use super::{Access, CExpr, CKey, CQuantifier, IndexAccess, Node, Pipeline, Slot};
+use super::{Access, CExpr, CKey, CQuantifier, IndexAccess, Node, PathTarget, Pipeline, Slot};
 
 /// What a conjunct says about one attribute path of the loop variable.
 pub(super) enum Condition {
@@ -445,6 +447,47 @@ pub fn filter_projections(pipeline: &mut Pipeline, rules: &mut BTreeSet<&'static
             }
         }
         node.for_each_subquery_mut(&mut |p| filter_projections(p, rules));
+    }
+}
+
+/// Vertex projections for graph operations: a traversal whose vertex variable the rest of the
+/// query reads only as `v.name` (with no `p`, no `PRUNE` and no pushed condition on vertices,
+/// which see whole vertices), and a `SHORTEST_PATH` whose vertex variable is read so, build
+/// only those attributes of each vertex.
+pub fn graph_projections(pipeline: &mut Pipeline) {
+    for i in 0..pipeline.nodes.len() {
+        let slot = match &pipeline.nodes[i] {
+            Node::Traversal(t)
+                if t.path.is_none()
+                    && t.prune.is_none()
+                    && t.conditions.iter().all(|c| {
+                        matches!(c.target, PathTarget::Edge(_) | PathTarget::AllEdges)
+                    }) =>
+            {
+                match t.vertex {
+                    Some(slot) => slot,
+                    None => continue,
+                }
+            }
+            Node::PathSearch(s) if s.kind == PathKind::Shortest => s.slot,
+            _ => continue,
+        };
+        let mut used = BTreeSet::new();
+        let mut covered = true;
+        for node in &pipeline.nodes[i + 1..] {
+            node_only_attributes(node, slot, None, &mut used, &mut covered);
+        }
+        if covered {
+            let names = Some(used.into_iter().collect());
+            match &mut pipeline.nodes[i] {
+                Node::Traversal(t) => t.vertex_projection = names,
+                Node::PathSearch(s) => s.vertex_projection = names,
+                _ => {}
+            }
+        }
+    }
+    for node in &mut pipeline.nodes {
+        node.for_each_subquery_mut(&mut |p| graph_projections(p));
     }
 }
 

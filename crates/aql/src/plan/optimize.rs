@@ -53,6 +53,7 @@ pub fn optimize(plan: &mut Plan) {
     rules.extend(projection_rules);
     prune_new_old(&mut plan.root, &read);
     super::pushdown::optimize_traversals(plan, &mut rules);
+    super::indexes::graph_projections(&mut plan.root);
     plan.rules = rules;
 }
 

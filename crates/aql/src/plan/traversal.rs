@@ -92,6 +92,9 @@ pub struct TraversalNode {
     /// The slots the traversal's own variables had before the optimizer dropped unread ones
     /// (vertex, edge, path): `PRUNE` and pushed conditions read them.
     pub declared: [Option<Slot>; 3],
+    /// When the query reads `v` only as `v.name` (and neither `p`, `PRUNE` nor a pushed
+    /// condition sees vertices): those names, and only they are built from each vertex.
+    pub vertex_projection: Option<Vec<String>>,
     /// The options as written (for explain; unknown ones included).
     pub options_json: Value,
 }
@@ -116,6 +119,9 @@ pub struct PathSearchNode {
     pub max_depth: u64,
     /// `weightAttribute` / `defaultWeight`, when a weight attribute is set.
     pub weights: Option<Weights>,
+    /// `SHORTEST_PATH` whose vertex variable the query reads only as `v.name`: those names,
+    /// and only they are built from each vertex.
+    pub vertex_projection: Option<Vec<String>>,
     /// The options as written (for explain).
     pub options_json: Value,
 }

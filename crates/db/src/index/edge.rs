@@ -1,9 +1,10 @@
 //! [`EdgeIndex`]: the automatic edge index of an edge collection in the local engine, kept by
 //! the write path as a [`DocumentHook`].
 //!
-//! What it is: two ordered sets of (vertex, edge key), one by `_from` (outbound lookups) and
-//! one by `_to` (inbound), with the number of distinct vertices of each for the selectivity
-//! estimate; the hook methods (`applied` moves an edge's entries from its old ends to its new
+//! What it is: two ordered maps from (vertex, edge key) to the edge's other end, one by
+//! `_from` (outbound lookups) and one by `_to` (inbound), so a lookup's hits carry both ends
+//! (`[vertex, other end]`) and a graph search that needs no edge data reads no edge
+//! document; the number of distinct vertices of each for the selectivity estimate; the hook methods (`applied` moves an edge's entries from its old ends to its new
 //! ones, `truncated` clears, `recovered` fills on open); and the lookup
 //! ([`EdgeIndex::lookup`]), which copies hits out in chunks so no lock is held while the
 //! caller visits them.
@@ -14,11 +15,11 @@
 //! write (`check` accepts everything; the `_from`/`_to` rules are the write path's), so it
 //! keeps no pending state between `check` and `applied`.
 //!
-//! Invariants: once no write run is in progress, the sets hold exactly one entry per live
-//! edge and direction; `distinct` counts the distinct vertices of each set; hits of one
-//! lookup come in key order (bytes).
+//! Invariants: once no write run is in progress, the maps hold exactly one entry per live
+//! edge and direction, whose other end is the edge's current other end; `distinct` counts the
+//! distinct vertices of each map; hits of one lookup come in key order (bytes).
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::ops::Bound;
 
 use parking_lot::RwLock;
@@ -30,10 +31,11 @@ use crate::hooks::{Change, DocumentHook, Version};
 
 use super::sorted::LOOKUP_CHUNK;
 
-/// The entries of one direction: (vertex, edge key), ordered by bytes.
+/// The entries of one direction: (vertex, edge key) to the edge's other end, ordered by
+/// bytes.
 #[derive(Default)]
 struct Side {
-    entries: BTreeSet<(Box<str>, Box<str>)>,
+    entries: BTreeMap<(Box<str>, Box<str>), Box<str>>,
     /// The number of distinct vertices among the entries.
     distinct: u64,
 }
@@ -45,19 +47,23 @@ impl Side {
         self.entries
             .range(start..)
             .next()
-            .is_some_and(|(v, _)| &**v == vertex)
+            .is_some_and(|((v, _), _)| &**v == vertex)
     }
 
-    fn insert(&mut self, vertex: &str, key: &str) {
+    fn insert(&mut self, vertex: &str, key: &str, other: &str) {
         let fresh = !self.has_vertex(vertex);
-        if self.entries.insert((vertex.into(), key.into())) {
+        if self
+            .entries
+            .insert((vertex.into(), key.into()), other.into())
+            .is_none()
+        {
             self.distinct += u64::from(fresh);
         }
     }
 
     fn remove(&mut self, vertex: &str, key: &str) {
         let entry: (Box<str>, Box<str>) = (vertex.into(), key.into());
-        if !self.entries.remove(&entry) {
+        if self.entries.remove(&entry).is_none() {
             debug_assert!(false, "removing an absent edge index entry");
             return;
         }
@@ -66,8 +72,8 @@ impl Side {
         }
     }
 
-    /// Up to `limit` keys of `vertex`'s entries after `after`.
-    fn keys(&self, vertex: &str, after: Option<&str>, limit: usize) -> Vec<Box<str>> {
+    /// Up to `limit` (key, other end) of `vertex`'s entries after key `after`.
+    fn keys(&self, vertex: &str, after: Option<&str>, limit: usize) -> Vec<(Box<str>, Box<str>)> {
         let start: (Box<str>, Box<str>) = (vertex.into(), after.unwrap_or("").into());
         let start = match after {
             Some(_) => Bound::Excluded(start),
@@ -75,9 +81,9 @@ impl Side {
         };
         self.entries
             .range((start, Bound::Unbounded))
-            .take_while(|(v, _)| &**v == vertex)
+            .take_while(|((v, _), _)| &**v == vertex)
             .take(limit)
-            .map(|(_, key)| key.clone())
+            .map(|((_, key), other)| (key.clone(), other.clone()))
             .collect()
     }
 }
@@ -98,8 +104,8 @@ impl Sides {
     }
 
     fn add(&mut self, key: &str, (from, to): &(String, String)) {
-        self.out.insert(from, key);
-        self.inbound.insert(to, key);
+        self.out.insert(from, key, to);
+        self.inbound.insert(to, key, from);
     }
 
     fn take(&mut self, key: &str, (from, to): &(String, String)) {
@@ -138,23 +144,24 @@ impl EdgeIndex {
         )
     }
 
-    /// A rough estimate of the bytes the entries take: per edge and direction a set slot (two
-    /// boxed strings, 32 bytes) and the two strings' heap blocks (counted as 32 bytes each).
+    /// A rough estimate of the bytes the entries take: per edge and direction a map slot
+    /// (three boxed strings, 48 bytes) and the three strings' heap blocks (counted as 32 bytes
+    /// each).
     pub(crate) fn memory_estimate(&self) -> u64 {
-        const ENTRY_BYTES: u64 = 32 + 64;
+        const ENTRY_BYTES: u64 = 48 + 96;
         2 * self.count() * ENTRY_BYTES
     }
 
     /// Hands the edges of `vertex` in `direction` to `visit` in key order until it returns
-    /// false; entries are copied out [`LOOKUP_CHUNK`] at a time and `visit` runs with no lock
-    /// held.
+    /// false, each hit's values `[vertex, the other end]`; entries are copied out
+    /// [`LOOKUP_CHUNK`] at a time and `visit` runs with no lock held.
     pub(crate) fn lookup(
         &self,
         direction: EdgeDirection,
         vertex: &str,
         visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
     ) {
-        let values = [Value::String(vertex.to_owned())];
+        let mut values = [Value::String(vertex.to_owned()), Value::Null];
         let mut after: Option<Box<str>> = None;
         loop {
             let chunk =
@@ -162,7 +169,8 @@ impl EdgeIndex {
                     .read()
                     .side(direction)
                     .keys(vertex, after.as_deref(), LOOKUP_CHUNK);
-            for key in &chunk {
+            for (key, other) in &chunk {
+                values[1] = Value::String(other.to_string());
                 if !visit(IndexHit {
                     key,
                     values: &values,
@@ -173,7 +181,7 @@ impl EdgeIndex {
             if chunk.len() < LOOKUP_CHUNK {
                 return;
             }
-            after = chunk.into_iter().last();
+            after = chunk.into_iter().last().map(|(key, _)| key);
         }
     }
 }
@@ -223,13 +231,19 @@ mod tests {
     #[test]
     fn distinct_vertices_follow_inserts_and_removes() {
         let mut side = Side::default();
-        side.insert("v/1", "a");
-        side.insert("v/1", "b");
-        side.insert("v/10", "c");
+        side.insert("v/1", "a", "w/1");
+        side.insert("v/1", "b", "w/2");
+        side.insert("v/10", "c", "w/3");
         assert_eq!((side.entries.len(), side.distinct), (3, 2));
-        assert_eq!(side.keys("v/1", None, 10), vec!["a".into(), "b".into()]);
-        assert_eq!(side.keys("v/1", Some("a"), 10), vec!["b".into()]);
-        assert_eq!(side.keys("v/", None, 10), Vec::<Box<str>>::new());
+        assert_eq!(
+            side.keys("v/1", None, 10),
+            vec![("a".into(), "w/1".into()), ("b".into(), "w/2".into())]
+        );
+        assert_eq!(
+            side.keys("v/1", Some("a"), 10),
+            vec![("b".into(), "w/2".into())]
+        );
+        assert_eq!(side.keys("v/", None, 10), Vec::new());
         side.remove("v/1", "a");
         assert_eq!(side.distinct, 2);
         side.remove("v/1", "b");

@@ -230,7 +230,7 @@ impl Transaction {
             match (&spec, edge) {
                 (Some(spec), _) => spec.entries(&stored_object(value)),
                 (None, Some(direction)) => Ok(stored_edge_ends(value)
-                    .map(|ends| vec![vec![Value::String(direction.pick(&ends).to_owned())].into()])
+                    .map(|ends| vec![direction.hit_values(&ends)])
                     .unwrap_or_default()),
                 (None, None) => Ok(Vec::new()),
             }

@@ -15,7 +15,8 @@
 //! path refuses others with 1233), so each edge gives exactly one entry per direction; an
 //! edge lookup matches by exact string equality, which is AQL's `==` on strings (the
 //! collation breaks ties by bytes); hits come in the order of the edges' keys (bytes), and a
-//! hit's values are `[the matched vertex]`.
+//! hit's values are `[the matched vertex, the edge's other end]` (so a graph search that needs
+//! no edge data never reads the edge document).
 
 use quince_model::document::stored_object;
 use serde_json::{json, Value};
@@ -61,6 +62,24 @@ impl EdgeDirection {
             EdgeDirection::Out => &ends.0,
             EdgeDirection::In => &ends.1,
         }
+    }
+
+    /// The end of `ends` (`(from, to)`) this direction leads to (the one it does not match).
+    pub fn other(self, ends: &(String, String)) -> &str {
+        match self {
+            EdgeDirection::Out => &ends.1,
+            EdgeDirection::In => &ends.0,
+        }
+    }
+
+    /// An edge-index hit's values for an edge with `ends` found in this direction:
+    /// `[matched vertex, other end]`.
+    pub fn hit_values(self, ends: &(String, String)) -> Box<[Value]> {
+        vec![
+            Value::String(self.pick(ends).to_owned()),
+            Value::String(self.other(ends).to_owned()),
+        ]
+        .into_boxed_slice()
     }
 }
 

@@ -184,11 +184,11 @@ impl IndexLookup {
     }
 
     /// True when the entry `values` matches a sorted lookup, or (an edge lookup) when
-    /// `values` is `[the vertex]`; false for the other forms: they are decided per document,
-    /// [`IndexLookup::document_hits`].
+    /// `values` starts with the vertex (`[the vertex, the other end]`); false for the other
+    /// forms: they are decided per document, [`IndexLookup::document_hits`].
     pub fn matches(&self, values: &[Value]) -> bool {
         if let IndexLookup::Edge { vertex, .. } = self {
-            return matches!(values, [Value::String(end)] if end == vertex);
+            return matches!(values.first(), Some(Value::String(end)) if end == vertex);
         }
         let IndexLookup::Sorted {
             prefix, low, high, ..

@@ -121,6 +121,7 @@ impl Compiler<'_> {
             prune,
             conditions: Vec::new(),
             declared: [Some(vertex), edge, path],
+            vertex_projection: None,
             options_json: Value::Object(options),
         })
     }
@@ -157,6 +158,7 @@ impl Compiler<'_> {
                 0
             },
             weights,
+            vertex_projection: None,
             options_json: Value::Object(options),
         })
     }
