@@ -5,6 +5,9 @@
 // own temporary data directory and root's password, learns the URL from the ready line
 // (`quince: listening on http://127.0.0.1:PORT`), and stops it with SIGTERM.
 //
+// `serverForFile` registers the hooks every suite shares: one server started before the file's
+// tests and stopped after them, with root's arangojs handle on `_system`.
+//
 // What it is not: a client. Tests talk to the server through arangojs.
 //
 // Invariants: every wait is bounded; stderr goes to a log file in the temporary directory,
@@ -14,7 +17,10 @@ import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, openSync, closeSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
+
+import { Database } from "arangojs";
 
 export const ROOT_PASSWORD = "quince-test-pw";
 const START_TIMEOUT_MS = 30_000;
@@ -117,4 +123,27 @@ export class QuinceServer {
       return "(no log)";
     }
   }
+}
+
+/**
+ * One server for a test file: hooks that start it before the file's tests (then hand root's
+ * `_system` handle to `ready`) and stop it after them. Returns the server.
+ */
+export function serverForFile(ready) {
+  const server = new QuinceServer();
+  let db;
+  before(async () => {
+    await server.start();
+    db = new Database({
+      url: server.url,
+      databaseName: "_system",
+      auth: { username: "root", password: ROOT_PASSWORD },
+    });
+    ready(db);
+  });
+  after(async () => {
+    db?.close();
+    await server.stop();
+  });
+  return server;
 }

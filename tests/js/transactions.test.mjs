@@ -7,15 +7,16 @@
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { Database } from "arangojs";
 import { isArangoError } from "arangojs/errors";
 
-import { QuinceServer, ROOT_PASSWORD } from "./server.mjs";
+import { serverForFile } from "./server.mjs";
 
-const server = new QuinceServer();
 let db;
+serverForFile((handle) => {
+  db = handle;
+});
 
 function unique(prefix) {
   return `${prefix}_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
@@ -34,20 +35,6 @@ async function rejectsWith(promise, errorNum, code) {
     return true;
   });
 }
-
-before(async () => {
-  await server.start();
-  db = new Database({
-    url: server.url,
-    databaseName: "_system",
-    auth: { username: "root", password: ROOT_PASSWORD },
-  });
-});
-
-after(async () => {
-  db?.close();
-  await server.stop();
-});
 
 describe("stream transactions", () => {
   test("begin, status, list, commit", async () => {
