@@ -19,8 +19,8 @@
 //! that still name an old location are re-pointed (compare and swap per key: a writer's newer
 //! version wins), and the old files are unlinked. A full disk before the commit (writing the
 //! output or its hint, or renaming it) gives the compaction up: the output is removed and the
-//! store stays writable; any other failure to write poisons it. Readers holding an old file's handle keep
-//! reading valid bytes; a reader that finds the file gone re-reads the index.
+//! store stays writable; any other failure to write poisons it. Readers holding an old file's
+//! handle keep reading valid bytes; a reader that finds the file gone re-reads the index.
 //!
 //! What it is not: a writer. It never takes the writer lock; writers run during the copy.
 //!
@@ -341,7 +341,8 @@ impl Store {
         // Every record that made a dropped one dead must be durable before the drop is.
         self.sync()?;
         let hint = std::mem::replace(&mut out.hint, HintBuilder::new());
-        // (A failed fsync of the hint has poisoned the store; its other failures leave it.)
+        // A full disk gives the compaction up; any other failure poisons the store (a failed
+        // fsync of the hint already has).
         self.write_hint_file(out.fid, &hint.finish(out.fid, out.written))
             .map_err(|e| match e {
                 StorageError::Full { .. } => e,
