@@ -351,7 +351,16 @@ proptest! {
             .filter(|(_, &d)| d <= max_depth)
             .map(|(&v, _)| v)
             .collect();
-        prop_assert_eq!(ends.iter().copied().collect::<HashSet<_>>(), within);
+        let reached: HashSet<usize> = ends.iter().copied().collect();
+        // Breadth-first reaches every vertex within the depth limit. Weighted
+        // order visits a vertex first by its lightest path, which may be
+        // longer in hops and so end its branch at the limit: a subset then,
+        // and all of them once the limit does not bind.
+        if weighted_order && (max_depth as usize) < graph.n {
+            prop_assert!(reached.is_subset(&within));
+        } else {
+            prop_assert_eq!(reached, within);
+        }
         if weighted_order {
             prop_assert!(got.windows(2).all(|w| w[0].weight <= w[1].weight));
             if max_depth as usize >= graph.n {
