@@ -150,7 +150,7 @@ pub struct BenchArgs {
     #[arg(long = "server.username", value_name = "NAME", default_value = "root")]
     pub username: String,
 
-    /// The password (default: $ARANGO_ROOT_PASSWORD, else empty).
+    /// The password (default: $QUINCE_ROOT_PASSWORD, else $ARANGO_ROOT_PASSWORD, else empty).
     #[arg(long = "server.password", value_name = "PASSWORD")]
     pub password: Option<String>,
 
@@ -303,7 +303,7 @@ impl BenchArgs {
         }
         let endpoints = texts
             .iter()
-            .map(|text| Endpoint::parse(text))
+            .map(|text| Endpoint::parse(text).and_then(Endpoint::plain))
             .collect::<Result<Vec<_>, _>>()?;
         if let Some(path) = &self.json_report_file {
             if path.exists() {
@@ -313,10 +313,7 @@ impl BenchArgs {
                 ));
             }
         }
-        let password = self
-            .password
-            .or_else(|| std::env::var("ARANGO_ROOT_PASSWORD").ok())
-            .unwrap_or_default();
+        let password = quince_client::password(self.password).unwrap_or_default();
         Ok(Settings {
             concurrency: self.concurrency,
             requests: self.requests,

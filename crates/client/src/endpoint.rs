@@ -1,11 +1,13 @@
-//! Server endpoints as ArangoDB spells them: `tcp://HOST:PORT`, `http+tcp://…`, `http://…`.
+//! Server endpoints as ArangoDB spells them: `tcp://HOST:PORT`, `http+tcp://…`, `http://…`,
+//! and over TLS `ssl://HOST:PORT`, `http+ssl://…`, `https://…`.
 //!
 //! What it is: syntax checking ([`Endpoint::parse`]) and name resolution
 //! ([`Endpoint::resolve`]) of `--server.endpoint`, the address `quince serve` listens on and
-//! the one `quince bench` and `quince import` connect to.
+//! the one Quince's tools connect to. [`Endpoint::tls`] says whether the scheme asks for TLS;
+//! whoever opens the socket decides what that takes (certificates, a CA to trust).
 //!
-//! What it is not: TLS or unix sockets: `ssl://`, `http+ssl://`, `https://`, `unix://` and
-//! `http+unix://` are refused with a message rather than silently misused.
+//! What it is not: unix sockets: `unix://` and `http+unix://` are refused with a message
+//! rather than silently misused.
 //!
 //! Invariants: a parsed endpoint always has a port (8529 when none is written) that is a valid
 //! port number (0 included, for a server that picks one); the scheme is matched without regard
@@ -20,30 +22,40 @@ pub struct Endpoint {
     pub text: String,
     /// `host:port`, also the `Host` header.
     pub host_port: String,
+    /// True for `ssl://`, `http+ssl://` and `https://`.
+    pub tls: bool,
 }
 
 impl Endpoint {
     /// Checks the syntax of an endpoint.
     pub fn parse(text: &str) -> Result<Endpoint, String> {
         let lower = text.to_ascii_lowercase();
-        if [
-            "ssl://",
-            "http+ssl://",
-            "https://",
-            "unix://",
-            "http+unix://",
-        ]
-        .iter()
-        .any(|scheme| lower.starts_with(scheme))
+        if ["unix://", "http+unix://"]
+            .iter()
+            .any(|scheme| lower.starts_with(scheme))
         {
             return Err(format!(
-                "endpoint '{text}': ssl and unix sockets are not supported (use tcp://HOST:PORT)"
+                "endpoint '{text}': unix sockets are not supported (use tcp://HOST:PORT or ssl://HOST:PORT)"
             ));
         }
-        let rest = ["tcp://", "http+tcp://", "http://"]
+        const SCHEMES: [(&str, bool); 6] = [
+            ("tcp://", false),
+            ("http+tcp://", false),
+            ("http://", false),
+            ("ssl://", true),
+            ("http+ssl://", true),
+            ("https://", true),
+        ];
+        let (rest, tls) = SCHEMES
             .iter()
-            .find_map(|scheme| lower.starts_with(scheme).then(|| &text[scheme.len()..]))
-            .ok_or_else(|| format!("endpoint '{text}': expected tcp://HOST:PORT"))?;
+            .find_map(|(scheme, tls)| {
+                lower
+                    .starts_with(scheme)
+                    .then(|| (&text[scheme.len()..], *tls))
+            })
+            .ok_or_else(|| {
+                format!("endpoint '{text}': expected tcp://HOST:PORT or ssl://HOST:PORT")
+            })?;
         let rest = rest.trim_end_matches('/');
         if rest.is_empty() || rest.contains('/') || rest.contains(' ') {
             return Err(format!("endpoint '{text}': expected tcp://HOST:PORT"));
@@ -65,7 +77,20 @@ impl Endpoint {
         Ok(Endpoint {
             text: text.to_string(),
             host_port,
+            tls,
         })
+    }
+
+    /// The endpoint, when it is plain TCP: for a caller that cannot speak TLS (yet).
+    pub fn plain(self) -> Result<Endpoint, String> {
+        if self.tls {
+            Err(format!(
+                "endpoint '{}': TLS is not supported here yet (use tcp://HOST:PORT)",
+                self.text
+            ))
+        } else {
+            Ok(self)
+        }
     }
 
     /// The first socket address the host name resolves to.
@@ -93,7 +118,9 @@ mod tests {
             Endpoint::parse("http://[::1]:7/").unwrap().host_port,
             "[::1]:7"
         );
-        assert!(Endpoint::parse("ssl://h:1")
+        assert!(Endpoint::parse("ssl://h:1").unwrap().tls);
+        assert!(!Endpoint::parse("tcp://h:1").unwrap().tls);
+        assert!(Endpoint::parse("unix:///s")
             .unwrap_err()
             .contains("not supported"));
         assert!(Endpoint::parse("h:1").is_err());
@@ -111,12 +138,9 @@ mod tests {
         assert_eq!(host_port("http+tcp://[::1]:9/").unwrap(), "[::1]:9");
         // A server may listen on port 0 and report the port it got.
         assert_eq!(host_port("http+tcp://localhost:0").unwrap(), "localhost:0");
-        for refused in [
-            "unix:///tmp/s",
-            "https://h:1",
-            "http+ssl://h:1",
-            "127.0.0.1:8529",
-        ] {
+        assert_eq!(host_port("https://h:1").unwrap(), "h:1");
+        assert_eq!(host_port("HTTP+SSL://h").unwrap(), "h:8529");
+        for refused in ["unix:///tmp/s", "http+unix:///tmp/s", "127.0.0.1:8529"] {
             assert!(host_port(refused).is_err(), "{refused}");
         }
         assert!(host_port("tcp://h:70000").unwrap_err().contains("port"));

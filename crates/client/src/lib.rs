@@ -6,11 +6,13 @@
 //! a reusable buffer), and a response parser that is a pure function of the bytes received
 //! ([`response`]), which `quince bench`'s non-blocking lanes use directly. Alongside them, the
 //! option syntax ArangoDB's tools and arangod share: server endpoints ([`endpoint`]:
-//! `tcp://HOST:PORT` and its aliases) and booleans ([`boolean`]: true/false, yes/no, on/off,
-//! 1/0). `quince bench`, `quince import` and `quince serve` all parse their options with these,
-//! so a spelling accepted by one is accepted by all.
+//! `tcp://HOST:PORT`, `ssl://HOST:PORT` and their aliases), booleans ([`boolean`]: true/false,
+//! yes/no, on/off, 1/0) and the password rule ([`password`]: the option, then the environment).
+//! Every `quince` command parses its options with these, so a spelling accepted by one is
+//! accepted by all.
 //!
-//! What it is not: a general HTTP client (no TLS, no pipelining, no redirects, no retries), nor
+//! What it is not: a general HTTP client (no TLS yet: a `ssl://` endpoint is refused by the
+//! tools, no pipelining, no redirects, no retries), nor
 //! part of the server: it depends on no other Quince crate, so a tool built on it measures or
 //! loads Quince and ArangoDB the same way. The server's api crate does not use it either; query
 //! parameters follow a different, never-failing boolean rule that lives with the api.
@@ -22,11 +24,13 @@
 pub mod boolean;
 pub mod connection;
 pub mod endpoint;
+pub mod password;
 pub mod request;
 pub mod response;
 
 pub use boolean::parse_bool;
 pub use connection::{Connection, Timeouts, TransportError};
 pub use endpoint::Endpoint;
+pub use password::password;
 pub use request::{encode_segment, Method, RequestHead};
 pub use response::Response;

@@ -182,9 +182,9 @@ pub struct ImportArgs {
     #[arg(long = "server.username", value_name = "USER", default_value = "root")]
     pub username: String,
 
-    /// The password.
-    #[arg(long = "server.password", value_name = "PASSWORD", default_value = "")]
-    pub password: String,
+    /// The password (default: $QUINCE_ROOT_PASSWORD, else $ARANGO_ROOT_PASSWORD, else empty).
+    #[arg(long = "server.password", value_name = "PASSWORD")]
+    pub password: Option<String>,
 
     /// Whether to send credentials.
     #[arg(long = "server.authentication", value_name = "BOOL", default_value = "true",
@@ -261,11 +261,12 @@ pub fn run(args: ImportArgs) -> ExitCode {
 
 /// Imports; Ok(true) when no document failed.
 fn execute(args: &ImportArgs) -> Result<bool, String> {
-    let endpoint = Endpoint::parse(&args.endpoint)?;
+    let endpoint = Endpoint::parse(&args.endpoint).and_then(Endpoint::plain)?;
     let address = endpoint.resolve()?;
     let mut head = RequestHead::new(&args.database, &endpoint.host_port, true);
     if args.authentication {
-        head = head.with_basic_auth(&args.username, &args.password);
+        let password = quince_client::password(args.password.clone()).unwrap_or_default();
+        head = head.with_basic_auth(&args.username, &password);
     }
     let mut setup = Client {
         connection: Connection::new(address, TIMEOUTS),

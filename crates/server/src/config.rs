@@ -153,8 +153,13 @@ pub struct ServeArgs {
     )]
     pub ttl_frequency_ms: u64,
 
-    /// Root's password (else $QUINCE_ROOT_PASSWORD, else $ARANGO_ROOT_PASSWORD, else empty).
-    #[arg(long = "database.password", value_name = "PASSWORD")]
+    /// Root's password (else $QUINCE_ROOT_PASSWORD, else $ARANGO_ROOT_PASSWORD, else empty);
+    /// also spelled --server.password, as the tools spell it.
+    #[arg(
+        long = "database.password",
+        alias = "server.password",
+        value_name = "PASSWORD"
+    )]
     pub password: Option<String>,
 
     /// Whether requests must authenticate; when false every request runs as root.

@@ -71,6 +71,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     let socket_address = Endpoint::parse(&args.endpoint)
+        .and_then(Endpoint::plain)
         .and_then(|endpoint| endpoint.resolve())
         .map_err(|e| anyhow!(e))?;
 
@@ -228,16 +229,12 @@ async fn serve(
     Ok(())
 }
 
-/// Root's password: the option, else `QUINCE_ROOT_PASSWORD`, else `ARANGO_ROOT_PASSWORD`,
-/// else empty (with a warning, since anyone may then log in as root).
+/// Root's password by the rule every command shares ([`quince_client::password`]): the option,
+/// else `QUINCE_ROOT_PASSWORD`, else `ARANGO_ROOT_PASSWORD`, else empty (with a warning, since
+/// anyone may then log in as root).
 fn root_password(args: &ServeArgs) -> String {
-    if let Some(password) = &args.password {
-        return password.clone();
-    }
-    for name in ["QUINCE_ROOT_PASSWORD", "ARANGO_ROOT_PASSWORD"] {
-        if let Ok(password) = std::env::var(name) {
-            return password;
-        }
+    if let Some(password) = quince_client::password(args.password.clone()) {
+        return password;
     }
     if args.authentication {
         tracing::warn!(
