@@ -309,9 +309,27 @@ pub struct ServeArgs {
     )]
     pub static_prefix: String,
 
-    /// The log level: trace, debug, info, warning, error (or a tracing filter).
-    #[arg(long = "log.level", value_name = "LEVEL", default_value = "info")]
-    pub log_level: String,
+    /// The log level: fatal, error, warning, info, debug or trace for every topic, or
+    /// TOPIC=LEVEL for one (repeatable, or comma-separated: --log.level info,queries=debug).
+    #[arg(
+        long = "log.level",
+        value_name = "LEVEL",
+        default_value = "info",
+        action = ArgAction::Append
+    )]
+    pub log_level: Vec<String>,
+
+    /// Keep the most recent API calls for GET /_admin/server/api-calls.
+    #[arg(
+        long = "server.api-call-recording",
+        value_name = "BOOL",
+        default_value = "true",
+        value_parser = parse_bool,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true"
+    )]
+    pub api_call_recording: bool,
 }
 
 /// A static mount point: an absolute path other than `/`, outside the API's own prefixes;
