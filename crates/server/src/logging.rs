@@ -12,9 +12,9 @@
 //!
 //! | tracing target (prefix) | topic |
 //! |---|---|
-//! | `quince_server::tls`, `quince_server::ssl`, `rustls` | `ssl` |
-//! | `quince_server::serve`, `quince_server::shutdown`, `quince_server::descriptors` | `startup` |
-//! | `quince_server::listener`, `quince_server::connection`, `quince_server::governor`, `hyper` | `communication` |
+//! | `quince::tls`, `quince::ssl`, `rustls` | `ssl` |
+//! | `quince::serve`, `quince::shutdown`, `quince::descriptors` | `startup` |
+//! | `quince::listener`, `quince::connection`, `quince::governor`, `hyper` | `communication` |
 //! | `quince_api::auth`, `quince_api::credentials`, `quince_api::open_auth`, `quince_api::token`, `quince_api::user`, `quince_api::admin::jwt`, `quince_auth` | `authentication` |
 //! | `quince_api::permission` | `authorization` |
 //! | `quince_api::query`, `quince_aql` | `queries` |
@@ -74,15 +74,15 @@ pub const TOPICS: [&str; 11] = [
 
 /// Target prefixes and their topics; the first match wins (longer prefixes first).
 pub const TOPIC_BY_TARGET: &[(&str, &str)] = &[
-    ("quince_server::tls", "ssl"),
-    ("quince_server::ssl", "ssl"),
+    ("quince::tls", "ssl"),
+    ("quince::ssl", "ssl"),
     ("rustls", "ssl"),
-    ("quince_server::serve", "startup"),
-    ("quince_server::shutdown", "startup"),
-    ("quince_server::descriptors", "startup"),
-    ("quince_server::listener", "communication"),
-    ("quince_server::connection", "communication"),
-    ("quince_server::governor", "communication"),
+    ("quince::serve", "startup"),
+    ("quince::shutdown", "startup"),
+    ("quince::descriptors", "startup"),
+    ("quince::listener", "communication"),
+    ("quince::connection", "communication"),
+    ("quince::governor", "communication"),
     ("hyper", "communication"),
     ("quince_api::auth", "authentication"),
     ("quince_api::credentials", "authentication"),
@@ -464,8 +464,8 @@ mod tests {
         assert_eq!(topic_of("quince_aql::exec"), "queries");
         assert_eq!(topic_of("quince_db::maintenance"), "engines");
         assert_eq!(topic_of("quince_db::transaction::commit"), "trx");
-        assert_eq!(topic_of("quince_server::serve"), "startup");
-        assert_eq!(topic_of("quince_server::listener"), "communication");
+        assert_eq!(topic_of("quince::serve"), "startup");
+        assert_eq!(topic_of("quince::listener"), "communication");
         assert_eq!(topic_of("something_else"), "general");
         for (_, topic) in TOPIC_BY_TARGET {
             assert!(TOPICS.contains(topic), "{topic} is listed");
