@@ -5,6 +5,8 @@
 //! password, or an access token as the password, the user then optional) and `bearer` JSON Web
 //! Tokens (superuser tokens with `server_id`, user tokens), and classifies them as an
 //! [`Identity`] without any slow work.
+//! Its token secrets are swapped whole at runtime (`POST /_admin/server/jwt`): a request sees
+//! either the old set or the new one, never a mix.
 //!
 //! What it is not: the pipeline's authentication steps (`crate::auth` runs the slow password
 //! check, counts and logs failures), permissions ([`crate::permission`]) or accounts

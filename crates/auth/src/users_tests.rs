@@ -233,13 +233,17 @@ fn access_tokens_are_checked_for_owner_expiry_and_revocation() {
     let users = Users::open(&*catalog, "pw").unwrap();
     users.create(new_user("gina", "p")).unwrap();
     let now = unix_now_secs();
-    let (record, token) = users.create_token("gina", "deploy", Some(now + 600)).unwrap();
+    let (record, token) = users
+        .create_token("gina", "deploy", Some(now + 600))
+        .unwrap();
     assert_eq!(record.id, 1);
     assert!(users.verify_access_token(Some("gina"), &token).is_some());
     assert!(users.verify_access_token(None, &token).is_some());
     assert!(users.verify_access_token(Some("root"), &token).is_none());
     assert!(users.verify_access_token(None, "v1.nothing").is_none());
-    let dup = users.create_token("gina", "deploy", Some(now + 600)).unwrap_err();
+    let dup = users
+        .create_token("gina", "deploy", Some(now + 600))
+        .unwrap_err();
     assert_eq!(dup.status, 409);
     assert!(users.create_token("gina", "past", Some(now)).is_err());
     assert!(users.create_token("gina", "", Some(now + 10)).is_err());
@@ -254,7 +258,9 @@ fn access_tokens_are_checked_for_owner_expiry_and_revocation() {
         404
     );
     // Tokens die with their user.
-    let (_, second) = users.create_token("gina", "again", Some(now + 600)).unwrap();
+    let (_, second) = users
+        .create_token("gina", "again", Some(now + 600))
+        .unwrap();
     users.remove("gina").unwrap();
     assert!(users.verify_access_token(None, &second).is_none());
     catalog.shutdown().unwrap();

@@ -460,7 +460,11 @@ mod tests {
         assert_eq!(topic_of("quince_api::pipeline"), "requests");
         assert_eq!(topic_of("quince_api::state::api_calls"), "requests");
         assert_eq!(topic_of("quince_api::auth"), "authentication");
-        assert_eq!(topic_of("quince_api::authx"), "requests", "whole segments only");
+        assert_eq!(
+            topic_of("quince_api::authx"),
+            "requests",
+            "whole segments only"
+        );
         assert_eq!(topic_of("quince_aql::exec"), "queries");
         assert_eq!(topic_of("quince_db::maintenance"), "engines");
         assert_eq!(topic_of("quince_db::transaction::commit"), "trx");
@@ -552,6 +556,9 @@ mod tests {
     #[test]
     fn stamps_are_iso_8601_with_milliseconds() {
         assert_eq!(iso8601_millis(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601_millis(1_764_088_386_123), "2025-11-25T16:33:06.123Z");
+        assert_eq!(
+            iso8601_millis(1_764_088_386_123),
+            "2025-11-25T16:33:06.123Z"
+        );
     }
 }

@@ -36,9 +36,7 @@ pub fn report(argv: Vec<OsString>) -> ServerOptions {
     let matches = merge_configuration(argv)
         .ok()
         .and_then(|merged| Cli::command().try_get_matches_from(merged).ok());
-    let serve_matches = matches
-        .as_ref()
-        .and_then(|m| m.subcommand_matches("serve"));
+    let serve_matches = matches.as_ref().and_then(|m| m.subcommand_matches("serve"));
     for arg in serve.get_arguments() {
         let Some(name) = arg.get_long() else {
             continue;
@@ -46,7 +44,11 @@ pub fn report(argv: Vec<OsString>) -> ServerOptions {
         if matches!(arg.get_action(), ArgAction::Help | ArgAction::Version) {
             continue;
         }
-        let kind = kind_of(arg.get_value_names().and_then(|v| v.first()).map(|s| s.as_str()));
+        let kind = kind_of(
+            arg.get_value_names()
+                .and_then(|v| v.first())
+                .map(|s| s.as_str()),
+        );
         let many = matches!(arg.get_action(), ArgAction::Append);
         let raw: Option<Vec<String>> = serve_matches
             .and_then(|m| m.get_raw(arg.get_id().as_str()))
@@ -108,8 +110,12 @@ fn typed(values: &[String], kind: &str, many: bool) -> Value {
     let one = |text: &str| -> Value {
         match kind {
             "boolean" => Value::Bool(quince_client::parse_bool(text).unwrap_or(false)),
-            "uint64" => text.parse::<u64>().map_or_else(|_| Value::from(text), Value::from),
-            "double" => text.parse::<f64>().map_or_else(|_| Value::from(text), Value::from),
+            "uint64" => text
+                .parse::<u64>()
+                .map_or_else(|_| Value::from(text), Value::from),
+            "double" => text
+                .parse::<f64>()
+                .map_or_else(|_| Value::from(text), Value::from),
             _ => Value::from(text),
         }
     };
@@ -156,7 +162,10 @@ mod tests {
         assert_eq!(d["type"], "uint64");
         assert_eq!(d["default"], 4096);
         assert!(d["description"].as_str().unwrap().contains("queue"));
-        assert_eq!(report.descriptions["database.password"]["default"], Value::Null);
+        assert_eq!(
+            report.descriptions["database.password"]["default"],
+            Value::Null
+        );
     }
 
     #[test]

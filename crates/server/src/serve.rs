@@ -1,6 +1,7 @@
 //! `quince serve`: from options to a running server, and back down on a signal.
 //!
-//! What it is: [`run`], which sets up logging, settles root's password and the token secret,
+//! What it is: [`run`], which sets up logging ([`crate::logging`]), settles root's password and
+//! the token secret, installs what the admin endpoints borrow ([`crate::admin_hooks`]),
 //! opens the catalog (recovering every collection), binds the endpoint, prints the one ready
 //! line (`quince: listening on http://HOST:PORT`) on stdout, serves until SIGINT or SIGTERM,
 //! and then shuts down in order: refuse new requests (503), stop accepting, let open

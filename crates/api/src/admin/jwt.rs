@@ -33,7 +33,10 @@ pub(crate) fn handle(api: &Api, req: &ApiRequest) -> ApiResult {
     }
     if req.method == Method::POST {
         reload(api)?;
-        tracing::info!(event = "auth.jwt_reloaded", "token secrets reloaded from disk");
+        tracing::info!(
+            event = "auth.jwt_reloaded",
+            "token secrets reloaded from disk"
+        );
     }
     let (active, passive) = api.authenticator().secret_digests();
     let passive: Vec<_> = passive.iter().map(|s| json!({"sha256": s})).collect();

@@ -112,14 +112,17 @@ fn parse_level(text: &str) -> Result<u8, ArangoError> {
             return Ok(n + 1);
         }
     }
-    level_by_name(text)
-        .ok_or_else(|| bad(&format!("unknown log level '{text}'")))
+    level_by_name(text).ok_or_else(|| bad(&format!("unknown log level '{text}'")))
 }
 
 /// A level name (`warn` too) as the internal 1…6.
 fn level_by_name(text: &str) -> Option<u8> {
     let upper = text.trim().to_ascii_uppercase();
-    let upper = if upper == "WARN" { "WARNING".to_string() } else { upper };
+    let upper = if upper == "WARN" {
+        "WARNING".to_string()
+    } else {
+        upper
+    };
     LOG_LEVEL_NAMES
         .iter()
         .position(|name| *name == upper)
@@ -204,7 +207,11 @@ fn set_levels(log: &dyn LogControl, body: &Value) -> Result<(), ArangoError> {
                 }
             }
         }
-        _ => return Err(bad("expecting a log level or an object of topics and levels")),
+        _ => {
+            return Err(bad(
+                "expecting a log level or an object of topics and levels",
+            ))
+        }
     }
     Ok(())
 }

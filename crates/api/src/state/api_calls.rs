@@ -101,7 +101,10 @@ mod tests {
         }
         let calls = log.newest_first();
         assert_eq!(calls.len(), API_CALLS_MAX);
-        assert_eq!(calls[0].path, format!("/_api/version/{}", API_CALLS_MAX + 4));
+        assert_eq!(
+            calls[0].path,
+            format!("/_api/version/{}", API_CALLS_MAX + 4)
+        );
         assert_eq!(calls.last().unwrap().path, "/_api/version/5");
     }
 

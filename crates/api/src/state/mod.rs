@@ -5,7 +5,8 @@
 //! authenticator, the user accounts, the operation mode, the metrics, the count of requests in
 //! flight and the queue bound over it ([`Api::admit`], [`Admission`]), the asynchronous jobs
 //! ([`Jobs`], `job_store`), the static file mount, the reply limits, the slots of password
-//! checks, the start time), its constructor [`Api::open`], its accessors, the request
+//! checks, the start time, the recent API calls, and the hooks the binary installs for the
+//! admin endpoints: [`AdminHooks`]), its constructor [`Api::open`], its accessors, the request
 //! extensions the listener sets ([`Received`], [`ConnectionTrust`], [`Peer`]) and [`Routed`],
 //! a checked request as jobs and batch parts carry it.
 //!
@@ -16,7 +17,8 @@
 //!
 //! Invariants: an `Api` always lives in an `Arc` (it holds a weak reference to itself for the
 //! job runners); a unit of the queue bound is given back however the request or job that held
-//! it ends ([`Admission`] is a guard); the settings never change after [`Api::open`].
+//! it ends ([`Admission`] is a guard); the settings never change after [`Api::open`] (the token
+//! secrets, which `POST /_admin/server/jwt` reloads, live in the authenticator, not here).
 
 pub(crate) mod admin_hooks;
 pub(crate) mod api_calls;
