@@ -100,6 +100,9 @@ def test_log_levels_by_string_object_and_all(http):
         body = assert_success(http.put("/_admin/log/level", json={"all": "error"}), 200)
         assert set(body.values()) == {"ERROR"}
         assert_error(http.put("/_admin/log/level", json=[1]), 400, 400)
+        body = assert_success(http.put("/_admin/log/level?withAppenders=true", json={"global": {"queries": "debug"}}), 200)
+        assert body["global"]["queries"] == "DEBUG" and body["appenders"] == {"-": body["global"]}
+        assert assert_success(http.get("/_admin/log/level?withAppenders=true"), 200) == body
     finally:
         body = assert_success(http.delete("/_admin/log/level"), 200)
     assert set(body.values()) == {"INFO"}

@@ -5,7 +5,8 @@
 //! levels, structured log parameters): the filters and paging of `upto`/`level`, `start`,
 //! `size`, `offset`, `search` and `sort`; `GET`/`PUT`/`DELETE` of the levels (a JSON string sets
 //! `general`, an object sets the topics it names, `all` every topic, unknown topics are
-//! ignored); `GET`/`PUT` of the structured parameters.
+//! ignored; with `withAppenders=true` the levels are `{global, appenders: {"-": …}}`, stderr
+//! being the one output); `GET`/`PUT` of the structured parameters.
 //!
 //! What it is not: logging itself (the binary's tracing subscriber does that and filters by the
 //! levels set here).
@@ -34,14 +35,19 @@ pub(crate) fn handle(api: &Api, req: &ApiRequest) -> ApiResult {
     match (&req.method, suffix.as_slice()) {
         (&Method::GET, []) => Ok(ApiResponse::json(200, &legacy(&select(&**log, req)?))),
         (&Method::GET, ["entries"]) => Ok(ApiResponse::json(200, &entries(&select(&**log, req)?))),
-        (&Method::GET, ["level"]) => Ok(levels_reply(&**log)),
+        (&Method::GET, ["level"]) => Ok(levels_reply(&**log, appenders(req))),
         (&Method::PUT, ["level"]) => {
-            set_levels(&**log, &req.required_json_body()?)?;
-            Ok(levels_reply(&**log))
+            let body = req.required_json_body()?;
+            match (appenders(req), body.get("global")) {
+                // With appenders the `global` object holds the levels; Quince has one output.
+                (true, Some(global)) => set_levels(&**log, global)?,
+                _ => set_levels(&**log, &body)?,
+            }
+            Ok(levels_reply(&**log, appenders(req)))
         }
         (&Method::DELETE, ["level"]) => {
             log.reset_levels();
-            Ok(levels_reply(&**log))
+            Ok(levels_reply(&**log, false))
         }
         (&Method::GET, ["structured"]) => Ok(structured_reply(&**log)),
         (&Method::PUT, ["structured"]) => {
@@ -183,12 +189,26 @@ fn legacy(selection: &Selection) -> Value {
     })
 }
 
-fn levels_reply(log: &dyn LogControl) -> ApiResponse {
-    let mut body = Map::new();
+/// `withAppenders=true`: the levels per output as well.
+fn appenders(req: &ApiRequest) -> bool {
+    req.bool_param("withAppenders", false)
+}
+
+/// Every topic's level; with appenders `{global, appenders: {"-": …}}` (stderr is Quince's
+/// one output, and it has the global levels).
+fn levels_reply(log: &dyn LogControl, with_appenders: bool) -> ApiResponse {
+    let mut levels = Map::new();
     for (topic, level) in log.levels() {
-        body.insert(topic.to_string(), Value::from(level_name(level)));
+        levels.insert(topic.to_string(), Value::from(level_name(level)));
     }
-    ApiResponse::json(200, &Value::Object(body))
+    let levels = Value::Object(levels);
+    if with_appenders {
+        return ApiResponse::json(
+            200,
+            &json!({"global": levels.clone(), "appenders": {"-": levels}}),
+        );
+    }
+    ApiResponse::json(200, &levels)
 }
 
 /// A string sets `general`; an object sets the topics it names (`all`: every topic). Unknown
