@@ -32,7 +32,7 @@ ADMIN_ONLY = [
     ("DELETE", "/_admin/log/level"),
     ("GET", "/_admin/log/structured"),
     ("PUT", "/_admin/log/structured"),
-    ("GET", "/_admin/options"),
+    ("GET", "/_admin/options"),  # the default policy: the superuser only
     ("GET", "/_admin/options-description"),
     ("GET", "/_admin/support-info"),
     ("PUT", "/_admin/compact"),
@@ -121,6 +121,27 @@ def test_structured_parameters(http):
 def test_options_and_support_info_only_in_system(http, db_name):
     for path in ("/_admin/options", "/_admin/options-description", "/_admin/support-info"):
         assert_error(http.get(f"/_db/{db_name}{path}"), 403, 1230)
+
+
+@pytest.mark.parametrize(
+    "policy,root,user,superuser",
+    [("disabled", 403, 403, 403), ("jwt", 403, 403, 200), ("admin", 200, 403, 200), ("public", 200, 200, 200)],
+)
+def test_options_api_policies(server_factory, policy, root, user, superuser):
+    srv = server_factory(extra_args=["--server.options-api", policy, "--server.support-info-api", policy])
+    root_http = Http(srv.url)
+    name = unique("policy_user")
+    assert_success(root_http.post("/_api/user", json={"user": name, "passwd": "p"}), 201)
+    assert_success(root_http.put(f"/_api/user/{name}/database/_system", json={"grant": "ro"}), 200)
+    su = Http(srv.url, auth=None)
+    su.session.headers["Authorization"] = f"bearer {superuser_jwt()}"
+    for caller, status in ((root_http, root), (Http(srv.url, auth=(name, "p")), user), (su, superuser)):
+        for path in ("/_admin/options", "/_admin/options-description", "/_admin/support-info"):
+            resp = caller.get(path)
+            if status == 200:
+                assert_success(resp, 200)
+            else:
+                assert_error(resp, 403, 11)
 
 
 def test_compact_checks_its_options(http):

@@ -82,6 +82,6 @@ mod user;
 pub use request::ApiRequest;
 pub use response::{ApiResponse, ApiResult};
 pub use state::{
-    AdminHooks, Api, ApiConfig, ConnectionTrust, LogControl, LogLine, Peer, Received, SecretSource,
-    ServerOptions,
+    AdminHooks, Api, ApiConfig, ApiPolicy, ConnectionTrust, LogControl, LogLine, Peer, Received,
+    SecretSource, ServerOptions,
 };

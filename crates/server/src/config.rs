@@ -330,6 +330,25 @@ pub struct ServeArgs {
         default_missing_value = "true"
     )]
     pub api_call_recording: bool,
+
+    /// Who may read GET /_admin/options and /_admin/options-description: disabled, jwt (a
+    /// superuser JWT only), admin (administrators too) or public (anyone reaching _system).
+    #[arg(
+        long = "server.options-api",
+        value_name = "POLICY",
+        default_value = "jwt",
+        value_parser = ["disabled", "jwt", "admin", "public"]
+    )]
+    pub options_api: String,
+
+    /// Who may read GET /_admin/support-info: disabled, jwt, admin or public.
+    #[arg(
+        long = "server.support-info-api",
+        value_name = "POLICY",
+        default_value = "admin",
+        value_parser = ["disabled", "jwt", "admin", "public"]
+    )]
+    pub support_info_api: String,
 }
 
 /// A static mount point: an absolute path other than `/`, outside the API's own prefixes;

@@ -10,9 +10,10 @@
 //!
 //! What it is not: validation (done when the server started) or a way to change options.
 //!
-//! Invariants: an option whose name contains `password` or `secret` but names no file or
-//! folder is reported as [`HIDDEN`], never its value; an option given neither on the command
-//! line nor by default is `null`; a command line that no longer parses yields empty reports.
+//! Invariants: an option whose name contains `passwd`, `password` or `secret` is left out of
+//! the values (and its default out of its description), as arangod leaves them out; an option
+//! given neither on the command line nor by default is `null`; a command line that no longer
+//! parses yields empty reports.
 
 use std::ffi::OsString;
 
@@ -21,9 +22,6 @@ use quince_api::ServerOptions;
 use serde_json::{json, Map, Value};
 
 use crate::config::{merge_configuration, Cli};
-
-/// What a secret option's value reads as.
-pub const HIDDEN: &str = "(hidden)";
 
 /// The options of `quince serve` as the process's command line `argv` sets them.
 pub fn report(argv: Vec<OsString>) -> ServerOptions {
@@ -54,20 +52,19 @@ pub fn report(argv: Vec<OsString>) -> ServerOptions {
             .and_then(|m| m.get_raw(arg.get_id().as_str()))
             .map(|vals| vals.map(|v| v.to_string_lossy().into_owned()).collect());
         let secret = is_secret(name);
-        let value = match (&raw, secret) {
-            (Some(_), true) => Value::from(HIDDEN),
-            (Some(vals), false) => typed(vals, kind, many),
-            (None, _) => Value::Null,
-        };
-        values.insert(name.to_string(), value);
+        if !secret {
+            let value = raw
+                .as_ref()
+                .map_or(Value::Null, |vals| typed(vals, kind, many));
+            values.insert(name.to_string(), value);
+        }
         let defaults: Vec<String> = arg
             .get_default_values()
             .iter()
             .map(|v| v.to_string_lossy().into_owned())
             .collect();
         let default = match (defaults.is_empty(), secret) {
-            (true, _) => Value::Null,
-            (false, true) => Value::from(HIDDEN),
+            (true, _) | (false, true) => Value::Null,
             (false, false) => typed(&defaults, kind, many),
         };
         let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
@@ -81,6 +78,10 @@ pub fn report(argv: Vec<OsString>) -> ServerOptions {
                 "default": default,
                 "hidden": arg.is_hide_set(),
                 "requiresValue": kind != "boolean",
+                "dynamic": false,
+                "os": ["linux", "macos"],
+                "component": ["arangod"],
+                "introducedIn": Value::Null,
             }),
         );
     }
@@ -90,10 +91,12 @@ pub fn report(argv: Vec<OsString>) -> ServerOptions {
     }
 }
 
-/// True for options that carry a secret itself (not a path to one).
+/// True for options whose values `/_admin/options` leaves out: every name with `passwd`,
+/// `password` or `secret` in it, paths to secret files included, as arangod leaves them out.
 fn is_secret(name: &str) -> bool {
-    (name.contains("password") || name.contains("secret"))
-        && !(name.ends_with("keyfile") || name.ends_with("folder") || name.ends_with("file"))
+    ["passwd", "password", "secret"]
+        .iter()
+        .any(|word| name.contains(word))
 }
 
 /// The option's type, from its value name.
@@ -149,7 +152,8 @@ mod tests {
             "--database.wait-for-sync",
         ]));
         let v = &report.values;
-        assert_eq!(v["database.password"], HIDDEN);
+        assert!(v.get("database.password").is_none());
+        assert!(v.get("server.jwt-secret-keyfile").is_none());
         assert_eq!(v["server.maximal-queue-size"], 17);
         assert_eq!(v["database.wait-for-sync"], true);
         assert_eq!(v["server.authentication"], true, "a default");
@@ -169,10 +173,10 @@ mod tests {
     }
 
     #[test]
-    fn only_secret_values_are_secret() {
+    fn secret_options_are_those_arangod_leaves_out() {
         assert!(is_secret("database.password"));
-        assert!(!is_secret("server.jwt-secret-keyfile"));
-        assert!(!is_secret("server.jwt-secret-folder"));
+        assert!(is_secret("server.jwt-secret-keyfile"));
+        assert!(is_secret("server.jwt-secret-folder"));
         assert!(!is_secret("server.endpoint"));
     }
 }

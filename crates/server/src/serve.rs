@@ -189,6 +189,9 @@ async fn serve(
             static_prefix: args.static_prefix.clone(),
             query_memory_limit: args.query_memory_limit,
             api_call_recording: args.api_call_recording,
+            options_api: quince_api::ApiPolicy::parse(&args.options_api).map_err(|e| anyhow!(e))?,
+            support_info_api: quince_api::ApiPolicy::parse(&args.support_info_api)
+                .map_err(|e| anyhow!(e))?,
         },
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;

@@ -2,14 +2,14 @@
 //! options and what each means (ArangoDB 3.12).
 //!
 //! What it is: the two replies over the [`ServerOptions`](crate::ServerOptions) the binary
-//! installed: option name → value (passwords and secrets obfuscated by the binary), and option
-//! name → description.
+//! installed: option name → value (without the options that hold passwords or secrets, which
+//! the binary leaves out, as arangod does), and option name → description.
 //!
 //! What it is not: option parsing; the API does not know which options exist.
 //!
-//! Invariants: only in `_system` (403/1230 elsewhere) and only for administrators (403/11), as
-//! arangod's `--server.options-api admin` has it; without an installed report the reply is
-//! 501/9.
+//! Invariants: only in `_system` (403/1230 elsewhere) and only for whom `--server.options-api`
+//! lets through (403/11 otherwise; the default, as in arangod, is `jwt`: the superuser only);
+//! without an installed report the reply is 501/9.
 
 use http::Method;
 use quince_errors::{ArangoError, ARANGO_USE_SYSTEM_DATABASE, NOT_IMPLEMENTED};
@@ -38,7 +38,7 @@ fn checked<'a>(api: &'a Api, req: &ApiRequest) -> Result<&'a ServerOptions, Aran
     if req.database.name() != crate::path::SYSTEM_DATABASE {
         return Err(ArangoError::new(ARANGO_USE_SYSTEM_DATABASE));
     }
-    req.require_admin()?;
+    api.config().options_api.check(&req.user)?;
     api.hooks().options().ok_or_else(|| {
         ArangoError::with_message(NOT_IMPLEMENTED, "this server reports no startup options")
     })

@@ -10,7 +10,8 @@
 //!
 //! What it is not: a cluster report (Quince is a single server) or metrics.
 //!
-//! Invariants: only in `_system` (403/1230 elsewhere) and only for administrators (403/11);
+//! Invariants: only in `_system` (403/1230 elsewhere) and only for whom
+//! `--server.support-info-api` lets through (default `admin`, as in arangod; 403/11 otherwise);
 //! a figure that cannot be read (no `/proc`) is 0, never invented.
 
 use std::sync::Arc;
@@ -34,7 +35,7 @@ pub(crate) async fn support_info(api: &Api, req: &ApiRequest) -> ApiResult {
     if req.database.name() != crate::path::SYSTEM_DATABASE {
         return Err(ArangoError::new(ARANGO_USE_SYSTEM_DATABASE));
     }
-    req.require_admin()?;
+    api.config().support_info_api.check(&req.user)?;
     let stats = api.engine().stats();
     let engine = Arc::clone(api.engine());
     let disk_bytes = blocking(move || {

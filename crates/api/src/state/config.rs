@@ -55,6 +55,10 @@ pub struct ApiConfig {
     /// `--server.api-call-recording`: keep the recent API calls for
     /// `/_admin/server/api-calls`.
     pub api_call_recording: bool,
+    /// `--server.options-api`: who may read `/_admin/options*` (arangod's default: `jwt`).
+    pub options_api: super::ApiPolicy,
+    /// `--server.support-info-api`: who may read `/_admin/support-info` (default: `admin`).
+    pub support_info_api: super::ApiPolicy,
 }
 
 impl Default for ApiConfig {
@@ -76,6 +80,8 @@ impl Default for ApiConfig {
             static_prefix: crate::static_files::PREFIX_DEFAULT.to_string(),
             query_memory_limit: limits::QUERY_MEMORY_LIMIT_DEFAULT,
             api_call_recording: true,
+            options_api: super::ApiPolicy::Jwt,
+            support_info_api: super::ApiPolicy::Admin,
         }
     }
 }

@@ -22,6 +22,7 @@
 
 pub(crate) mod admin_hooks;
 pub(crate) mod api_calls;
+pub(crate) mod api_policy;
 pub(crate) mod config;
 pub(crate) mod extensions;
 pub(crate) mod job_store;
@@ -46,6 +47,7 @@ use crate::static_files::StaticFiles;
 
 pub use admin_hooks::{AdminHooks, LogControl, LogLine, SecretSource, ServerOptions};
 use api_calls::ApiCallLog;
+pub use api_policy::ApiPolicy;
 pub use config::ApiConfig;
 pub use extensions::{ConnectionTrust, Peer, Received};
 use job_store::JobStore;
