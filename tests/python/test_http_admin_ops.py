@@ -144,6 +144,20 @@ def test_options_api_policies(server_factory, policy, root, user, superuser):
                 assert_error(resp, 403, 11)
 
 
+@pytest.mark.parametrize("switch,root,superuser", [("false", 403, 403), ("jwt", 403, 200), ("true", 200, 200)])
+def test_log_and_recording_api_switches(server_factory, switch, root, superuser):
+    srv = server_factory(extra_args=["--log.api-enabled", switch, "--log.recording-api-enabled", switch])
+    su = Http(srv.url, auth=None)
+    su.session.headers["Authorization"] = f"bearer {superuser_jwt()}"
+    for caller, status in ((Http(srv.url), root), (su, superuser)):
+        for path in ("/_admin/log/entries", "/_admin/log/level", "/_admin/server/api-calls"):
+            resp = caller.get(path)
+            if status == 200:
+                assert_success(resp, 200)
+            else:
+                assert_error(resp, 403, 11)
+
+
 def test_compact_checks_its_options(http):
     assert assert_success(http.put("/_admin/compact"), 200) == {"error": False, "code": 200}
     assert_success(http.put("/_admin/compact", json={"changeLevel": False}), 200)

@@ -349,6 +349,24 @@ pub struct ServeArgs {
         value_parser = ["disabled", "jwt", "admin", "public"]
     )]
     pub support_info_api: String,
+
+    /// Who may use /_admin/log*: true (administrators), jwt (a superuser JWT only) or false.
+    #[arg(
+        long = "log.api-enabled",
+        value_name = "SWITCH",
+        default_value = "true",
+        value_parser = ["true", "jwt", "false"]
+    )]
+    pub log_api: String,
+
+    /// Who may read GET /_admin/server/api-calls: true (administrators), jwt or false.
+    #[arg(
+        long = "log.recording-api-enabled",
+        value_name = "SWITCH",
+        default_value = "true",
+        value_parser = ["true", "jwt", "false"]
+    )]
+    pub recording_api: String,
 }
 
 /// A static mount point: an absolute path other than `/`, outside the API's own prefixes;

@@ -192,6 +192,9 @@ async fn serve(
             options_api: quince_api::ApiPolicy::parse(&args.options_api).map_err(|e| anyhow!(e))?,
             support_info_api: quince_api::ApiPolicy::parse(&args.support_info_api)
                 .map_err(|e| anyhow!(e))?,
+            log_api: quince_api::ApiPolicy::parse_switch(&args.log_api).map_err(|e| anyhow!(e))?,
+            recording_api: quince_api::ApiPolicy::parse_switch(&args.recording_api)
+                .map_err(|e| anyhow!(e))?,
         },
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;

@@ -7,8 +7,9 @@
 //! What it is not: the recorder (the pipeline records each request once it has found its
 //! database).
 //!
-//! Invariants: administrators only (403/11), as arangod's default `--log.recording-api-enabled
-//! true` has it; at most the ring's bound of calls.
+//! Invariants: only whom `--log.recording-api-enabled` lets through (`true`, the default:
+//! administrators; `jwt`: the superuser; `false`: nobody; 403/11 otherwise); at most the ring's
+//! bound of calls.
 
 use http::Method;
 use serde_json::json;
@@ -23,7 +24,7 @@ pub(crate) fn api_calls(api: &Api, req: &ApiRequest) -> ApiResult {
     if req.method != Method::GET {
         return Err(method_not_allowed());
     }
-    req.require_admin()?;
+    api.config().recording_api.check(&req.user)?;
     let calls: Vec<_> = api
         .api_calls()
         .newest_first()

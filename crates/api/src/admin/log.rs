@@ -11,8 +11,9 @@
 //! What it is not: logging itself (the binary's tracing subscriber does that and filters by the
 //! levels set here).
 //!
-//! Invariants: only administrators (`rw` on `_system`, as `--log.api-enabled true` has it in
-//! arangod) get an answer, anyone else 403/11; without an installed log control every call is
+//! Invariants: only whom `--log.api-enabled` lets through get an answer (`true`, the default:
+//! administrators, `rw` on `_system`; `jwt`: the superuser; `false`: nobody), anyone else
+//! 403/11; without an installed log control every call is
 //! 501/9; a bad `upto`/`level` is 400; a reply holds at most the ring's lines.
 
 use http::Method;
@@ -27,7 +28,7 @@ use crate::state::{Api, LogControl, LogLine};
 
 /// Every request under `/_admin/log`.
 pub(crate) fn handle(api: &Api, req: &ApiRequest) -> ApiResult {
-    req.require_admin()?;
+    api.config().log_api.check(&req.user)?;
     let log = api.hooks().log().ok_or_else(|| {
         ArangoError::with_message(NOT_IMPLEMENTED, "this server keeps no log for the API")
     })?;

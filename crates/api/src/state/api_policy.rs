@@ -1,5 +1,6 @@
 //! [`ApiPolicy`]: who may call an API that reveals details of the deployment, as arangod's
-//! `--server.options-api` and `--server.support-info-api` say it.
+//! `--server.options-api`, `--server.support-info-api`, `--log.api-enabled` and
+//! `--log.recording-api-enabled` say it.
 //!
 //! What it is: the four policies and the check of a caller against one.
 //!
@@ -41,6 +42,17 @@ impl ApiPolicy {
         }
     }
 
+    /// arangod's switch form (`--log.api-enabled`, `--log.recording-api-enabled`): `true`
+    /// (administrators), `jwt` (the superuser only) or `false` (nobody).
+    pub fn parse_switch(text: &str) -> std::result::Result<ApiPolicy, String> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "true" | "on" | "yes" | "1" => Ok(ApiPolicy::Admin),
+            "jwt" => Ok(ApiPolicy::Jwt),
+            "false" | "off" | "no" | "0" => Ok(ApiPolicy::Disabled),
+            other => Err(format!("'{other}' is not one of true, jwt, false")),
+        }
+    }
+
     /// Checks `caller` against the policy (403/11 when refused).
     pub fn check(self, caller: &Caller) -> Result<()> {
         let allowed = match self {
@@ -71,6 +83,10 @@ mod tests {
     fn policies_parse_and_gate() {
         assert_eq!(ApiPolicy::parse("jwt"), Ok(ApiPolicy::Jwt));
         assert!(ApiPolicy::parse("root").is_err());
+        assert_eq!(ApiPolicy::parse_switch("true"), Ok(ApiPolicy::Admin));
+        assert_eq!(ApiPolicy::parse_switch("jwt"), Ok(ApiPolicy::Jwt));
+        assert_eq!(ApiPolicy::parse_switch("false"), Ok(ApiPolicy::Disabled));
+        assert!(ApiPolicy::parse_switch("maybe").is_err());
         let superuser = Caller::superuser();
         let nobody = Caller::nobody();
         assert!(ApiPolicy::Disabled.check(&superuser).is_err());

@@ -59,6 +59,11 @@ pub struct ApiConfig {
     pub options_api: super::ApiPolicy,
     /// `--server.support-info-api`: who may read `/_admin/support-info` (default: `admin`).
     pub support_info_api: super::ApiPolicy,
+    /// `--log.api-enabled`: who may use `/_admin/log*` (default `true`: administrators).
+    pub log_api: super::ApiPolicy,
+    /// `--log.recording-api-enabled`: who may read `/_admin/server/api-calls` (default
+    /// `true`: administrators).
+    pub recording_api: super::ApiPolicy,
 }
 
 impl Default for ApiConfig {
@@ -82,6 +87,8 @@ impl Default for ApiConfig {
             api_call_recording: true,
             options_api: super::ApiPolicy::Jwt,
             support_info_api: super::ApiPolicy::Admin,
+            log_api: super::ApiPolicy::Admin,
+            recording_api: super::ApiPolicy::Admin,
         }
     }
 }
