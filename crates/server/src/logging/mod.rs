@@ -13,7 +13,7 @@
 //!
 //! | tracing target (prefix) | topic |
 //! |---|---|
-//! | `quince::tls`, `quince::ssl`, `rustls` | `ssl` |
+//! | `quince::tls`, `quince::ssl` | `ssl` |
 //! | `quince::serve`, `quince::shutdown`, `quince::descriptors` | `startup` |
 //! | `quince::listener`, `quince::connection`, `quince::governor`, `hyper` | `communication` |
 //! | `quince_api::{auth, credentials, open_auth, token, user, admin::jwt}`, `quince_auth` | `authentication` |

@@ -27,7 +27,6 @@ pub const TOPICS: [&str; 11] = [
 pub const TOPIC_BY_TARGET: &[(&str, &str)] = &[
     ("quince::tls", "ssl"),
     ("quince::ssl", "ssl"),
-    ("rustls", "ssl"),
     ("quince::serve", "startup"),
     ("quince::shutdown", "startup"),
     ("quince::descriptors", "startup"),
