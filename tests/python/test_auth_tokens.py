@@ -202,6 +202,41 @@ def test_access_tokens_work_as_basic_passwords(url, sys_db, db_name, account):
     assert user_http.delete(f"/_api/token/{account}/{created['id']}").status_code == 404
 
 
+def test_a_token_made_with_only_a_name_does_not_expire(url, db_name, account):
+    user_http = Http(url, auth=(account, PASSWORD))
+    created = assert_success(user_http.post(f"/_api/token/{account}", json={"name": "forever"}), 200)
+    assert created["valid_until"] == 0 and created["active"] is True
+    listed = assert_success(user_http.get(f"/_api/token/{account}"), 200)["tokens"]
+    assert [(t["name"], t["valid_until"], t["active"]) for t in listed] == [("forever", 0, True)]
+    assert_success(Http(url, auth=("", created["token"])).get(f"/_db/{db_name}/_api/collection"), 200)
+    # `null` means the same; a bad type is refused.
+    assert assert_success(user_http.post(f"/_api/token/{account}", json={"name": "n", "valid_until": None}), 200)["valid_until"] == 0
+    assert_error(user_http.post(f"/_api/token/{account}", json={"name": "x", "valid_until": "soon"}), 400, 400)
+    assert_error(user_http.post(f"/_api/token/{account}", json={"valid_until": int(time.time()) + 60}), 400, 400)
+
+
+def test_open_auth_takes_an_access_token_as_the_password(url, db_name, account, sys_db):
+    token = assert_success(
+        Http(url, auth=(account, PASSWORD)).post(f"/_api/token/{account}", json={"name": "login"}), 200
+    )["token"]
+    for username in ("", account):
+        body = assert_success(login(url, username, token), 200)
+        assert claims_of(body["jwt"])["preferred_username"] == account
+        resp = Http(url, auth=None).get(f"/_db/{db_name}/_api/collection", headers=bearer(body["jwt"]))
+        assert_success(resp, 200)
+    # Not for another user, root included.
+    other = unique("other")
+    sys_db.create_user(other, "o")
+    try:
+        assert_error(login(url, other, token), 401, 401)
+        assert_error(login(url, "root", token), 401, 401)
+    finally:
+        sys_db.delete_user(other)
+    # An empty username with a password is no login, and a token's lookalike is not a token.
+    assert_error(login(url, "", PASSWORD), 401, 401)
+    assert_error(login(url, "", "v1." + "0" * 64), 401, 401)
+
+
 def test_access_tokens_through_the_driver(sys_db, account):
     token = sys_db.create_access_token(account, "drv", int(time.time()) + 600)
     assert token["token"].startswith("v1.")

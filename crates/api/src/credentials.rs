@@ -5,6 +5,8 @@
 //! password, or an access token as the password, the user then optional) and `bearer` JSON Web
 //! Tokens (superuser tokens with `server_id`, user tokens), and classifies them as an
 //! [`Identity`] without any slow work.
+//! Its token secrets are swapped whole at runtime (`POST /_admin/server/jwt`): a request sees
+//! either the old set or the new one, never a mix.
 //!
 //! What it is not: the pipeline's authentication steps (`crate::auth` runs the slow password
 //! check, counts and logs failures), permissions ([`crate::permission`]) or accounts
@@ -21,7 +23,10 @@ use std::sync::Arc;
 
 use base64::Engine;
 use http::HeaderValue;
-use quince_auth::{access_token::looks_like_token, Account, Claims, TokenKeys, Users};
+use parking_lot::RwLock;
+use quince_auth::{
+    access_token::looks_like_token, secret_sha256, Account, Claims, TokenKeys, Users,
+};
 
 use crate::limits::TOKEN_LIFETIME_SECS;
 
@@ -47,15 +52,53 @@ pub(crate) enum Identity {
 
 /// Reads credentials and issues tokens.
 pub struct Authenticator {
+    /// The token secrets in use; swapped whole by [`Authenticator::replace_secrets`].
+    keys: RwLock<Arc<Secrets>>,
+}
+
+/// One generation of token secrets: the keys, and the SHA-256 of each secret.
+struct Secrets {
     keys: TokenKeys,
+    /// The signing secret's digest.
+    active: String,
+    /// The other secrets' digests, in order.
+    passive: Vec<String>,
+}
+
+impl Secrets {
+    fn new(secrets: &[Vec<u8>]) -> Secrets {
+        Secrets {
+            keys: TokenKeys::new(secrets, TOKEN_LIFETIME_SECS),
+            active: secret_sha256(&secrets[0]),
+            passive: secrets[1..].iter().map(|s| secret_sha256(s)).collect(),
+        }
+    }
 }
 
 impl Authenticator {
     /// An authenticator with these token secrets (the first signs, all verify).
     pub fn new(secrets: &[Vec<u8>]) -> Self {
         Authenticator {
-            keys: TokenKeys::new(secrets, TOKEN_LIFETIME_SECS),
+            keys: RwLock::new(Arc::new(Secrets::new(secrets))),
         }
+    }
+
+    /// Swaps in new token secrets (the first signs, all verify): from the next request on,
+    /// tokens of a removed secret no longer verify. `secrets` is not empty and holds no empty
+    /// secret.
+    pub(crate) fn replace_secrets(&self, secrets: &[Vec<u8>]) {
+        let next = Arc::new(Secrets::new(secrets));
+        *self.keys.write() = next;
+    }
+
+    /// The SHA-256 of the signing secret and of the other secrets.
+    pub(crate) fn secret_digests(&self) -> (String, Vec<String>) {
+        let secrets = self.keys.read().clone();
+        (secrets.active.clone(), secrets.passive.clone())
+    }
+
+    fn current(&self) -> Arc<Secrets> {
+        self.keys.read().clone()
     }
 
     /// Classifies the credentials of one request.
@@ -71,7 +114,7 @@ impl Authenticator {
             return identify_basic(users, encoded);
         }
         if let Some(token) = strip_scheme(text, "bearer") {
-            return match self.keys.verify(token) {
+            return match self.current().keys.verify(token) {
                 Some(Claims::Superuser) => Identity::Superuser,
                 Some(Claims::User { name, generation }) => {
                     match users.verify_token_user(&name, generation) {
@@ -87,7 +130,7 @@ impl Authenticator {
 
     /// A token for `account`, valid for [`TOKEN_LIFETIME_SECS`] from now.
     pub(crate) fn issue_token(&self, account: &Account) -> String {
-        self.keys.issue(&account.name, account.generation)
+        self.current().keys.issue(&account.name, account.generation)
     }
 }
 

@@ -10,6 +10,7 @@
 //!
 //! What it is not: deciding statuses (the codes' defaults and the handlers do that). It sits at
 //! the bottom of the crate and imports nothing but the reply type, so any module may use it.
+//! `needs_javascript` is the one answer of every feature that would need a JavaScript engine.
 //!
 //! Invariants: every error body has `error`, `errorNum`, `errorMessage` and `code` (items have no
 //! `code`), in ArangoDB's order; no file path or operating-system message reaches a client in a
@@ -33,6 +34,16 @@ pub(crate) fn unknown_path(path: &str) -> ArangoError {
 /// 405 for a known path and a method it does not take.
 pub(crate) fn method_not_allowed() -> ArangoError {
     ArangoError::new(HTTP_METHOD_NOT_ALLOWED)
+}
+
+/// 403/36 ("disabled") for a feature that needs JavaScript, which Quince does not have: the
+/// answer arangod gives when its JavaScript is switched off (`--javascript.enabled false`).
+/// `what` names the feature (`user-defined AQL functions`, `server tasks`).
+pub(crate) fn needs_javascript(what: &str) -> ArangoError {
+    ArangoError::with_message(
+        quince_errors::DISABLED,
+        format!("{what} need JavaScript, which Quince does not have"),
+    )
 }
 
 /// The 401 of a request without valid credentials.

@@ -74,10 +74,14 @@ mod router;
 mod server_mode;
 mod state;
 pub mod static_files;
+mod tasks;
 mod token;
 mod transaction;
 mod user;
 
 pub use request::ApiRequest;
 pub use response::{ApiResponse, ApiResult};
-pub use state::{Api, ApiConfig, ConnectionTrust, Peer, Received};
+pub use state::{
+    AdminHooks, Api, ApiConfig, ApiPolicy, ConnectionTrust, LogControl, LogLine, Peer, Received,
+    SecretSource, ServerOptions,
+};

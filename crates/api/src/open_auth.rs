@@ -3,16 +3,19 @@
 //! What it is: the login endpoint (`{username, password}` → `{"jwt": …}`, an HS256 token with
 //! `iss`, `iat`, `exp` one hour ahead, `preferred_username` and the user's credential
 //! generation `gen`) for any active user, and its renewal for a caller that is already
-//! authenticated.
+//! authenticated. The password may be an access token (`/_api/token`), with an empty username
+//! or the token's own user; the JWT is then the token owner's.
 //!
 //! What it is not: token checking (that is [`crate::auth`], on every request).
 //!
 //! Invariants: with authentication off both answer 404, as ArangoDB does; wrong credentials
 //! are 401 with errorNum 401 ("Wrong credentials"), never errorNum 11, so drivers do not
 //! retry them as an expired session; they are counted and logged like any failed login; the
-//! password check runs off the async workers.
+//! password check runs off the async workers; an access token named with another user's name
+//! is wrong credentials.
 
 use http::{Extensions, Method};
+use quince_auth::access_token::looks_like_token;
 use quince_errors::{ArangoError, Result, HTTP_BAD_PARAMETER, HTTP_UNAUTHORIZED};
 use serde_json::{json, Value};
 
@@ -44,9 +47,18 @@ pub(crate) async fn login(api: &Api, req: &ApiRequest, extensions: &Extensions) 
     ) else {
         return Err(malformed());
     };
-    let account = match api.users().verified_before(username, password) {
-        Some(account) => Some(account),
-        None => crate::auth::check_password(api, username, password.to_owned()).await?,
+    let account = if looks_like_token(password) {
+        // An access token as the password: the user may be left empty, or must be the
+        // token's own.
+        let named = (!username.is_empty()).then_some(username);
+        api.users().verify_access_token(named, password)
+    } else if username.is_empty() {
+        None
+    } else {
+        match api.users().verified_before(username, password) {
+            Some(account) => Some(account),
+            None => crate::auth::check_password(api, username, password.to_owned()).await?,
+        }
     };
     let Some(account) = account else {
         record_failed_login(api, extensions, username, "login with wrong credentials");

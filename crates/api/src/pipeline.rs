@@ -219,6 +219,8 @@ impl Api {
         let Some(route) = route.matched() else {
             return Err(unknown_path(&path));
         };
+        self.api_calls()
+            .record(parts.method.as_str(), &path, database.name(), caller.name());
         if let (None, Some(streaming)) = (async_mode, route.streaming()) {
             // The route reads its own body as it streams in, within its own bound.
             let limit = (streaming.limit)(self.config());

@@ -51,7 +51,7 @@ use crate::response::ApiResult;
 use crate::state::{Api, ApiConfig};
 use crate::{
     admin, batch, collection, database, document, edges, gharial, import, index, job, open_auth,
-    query, server_mode, token, transaction, user,
+    query, server_mode, tasks, token, transaction, user,
 };
 
 /// What a handler gets.
@@ -277,6 +277,16 @@ static ROUTES: &[Route] = &[
     exact(&["_admin", "sleep"], handler!(|c| job::sleep::sleep(c.req).await)),
     exact(&["_api", "import"], handler!(|c| import::handle_whole(c.req).await)).in_transactions()
         .streams(stream_handler!(|req, body, limit| import::handle_stream(req, body, limit).await), |config| config.import_size_max),
+    exact(&["_admin", "database", "target-version"], handler!(|c| admin::maintenance::target_version(&c.req))),
+    family(&["_admin", "log"], handler!(|c| admin::log::handle(c.api, &c.req))).own_permissions(),
+    exact(&["_admin", "routing", "reload"], handler!(|c| admin::maintenance::routing_reload(&c.req))).own_permissions(),
+    exact(&["_admin", "server", "api-calls"], handler!(|c| admin::api_calls::api_calls(c.api, &c.req))).own_permissions(),
+    exact(&["_admin", "support-info"], handler!(|c| admin::support_info::support_info(c.api, &c.req).await)).own_permissions(),
+    exact(&["_admin", "compact"], handler!(|c| admin::maintenance::compact(c.api, &c.req).await)).own_permissions(),
+    exact(&["_admin", "options"], handler!(|c| admin::options::options(c.api, &c.req))).own_permissions(),
+    exact(&["_admin", "options-description"], handler!(|c| admin::options::descriptions(c.api, &c.req))).own_permissions(),
+    exact(&["_admin", "server", "jwt"], handler!(|c| admin::jwt::handle(c.api, &c.req))).own_permissions(),
+    family(&["_api", "tasks"], handler!(|c| tasks::handle(&c.req))),
 ];
 
 /// The first segment of the namespace whose every path, known or not, needs no credentials

@@ -36,6 +36,9 @@ impl DatabaseGrants {
     }
 }
 
+/// The `valid_until` of an access token that does not expire (one made without `valid_until`).
+pub const NEVER_EXPIRES: u64 = 0;
+
 /// One access token of a user (`/_api/token`). The token itself is not kept, only its digest.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AccessToken {
@@ -43,7 +46,8 @@ pub struct AccessToken {
     pub id: u64,
     /// The name the user gave it (unique per user).
     pub name: String,
-    /// Unix seconds after which it no longer authenticates.
+    /// Unix seconds after which it no longer authenticates; [`NEVER_EXPIRES`] (0) for a
+    /// token made without `valid_until`, which does not expire.
     pub valid_until: u64,
     /// Unix seconds when it was made.
     pub created_at: u64,
@@ -54,9 +58,9 @@ pub struct AccessToken {
 }
 
 impl AccessToken {
-    /// True while the token may be used.
+    /// True while the token may be used: always for a token that does not expire.
     pub fn is_active(&self, now: u64) -> bool {
-        now < self.valid_until
+        self.valid_until == NEVER_EXPIRES || now < self.valid_until
     }
 
     /// The token's description as `/_api/token` lists it (never the token).

@@ -124,6 +124,16 @@ impl TokenKeys {
     }
 }
 
+/// The SHA-256 of a token secret, hex: how `/_admin/server/jwt` names a secret without
+/// showing it.
+pub fn secret_sha256(secret: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(secret)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 /// Seconds since the Unix epoch.
 pub fn unix_now_secs() -> u64 {
     SystemTime::now()
@@ -262,6 +272,14 @@ mod tests {
         let rs_header = b64(r#"{"alg":"RS256","typ":"JWT"}"#);
         parts[0] = &rs_header;
         assert_eq!(k.verify(&parts.join(".")), None);
+    }
+
+    #[test]
+    fn secret_digests_are_sha256_hex() {
+        assert_eq!(
+            secret_sha256(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub mod password;
 pub mod users;
 pub mod verified;
 
-pub use account::{AccessToken, Account, DatabaseGrants, ANY};
-pub use jwt::{unix_now_secs, Claims, TokenKeys, TOKEN_ISSUER};
+pub use account::{AccessToken, Account, DatabaseGrants, ANY, NEVER_EXPIRES};
+pub use jwt::{secret_sha256, unix_now_secs, Claims, TokenKeys, TOKEN_ISSUER};
 pub use level::Level;
 pub use users::{check_name, AccountChange, ExtraChange, NewUser, Users, ROOT_USER};

@@ -393,12 +393,14 @@ impl Users {
         }
     }
 
-    /// Makes an access token for `name`; returns its record and the token text (shown once).
+    /// Makes an access token for `name`, valid until `valid_until` (Unix seconds, in the
+    /// future) or, when `None`, without expiry; returns its record and the token text (shown
+    /// once).
     pub fn create_token(
         &self,
         name: &str,
         token_name: &str,
-        valid_until: u64,
+        valid_until: Option<u64>,
     ) -> Result<(AccessToken, String)> {
         if token_name.is_empty() || token_name.len() > TOKEN_NAME_BYTES_MAX {
             return Err(ArangoError::with_message(
@@ -407,12 +409,13 @@ impl Users {
             ));
         }
         let now = unix_now_secs();
-        if valid_until <= now {
+        if valid_until.is_some_and(|t| t <= now) {
             return Err(ArangoError::with_message(
                 HTTP_BAD_PARAMETER,
                 "valid_until must be in the future",
             ));
         }
+        let valid_until = valid_until.unwrap_or(crate::account::NEVER_EXPIRES);
         let token = new_token();
         let digest = token_digest(&token);
         let mut made = None;

@@ -67,7 +67,7 @@ fn accounts_grants_and_tokens_survive_a_restart() {
             .set_grant("alice", "db1", Some("c"), Some(Level::ReadWrite))
             .unwrap();
         token = users
-            .create_token("alice", "ci", unix_now_secs() + 3600)
+            .create_token("alice", "ci", Some(unix_now_secs() + 3600))
             .unwrap()
             .1;
         users.remove("bob").unwrap();
@@ -233,18 +233,22 @@ fn access_tokens_are_checked_for_owner_expiry_and_revocation() {
     let users = Users::open(&*catalog, "pw").unwrap();
     users.create(new_user("gina", "p")).unwrap();
     let now = unix_now_secs();
-    let (record, token) = users.create_token("gina", "deploy", now + 600).unwrap();
+    let (record, token) = users
+        .create_token("gina", "deploy", Some(now + 600))
+        .unwrap();
     assert_eq!(record.id, 1);
     assert!(users.verify_access_token(Some("gina"), &token).is_some());
     assert!(users.verify_access_token(None, &token).is_some());
     assert!(users.verify_access_token(Some("root"), &token).is_none());
     assert!(users.verify_access_token(None, "v1.nothing").is_none());
-    let dup = users.create_token("gina", "deploy", now + 600).unwrap_err();
+    let dup = users
+        .create_token("gina", "deploy", Some(now + 600))
+        .unwrap_err();
     assert_eq!(dup.status, 409);
-    assert!(users.create_token("gina", "past", now).is_err());
-    assert!(users.create_token("gina", "", now + 10).is_err());
+    assert!(users.create_token("gina", "past", Some(now)).is_err());
+    assert!(users.create_token("gina", "", Some(now + 10)).is_err());
     assert!(users
-        .create_token("nobody", "x", now + 10)
+        .create_token("nobody", "x", Some(now + 10))
         .unwrap_err()
         .is(USER_NOT_FOUND));
     users.delete_token("gina", record.id).unwrap();
@@ -254,9 +258,30 @@ fn access_tokens_are_checked_for_owner_expiry_and_revocation() {
         404
     );
     // Tokens die with their user.
-    let (_, second) = users.create_token("gina", "again", now + 600).unwrap();
+    let (_, second) = users
+        .create_token("gina", "again", Some(now + 600))
+        .unwrap();
     users.remove("gina").unwrap();
     assert!(users.verify_access_token(None, &second).is_none());
+    catalog.shutdown().unwrap();
+}
+
+#[test]
+fn tokens_made_without_valid_until_never_expire() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = open_catalog(dir.path());
+    let users = Users::open(&*catalog, "pw").unwrap();
+    users.create(new_user("hal", "p")).unwrap();
+    let (record, token) = users.create_token("hal", "forever", None).unwrap();
+    assert_eq!(record.valid_until, crate::NEVER_EXPIRES);
+    assert!(record.is_active(u64::MAX - 1), "active at any time");
+    assert_eq!(record.describe(unix_now_secs())["active"], true);
+    assert!(users.verify_access_token(Some("hal"), &token).is_some());
+    // It survives a restart as a token without expiry.
+    drop(users);
+    let users = Users::open(&*catalog, "pw").unwrap();
+    assert!(users.verify_access_token(None, &token).is_some());
+    assert_eq!(users.account("hal").unwrap().tokens[0].valid_until, 0);
     catalog.shutdown().unwrap();
 }
 

@@ -171,6 +171,8 @@ error_codes! {
     USER_INVALID_PASSWORD                  = 1701,  400, "invalid password";
     USER_DUPLICATE                         = 1702,  409, "duplicate user";
     USER_NOT_FOUND                         = 1703,  404, "user not found";
+    // Server tasks (`/_api/tasks`).
+    TASK_NOT_FOUND                         = 1852,  404, "task not found";
     // Graphs (named graphs, `/_api/gharial`, and AQL graph operations).
     GRAPH_COLLECTION_MULTI_USE             = 1920,  400, "multi use of edge collection in edge def";
     GRAPH_COLLECTION_USE_IN_MULTI_GRAPHS   = 1921,  400, "edge collection already used in edge def";

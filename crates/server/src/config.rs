@@ -309,9 +309,64 @@ pub struct ServeArgs {
     )]
     pub static_prefix: String,
 
-    /// The log level: trace, debug, info, warning, error (or a tracing filter).
-    #[arg(long = "log.level", value_name = "LEVEL", default_value = "info")]
-    pub log_level: String,
+    /// The log level: fatal, error, warning, info, debug or trace for every topic, or
+    /// TOPIC=LEVEL for one (repeatable, or comma-separated: --log.level info,queries=debug).
+    #[arg(
+        long = "log.level",
+        value_name = "LEVEL",
+        default_value = "info",
+        action = ArgAction::Append
+    )]
+    pub log_level: Vec<String>,
+
+    /// Keep the most recent API calls for GET /_admin/server/api-calls.
+    #[arg(
+        long = "server.api-call-recording",
+        value_name = "BOOL",
+        default_value = "true",
+        value_parser = parse_bool,
+        action = ArgAction::Set,
+        num_args = 0..=1,
+        default_missing_value = "true"
+    )]
+    pub api_call_recording: bool,
+
+    /// Who may read GET /_admin/options and /_admin/options-description: disabled, jwt (a
+    /// superuser JWT only), admin (administrators too) or public (anyone reaching _system).
+    #[arg(
+        long = "server.options-api",
+        value_name = "POLICY",
+        default_value = "jwt",
+        value_parser = ["disabled", "jwt", "admin", "public"]
+    )]
+    pub options_api: String,
+
+    /// Who may read GET /_admin/support-info: disabled, jwt, admin or public.
+    #[arg(
+        long = "server.support-info-api",
+        value_name = "POLICY",
+        default_value = "admin",
+        value_parser = ["disabled", "jwt", "admin", "public"]
+    )]
+    pub support_info_api: String,
+
+    /// Who may use /_admin/log*: true (administrators), jwt (a superuser JWT only) or false.
+    #[arg(
+        long = "log.api-enabled",
+        value_name = "SWITCH",
+        default_value = "true",
+        value_parser = ["true", "jwt", "false"]
+    )]
+    pub log_api: String,
+
+    /// Who may read GET /_admin/server/api-calls: true (administrators), jwt or false.
+    #[arg(
+        long = "log.recording-api-enabled",
+        value_name = "SWITCH",
+        default_value = "true",
+        value_parser = ["true", "jwt", "false"]
+    )]
+    pub recording_api: String,
 }
 
 /// A static mount point: an absolute path other than `/`, outside the API's own prefixes;

@@ -10,11 +10,14 @@
 //! definitions ([`config`]) or the tools, which speak only HTTP and never reach the server's
 //! crates.
 
+mod admin_hooks;
 mod config;
 mod connection;
 mod descriptors;
 mod governor;
 mod listener;
+mod logging;
+mod options_report;
 mod serve;
 mod shutdown;
 

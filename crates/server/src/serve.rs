@@ -1,6 +1,7 @@
 //! `quince serve`: from options to a running server, and back down on a signal.
 //!
-//! What it is: [`run`], which sets up logging, settles root's password and the token secret,
+//! What it is: [`run`], which sets up logging ([`crate::logging`]), settles root's password and
+//! the token secret, installs what the admin endpoints borrow ([`crate::admin_hooks`]),
 //! opens the catalog (recovering every collection), binds the endpoint, prints the one ready
 //! line (`quince: listening on http://HOST:PORT`) on stdout, serves until SIGINT or SIGTERM,
 //! and then shuts down in order: refuse new requests (503), stop accepting, let open
@@ -14,7 +15,7 @@
 //! Invariants: the ready line is printed only once the socket is bound and the catalog is
 //! open, so a client that read it can connect; the exit code is 0 after a clean shutdown.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
@@ -40,8 +41,14 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Runs the server until a signal stops it.
 pub fn run(args: ServeArgs) -> ExitCode {
-    init_logging(&args.log_level);
-    match run_inner(args) {
+    let log = match crate::logging::init(&args.log_level) {
+        Ok(log) => log,
+        Err(error) => {
+            eprintln!("quince: --log.level: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match run_inner(args, log) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!(event = "server.failed", "{error:#}");
@@ -51,7 +58,7 @@ pub fn run(args: ServeArgs) -> ExitCode {
     }
 }
 
-fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
+fn run_inner(args: ServeArgs, log: Arc<crate::logging::LogSettings>) -> anyhow::Result<()> {
     let password = root_password(&args);
     let mut jwt_secrets = read_jwt_secrets(
         args.jwt_secret_keyfile.as_deref(),
@@ -118,6 +125,7 @@ fn run_inner(args: ServeArgs) -> anyhow::Result<()> {
         socket_address,
         password,
         jwt_secrets,
+        log,
     ));
     // Connections that outlived the drain are abandoned here; the catalog closes regardless.
     runtime.shutdown_timeout(Duration::from_secs(1));
@@ -151,6 +159,7 @@ async fn serve(
     socket_address: std::net::SocketAddr,
     root_password: String,
     mut jwt_secrets: Vec<Vec<u8>>,
+    log: Arc<crate::logging::LogSettings>,
 ) -> anyhow::Result<()> {
     let listener =
         listen(socket_address).with_context(|| format!("cannot listen on {socket_address}"))?;
@@ -179,9 +188,17 @@ async fn serve(
             static_dir: args.static_dir.clone(),
             static_prefix: args.static_prefix.clone(),
             query_memory_limit: args.query_memory_limit,
+            api_call_recording: args.api_call_recording,
+            options_api: quince_api::ApiPolicy::parse(&args.options_api).map_err(|e| anyhow!(e))?,
+            support_info_api: quince_api::ApiPolicy::parse(&args.support_info_api)
+                .map_err(|e| anyhow!(e))?,
+            log_api: quince_api::ApiPolicy::parse_switch(&args.log_api).map_err(|e| anyhow!(e))?,
+            recording_api: quince_api::ApiPolicy::parse_switch(&args.recording_api)
+                .map_err(|e| anyhow!(e))?,
         },
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;
+    crate::admin_hooks::install(&api, args, Some(log));
     let max_connections = usize::try_from(max_connections).expect("bounded by the parser");
     let governor = Governor::new(Limits::new(
         max_connections,
@@ -243,22 +260,4 @@ fn root_password(args: &ServeArgs) -> String {
         );
     }
     String::new()
-}
-
-/// Logs go to stderr; `--log.level` takes arangod's names (`warning`, `fatal`) or a tracing
-/// filter.
-fn init_logging(level: &str) {
-    let filter = match level.trim().to_ascii_lowercase().as_str() {
-        "warning" => "warn".to_string(),
-        "fatal" => "error".to_string(),
-        other => other.to_string(),
-    };
-    let filter = tracing_subscriber::EnvFilter::try_new(&filter)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_env_filter(filter)
-        .with_target(false)
-        .try_init();
 }

@@ -1,16 +1,27 @@
 //! `/_api/version`, `/_api/engine` and `/_admin/*`: what the server says about itself (`reference/arangodb-http-api.md` §7.2).
 //!
-//! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`) and [`echo`] (`/_admin/echo`).
+//! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`) and [`echo`] (`/_admin/echo`);
+//! and the operator's calls: [`log`] (`/_admin/log*`: recent lines, levels, structured
+//! parameters), [`maintenance`] (compaction, routing reload, target version), [`support_info`],
+//! [`options`] (`/_admin/options*`), [`jwt`] (`/_admin/server/jwt`) and [`api_calls`]
+//! (`/_admin/server/api-calls`).
 //!
-//! What it is not: configuration. These handlers report; they change nothing.
+//! What it is not: the logging, the options or the secret files themselves, which belong to the
+//! binary and reach these handlers through `crate::state::AdminHooks`.
 //!
 //! Invariants: success bodies never carry `errorNum`; Quince reports ArangoDB's version
 //! ([`crate::limits::ARANGODB_VERSION`]) so drivers enable 3.12 behaviour, and names itself
 //! (and its own version) in the details.
 
+pub(crate) mod api_calls;
 pub(crate) mod echo;
+pub(crate) mod jwt;
+pub(crate) mod log;
+pub(crate) mod maintenance;
+pub(crate) mod options;
 pub(crate) mod server;
 pub(crate) mod status;
+pub(crate) mod support_info;
 
 /// The machine's host name, for status replies ("localhost" when it cannot be read).
 pub(crate) fn hostname() -> String {

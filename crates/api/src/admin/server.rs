@@ -5,9 +5,12 @@
 //!
 //! What it is not: `/_admin/status` and `/_admin/echo`, which have modules of their own.
 //!
-//! Invariants: the engine is reported honestly as `quince` (not `rocksdb`): clients that
-//! assert on the name would be testing an engine we do not have. For the same reason
-//! `/_api/engine` advertises only the index types that exist.
+//! Invariants: `/_api/engine` names the engine `rocksdb`, the name every ArangoDB 3.12 client
+//! expects (drivers and tools branch on it, and 3.12 has no other engine), and says what the
+//! engine really is under its own attribute: `quince: {engine: "journal", version}` (Quince's
+//! journal engine: append-only journals and sealed datafiles, compacted in the background).
+//! `supports` advertises only the index types that exist. `/_api/version?details=true` does
+//! the same (`engine: rocksdb`, `quince-engine: journal`).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -20,6 +23,12 @@ use crate::limits::ARANGODB_VERSION;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
 use crate::state::Api;
+
+/// The engine name ArangoDB 3.12 clients expect (`/_api/engine` `name`).
+const ENGINE_WIRE_NAME: &str = "rocksdb";
+
+/// What Quince's engine really is (`/_api/engine` `quince.engine`).
+const QUINCE_ENGINE: &str = "journal";
 
 /// The content type of the Prometheus text format.
 const PROMETHEUS_CONTENT_TYPE: &str = "text/plain; version=0.0.4";
@@ -48,7 +57,8 @@ pub(crate) fn version(req: &ApiRequest) -> ApiResult {
             "host": super::hostname(),
             "server-version": ARANGODB_VERSION,
             "platform": std::env::consts::OS,
-            "engine": "quince",
+            "engine": ENGINE_WIRE_NAME,
+            "quince-engine": QUINCE_ENGINE,
             "quince-version": env!("CARGO_PKG_VERSION"),
             "quince": "Quince, an ArangoDB-compatible document server",
         });
@@ -62,7 +72,8 @@ pub(crate) fn engine(req: &ApiRequest) -> ApiResult {
     Ok(ApiResponse::json(
         200,
         &json!({
-            "name": "quince",
+            "name": ENGINE_WIRE_NAME,
+            "quince": {"engine": QUINCE_ENGINE, "version": env!("CARGO_PKG_VERSION")},
             "supports": {
                 "indexes": [
                     "primary", "edge", "persistent", "hash", "skiplist", "ttl", "geo", "fulltext",

@@ -13,7 +13,7 @@ use http::Method;
 use quince_errors::ArangoError;
 use serde_json::json;
 
-use crate::error::{method_not_allowed, unknown_path};
+use crate::error::{method_not_allowed, needs_javascript, unknown_path};
 use crate::permission::Access;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
@@ -26,10 +26,7 @@ pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
             200,
             &json!({"result": [], "error": false, "code": 200}),
         )),
-        (&Method::POST, 0) => Err(ArangoError::with_message(
-            quince_errors::DISABLED,
-            "user-defined AQL functions need JavaScript, which Quince does not have",
-        )),
+        (&Method::POST, 0) => Err(needs_javascript("user-defined AQL functions")),
         (&Method::DELETE, 1) => Err(ArangoError::with_message(
             quince_errors::QUERY_FUNCTION_NOT_FOUND,
             format!("user function '{}()' not found", req.suffix[0]),

@@ -52,6 +52,18 @@ pub struct ApiConfig {
     /// `--query.memory-limit`: the bytes one query may hold (0: no limit); a query's own
     /// `memoryLimit` may only lower it.
     pub query_memory_limit: u64,
+    /// `--server.api-call-recording`: keep the recent API calls for
+    /// `/_admin/server/api-calls`.
+    pub api_call_recording: bool,
+    /// `--server.options-api`: who may read `/_admin/options*` (arangod's default: `jwt`).
+    pub options_api: super::ApiPolicy,
+    /// `--server.support-info-api`: who may read `/_admin/support-info` (default: `admin`).
+    pub support_info_api: super::ApiPolicy,
+    /// `--log.api-enabled`: who may use `/_admin/log*` (default `true`: administrators).
+    pub log_api: super::ApiPolicy,
+    /// `--log.recording-api-enabled`: who may read `/_admin/server/api-calls` (default
+    /// `true`: administrators).
+    pub recording_api: super::ApiPolicy,
 }
 
 impl Default for ApiConfig {
@@ -72,6 +84,11 @@ impl Default for ApiConfig {
             static_dir: None,
             static_prefix: crate::static_files::PREFIX_DEFAULT.to_string(),
             query_memory_limit: limits::QUERY_MEMORY_LIMIT_DEFAULT,
+            api_call_recording: true,
+            options_api: super::ApiPolicy::Jwt,
+            support_info_api: super::ApiPolicy::Admin,
+            log_api: super::ApiPolicy::Admin,
+            recording_api: super::ApiPolicy::Admin,
         }
     }
 }

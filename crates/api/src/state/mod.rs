@@ -5,7 +5,8 @@
 //! authenticator, the user accounts, the operation mode, the metrics, the count of requests in
 //! flight and the queue bound over it ([`Api::admit`], [`Admission`]), the asynchronous jobs
 //! ([`Jobs`], `job_store`), the static file mount, the reply limits, the slots of password
-//! checks, the start time), its constructor [`Api::open`], its accessors, the request
+//! checks, the start time, the recent API calls, and the hooks the binary installs for the
+//! admin endpoints: [`AdminHooks`]), its constructor [`Api::open`], its accessors, the request
 //! extensions the listener sets ([`Received`], [`ConnectionTrust`], [`Peer`]) and [`Routed`],
 //! a checked request as jobs and batch parts carry it.
 //!
@@ -16,8 +17,12 @@
 //!
 //! Invariants: an `Api` always lives in an `Arc` (it holds a weak reference to itself for the
 //! job runners); a unit of the queue bound is given back however the request or job that held
-//! it ends ([`Admission`] is a guard); the settings never change after [`Api::open`].
+//! it ends ([`Admission`] is a guard); the settings never change after [`Api::open`] (the token
+//! secrets, which `POST /_admin/server/jwt` reloads, live in the authenticator, not here).
 
+pub(crate) mod admin_hooks;
+pub(crate) mod api_calls;
+pub(crate) mod api_policy;
 pub(crate) mod config;
 pub(crate) mod extensions;
 pub(crate) mod job_store;
@@ -40,6 +45,9 @@ use crate::reply_budget::ReplyLimits;
 use crate::request::ApiRequest;
 use crate::static_files::StaticFiles;
 
+pub use admin_hooks::{AdminHooks, LogControl, LogLine, SecretSource, ServerOptions};
+use api_calls::ApiCallLog;
+pub use api_policy::ApiPolicy;
 pub use config::ApiConfig;
 pub use extensions::{ConnectionTrust, Peer, Received};
 use job_store::JobStore;
@@ -80,6 +88,10 @@ pub struct Api {
     started: Instant,
     /// Running queries, the results cache and the open cursors.
     queries: quince_aql::QueryService,
+    /// What the binary lends the admin endpoints (logging, token secrets, options).
+    hooks: AdminHooks,
+    /// The recent API calls (`--server.api-call-recording`).
+    api_calls: ApiCallLog,
 }
 
 /// One unit of the queue bound: a request in flight or an asynchronous job queued or
@@ -154,6 +166,7 @@ impl Api {
             .map(|dir| StaticFiles::new(dir, &config.static_prefix));
         let jobs = Arc::new(Jobs::new(config.jobs_per_user_max));
         let replies = ReplyLimits::new(config.reply_size_max);
+        let api_calls = ApiCallLog::new(config.api_call_recording);
         Ok(Arc::new_cyclic(|me| Api {
             engine,
             config,
@@ -171,6 +184,8 @@ impl Api {
             password_checks: Semaphore::new(limits::PASSWORD_CHECKS_MAX),
             started: Instant::now(),
             queries: quince_aql::QueryService::default(),
+            hooks: AdminHooks::default(),
+            api_calls,
         }))
     }
 
@@ -239,7 +254,17 @@ impl Api {
         &self.password_checks
     }
 
-    /// The bounds on the memory of replies.
+    /// What the binary lends the admin endpoints: install the log control, the token secret
+    /// source and the options report here once the API is open.
+    pub fn hooks(&self) -> &AdminHooks {
+        &self.hooks
+    }
+
+    /// The recent API calls.
+    pub(crate) fn api_calls(&self) -> &ApiCallLog {
+        &self.api_calls
+    }
+
     /// The bounds on the memory of replies.
     pub(crate) fn replies(&self) -> &ReplyLimits {
         &self.replies

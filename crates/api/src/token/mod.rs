@@ -1,7 +1,7 @@
 //! `/_api/token/{user}[/{id}]`: access tokens (ArangoDB 3.12), made, listed and revoked.
 //!
 //! What it is: `POST` `{name, valid_until}` → the token's description and, this once, the
-//! token itself; `GET` → `{tokens: […]}` without the tokens; `DELETE /{id}`.
+//! token itself (without `valid_until` the token does not expire: it lists `valid_until: 0`); `GET` → `{tokens: […]}` without the tokens; `DELETE /{id}`.
 //!
 //! What it is not: checking a presented token (`crate::auth`, through quince-auth).
 //!
@@ -67,14 +67,17 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
     }
 }
 
-/// `POST /_api/token/{user}` with `{name, valid_until}`.
+/// `POST /_api/token/{user}` with `{name, valid_until}` (`valid_until` optional).
 async fn create(api: &Api, req: &ApiRequest, name: &str) -> ApiResult {
     req.user.check_writable()?;
     let body = req.required_json_body()?;
-    let token_name = body.get("name").and_then(Value::as_str);
-    let valid_until = body.get("valid_until").and_then(Value::as_u64);
-    let (Some(token_name), Some(valid_until)) = (token_name, valid_until) else {
+    let Some(token_name) = body.get("name").and_then(Value::as_str) else {
         return Err(bad_body());
+    };
+    // Without `valid_until` (or with `null`) the token does not expire, as in ArangoDB 3.12.
+    let valid_until = match body.get("valid_until") {
+        None | Some(Value::Null) => None,
+        Some(value) => Some(value.as_u64().ok_or_else(bad_body)?),
     };
     let (user, token_name) = (name.to_owned(), token_name.to_owned());
     let (record, token) = on_blocking_pool(api.users_handle(), move |users| {
@@ -96,6 +99,6 @@ async fn create(api: &Api, req: &ApiRequest, name: &str) -> ApiResult {
 fn bad_body() -> ArangoError {
     ArangoError::with_message(
         HTTP_BAD_PARAMETER,
-        "expecting {\"name\": string, \"valid_until\": unix seconds}",
+        "expecting {\"name\": string, \"valid_until\": unix seconds (optional)}",
     )
 }
