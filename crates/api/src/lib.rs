@@ -80,4 +80,4 @@ mod user;
 
 pub use request::ApiRequest;
 pub use response::{ApiResponse, ApiResult};
-pub use state::{Api, ApiConfig, ConnectionTrust, Peer, Received};
+pub use state::{Api, ApiConfig, ConnectionTrust, Peer, Received, TlsControl};

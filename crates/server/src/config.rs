@@ -312,6 +312,71 @@ pub struct ServeArgs {
     /// The log level: trace, debug, info, warning, error (or a tracing filter).
     #[arg(long = "log.level", value_name = "LEVEL", default_value = "info")]
     pub log_level: String,
+
+    /// For an ssl:// endpoint: a PEM file holding the server's certificate chain and its
+    /// private key (required there, ignored for tcp://).
+    #[arg(long = "ssl.keyfile", value_name = "FILE")]
+    pub ssl_keyfile: Option<PathBuf>,
+
+    /// A PEM file of CA certificates for client certificates: a client that presents one
+    /// must present one these CAs issued; a client that presents none is still accepted.
+    #[arg(long = "ssl.cafile", value_name = "FILE")]
+    pub ssl_cafile: Option<PathBuf>,
+
+    /// The TLS protocol, with arangod's numbers: 5 = TLS 1.2 only, 6 = TLS 1.3 only,
+    /// 9 = TLS 1.2 or 1.3, negotiated (SSLv2, SSLv3 and TLS 1.0, numbers 1 to 4, are not
+    /// offered).
+    #[arg(
+        long = "ssl.protocol",
+        value_name = "N",
+        default_value_t = 9,
+        value_parser = parse_ssl_protocol
+    )]
+    pub ssl_protocol: u64,
+
+    /// An extra keyfile for clients that ask for this host name (SNI), as HOST=FILE;
+    /// repeatable. Other names get --ssl.keyfile.
+    #[arg(
+        long = "ssl.server-name-indication",
+        value_name = "HOST=FILE",
+        action = ArgAction::Append,
+        value_parser = parse_server_name_indication
+    )]
+    pub ssl_server_names: Vec<(String, PathBuf)>,
+}
+
+/// `--ssl.protocol`: arangod's numbers for the protocols rustls speaks (5, 6 and 9); the
+/// older ones are refused with the reason.
+pub fn parse_ssl_protocol(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n @ (5 | 6 | 9)) => Ok(n),
+        Ok(n @ 1..=4) => {
+            let name =
+                ["SSLv2", "SSLv2/3", "SSLv3", "TLS 1.0"][usize::try_from(n - 1).unwrap_or(0)];
+            Err(format!(
+                "{n} ({name}) is not supported: the minimum is TLS 1.2; use 5 (TLS 1.2), \
+                 6 (TLS 1.3) or 9 (TLS 1.2 or 1.3, negotiated)"
+            ))
+        }
+        _ => Err(format!(
+            "'{text}' is not a protocol: use 5 (TLS 1.2), 6 (TLS 1.3) or 9 (TLS 1.2 or 1.3, \
+             negotiated)"
+        )),
+    }
+}
+
+/// `--ssl.server-name-indication HOST=FILE`: a host name (compared without regard to case)
+/// and its keyfile.
+pub fn parse_server_name_indication(text: &str) -> Result<(String, PathBuf), String> {
+    let Some((host, file)) = text.split_once('=') else {
+        return Err(format!("'{text}' is not HOST=FILE"));
+    };
+    let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+    let file = file.trim();
+    if host.is_empty() || file.is_empty() || host.len() > 253 {
+        return Err(format!("'{text}' is not HOST=FILE"));
+    }
+    Ok((host, PathBuf::from(file)))
 }
 
 /// A static mount point: an absolute path other than `/`, outside the API's own prefixes;

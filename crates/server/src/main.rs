@@ -17,6 +17,7 @@ mod governor;
 mod listener;
 mod serve;
 mod shutdown;
+mod tls;
 
 use std::process::ExitCode;
 

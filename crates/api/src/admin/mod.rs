@@ -1,6 +1,6 @@
 //! `/_api/version`, `/_api/engine` and `/_admin/*`: what the server says about itself (`reference/arangodb-http-api.md` §7.2).
 //!
-//! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`) and [`echo`] (`/_admin/echo`).
+//! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`), [`echo`] (`/_admin/echo`) and [`tls`] (`/_admin/server/tls`).
 //!
 //! What it is not: configuration. These handlers report; they change nothing.
 //!
@@ -11,6 +11,7 @@
 pub(crate) mod echo;
 pub(crate) mod server;
 pub(crate) mod status;
+pub(crate) mod tls;
 
 /// The machine's host name, for status replies ("localhost" when it cannot be read).
 pub(crate) fn hostname() -> String {

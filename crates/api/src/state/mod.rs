@@ -22,6 +22,7 @@ pub(crate) mod config;
 pub(crate) mod extensions;
 pub(crate) mod job_store;
 pub(crate) mod server_mode;
+pub(crate) mod tls_control;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -44,6 +45,7 @@ pub use config::ApiConfig;
 pub use extensions::{ConnectionTrust, Peer, Received};
 use job_store::JobStore;
 use server_mode::ServerMode;
+pub use tls_control::TlsControl;
 
 /// The API: shared by every connection of the server.
 pub struct Api {
@@ -80,6 +82,9 @@ pub struct Api {
     started: Instant,
     /// Running queries, the results cache and the open cursors.
     queries: quince_aql::QueryService,
+    /// The listener's TLS configuration, once the binary installs it (only for an ssl://
+    /// endpoint).
+    tls: OnceLock<Arc<dyn TlsControl>>,
 }
 
 /// One unit of the queue bound: a request in flight or an asynchronous job queued or
@@ -171,7 +176,19 @@ impl Api {
             password_checks: Semaphore::new(limits::PASSWORD_CHECKS_MAX),
             started: Instant::now(),
             queries: quince_aql::QueryService::default(),
+            tls: OnceLock::new(),
         }))
+    }
+
+    /// Installs the listener's TLS configuration (once; later calls are ignored), for
+    /// `/_admin/server/tls`.
+    pub fn install_tls(&self, control: Arc<dyn TlsControl>) {
+        let _ = self.tls.set(control);
+    }
+
+    /// The listener's TLS configuration, when the server listens on an ssl:// endpoint.
+    pub(crate) fn tls(&self) -> Option<&Arc<dyn TlsControl>> {
+        self.tls.get()
     }
 
     /// Marks the server as stopping: from now on requests get 503 (errorNum 30).
