@@ -223,12 +223,12 @@ impl Keyfile {
         let what = |e: &dyn std::fmt::Display| format!("keyfile {}: {e}", path.display());
         let certs = CertificateDer::pem_slice_iter(text.as_bytes())
             .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| what(&e))?;
+            .map_err(|e| what(&pem_error(&e)))?;
         if certs.is_empty() {
             return Err(what(&"holds no certificate"));
         }
         let key = PrivateKeyDer::from_pem_slice(text.as_bytes())
-            .map_err(|e| what(&format!("holds no usable private key ({e})")))?;
+            .map_err(|e| what(&format!("holds no usable private key ({})", pem_error(&e))))?;
         let key = CertifiedKey::from_der(certs, key, provider).map_err(|e| what(&e))?;
         Ok(Keyfile {
             key: Arc::new(key),
@@ -247,7 +247,7 @@ fn read_cafile(path: &Path) -> Result<(RootCertStore, Value), String> {
     let text = read_pem_file(path, "CA file")?;
     let mut roots = RootCertStore::empty();
     for cert in CertificateDer::pem_slice_iter(text.as_bytes()) {
-        let cert = cert.map_err(|e| format!("CA file {}: {e}", path.display()))?;
+        let cert = cert.map_err(|e| format!("CA file {}: {}", path.display(), pem_error(&e)))?;
         roots
             .add(cert)
             .map_err(|e| format!("CA file {}: {e}", path.display()))?;
@@ -257,6 +257,22 @@ fn read_cafile(path: &Path) -> Result<(RootCertStore, Value), String> {
     }
     let described = describe_pem(&text, &pem_blocks(&text));
     Ok((roots, described))
+}
+
+/// A PEM error in words (rustls prints the markers it missed as byte lists).
+fn pem_error(error: &rustls::pki_types::pem::Error) -> String {
+    use rustls::pki_types::pem::Error;
+    match error {
+        Error::MissingSectionEnd { end_marker } => format!(
+            "a section lacks its end line {}",
+            String::from_utf8_lossy(end_marker)
+        ),
+        Error::IllegalSectionStart { line } => {
+            format!("malformed section start {}", String::from_utf8_lossy(line))
+        }
+        Error::NoItemsFound => "none found".to_string(),
+        other => other.to_string(),
+    }
 }
 
 /// A PEM file's text, at most [`PEM_FILE_SIZE_MAX`] bytes.
