@@ -770,6 +770,63 @@ mod tests {
     }
 
     #[test]
+    fn ssl_options_take_arangods_names_and_numbers() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.ssl_protocol, 9);
+        assert!(a.ssl_keyfile.is_none() && a.ssl_cafile.is_none());
+        assert!(a.ssl_server_names.is_empty());
+        let a = parse(&[
+            "--ssl.keyfile",
+            "/k.pem",
+            "--ssl.cafile=/ca.pem",
+            "--ssl.protocol",
+            "6",
+            "--ssl.server-name-indication",
+            "A.example.com=/a.pem",
+            "--ssl.server-name-indication=b.example.com=/b.pem",
+        ])
+        .unwrap();
+        assert_eq!(a.ssl_keyfile, Some(PathBuf::from("/k.pem")));
+        assert_eq!(a.ssl_cafile, Some(PathBuf::from("/ca.pem")));
+        assert_eq!(a.ssl_protocol, 6);
+        // Repeated, not overridden; host names compare without regard to case.
+        assert_eq!(
+            a.ssl_server_names,
+            vec![
+                ("a.example.com".to_string(), PathBuf::from("/a.pem")),
+                ("b.example.com".to_string(), PathBuf::from("/b.pem")),
+            ]
+        );
+        for ok in ["5", "6", "9"] {
+            assert!(parse(&["--ssl.protocol", ok]).is_ok(), "{ok}");
+        }
+        for old in ["1", "2", "3", "4"] {
+            let message = parse_ssl_protocol(old).unwrap_err();
+            assert!(message.contains("minimum is TLS 1.2"), "{message}");
+            assert_eq!(parse(&["--ssl.protocol", old]).unwrap_err().exit_code(), 2);
+        }
+        for bad in ["0", "7", "10", "tls"] {
+            assert!(parse(&["--ssl.protocol", bad]).is_err(), "{bad}");
+        }
+        for bad in ["host", "=file", "host=", ""] {
+            assert!(
+                parse(&["--ssl.server-name-indication", bad]).is_err(),
+                "{bad}"
+            );
+        }
+        let args = parse_ini("[ssl]\nkeyfile = /k.pem\nprotocol = 5\nserver-name-indication = a=/a.pem\nserver-name-indication = b=/b.pem\n").unwrap();
+        assert_eq!(
+            args,
+            [
+                "--ssl.keyfile=/k.pem",
+                "--ssl.protocol=5",
+                "--ssl.server-name-indication=a=/a.pem",
+                "--ssl.server-name-indication=b=/b.pem",
+            ]
+        );
+    }
+
+    #[test]
     fn jwt_keyfile_loses_its_trailing_newline() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("secret");
