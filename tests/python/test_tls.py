@@ -24,6 +24,7 @@ import pytest
 import requests
 from arango import ArangoClient
 from conftest import REQUEST_TIMEOUT_S, unique
+from http_checks import assert_error
 from quince_server import ROOT_PASSWORD, superuser_jwt
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
@@ -184,3 +185,17 @@ def test_plain_http_on_the_tls_port_fails_cleanly(server_factory, certs):
                         timeout=REQUEST_TIMEOUT_S)
     assert resp.status_code == 200
     assert resp.json()["server"] == "arango"
+
+
+def test_tls_data_without_tls(http):
+    """A plain (tcp://) server has no TLS data: an empty `result`, as arangod answers."""
+    resp = http.get("/_admin/server/tls")
+    assert resp.status_code == 200, resp.text
+    assert resp.json() == {"error": False, "code": 200, "result": {}}
+    assert_error(http.post("/_admin/server/tls"), 403, 11)
+    resp = requests.post(http.url + "/_admin/server/tls", headers={"Authorization": f"bearer {superuser_jwt()}"},
+                         timeout=REQUEST_TIMEOUT_S)
+    assert resp.status_code == 200, resp.text
+    assert resp.json()["result"] == {}
+    assert_error(http.put("/_admin/server/tls"), 403, 11)
+    assert requests.get(http.url + "/_admin/server/tls", timeout=REQUEST_TIMEOUT_S).status_code == 401

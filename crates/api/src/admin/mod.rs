@@ -2,7 +2,8 @@
 //!
 //! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`), [`echo`] (`/_admin/echo`) and [`tls`] (`/_admin/server/tls`).
 //!
-//! What it is not: configuration. These handlers report; they change nothing.
+//! What it is not: configuration. These handlers report; they change nothing (except
+//! `POST /_admin/server/tls`, which has the listener read its certificate files again).
 //!
 //! Invariants: success bodies never carry `errorNum`; Quince reports ArangoDB's version
 //! ([`crate::limits::ARANGODB_VERSION`]) so drivers enable 3.12 behaviour, and names itself

@@ -5,7 +5,8 @@
 //! authenticator, the user accounts, the operation mode, the metrics, the count of requests in
 //! flight and the queue bound over it ([`Api::admit`], [`Admission`]), the asynchronous jobs
 //! ([`Jobs`], `job_store`), the static file mount, the reply limits, the slots of password
-//! checks, the start time), its constructor [`Api::open`], its accessors, the request
+//! checks, the start time, the listener's TLS control ([`TlsControl`]) once installed), its
+//! constructor [`Api::open`], its accessors, the request
 //! extensions the listener sets ([`Received`], [`ConnectionTrust`], [`Peer`]) and [`Routed`],
 //! a checked request as jobs and batch parts carry it.
 //!
