@@ -74,7 +74,8 @@ pub struct ServeArgs {
     #[arg(long = "configuration", short = 'c', value_name = "FILE")]
     pub configuration: Option<PathBuf>,
 
-    /// The endpoint to listen on: tcp://HOST:PORT (also http+tcp:// and http://); port 0
+    /// The endpoint to listen on: tcp://HOST:PORT (also http+tcp:// and http://), or
+    /// ssl://HOST:PORT (also http+ssl:// and https://) for TLS with --ssl.keyfile; port 0
     /// picks a free port.
     #[arg(
         long = "server.endpoint",
