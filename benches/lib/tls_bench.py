@@ -102,6 +102,7 @@ def negotiated(host_port, ca):
 def main():
     threads = min(os.cpu_count(), 16)
     print(f"machine: {machine_description()}")
+    load_before = os.getloadavg()[0]
     certs = tempfile.mkdtemp(prefix="quince-bench-tls-")
     keyfile, ca = make_keyfile(certs)
     data = tempfile.mkdtemp(prefix="quince-bench-data-")
@@ -157,6 +158,7 @@ def main():
         shutil.rmtree(data, ignore_errors=True)
         shutil.rmtree(certs, ignore_errors=True)
 
+    load_after = os.getloadavg()[0]
     lines = [
         "# TLS: Quince against nginx (issue 12)",
         "",
@@ -168,6 +170,11 @@ def main():
         f"nginx {n_tls}. Body {len(content)} bytes. Client: `wrk` (keep-alive, HTTP/1.1 over",
         f"TLS), {DURATION} s per run, the mean of {RUNS} runs per level, Quince and nginx",
         "alternating. Produced by `bash benches/tls.sh`.",
+        "",
+        f"The machine was not quiet: its one-minute load average was {load_before:.1f} before",
+        f"the run and {load_after:.1f} after it (other work shares its {os.cpu_count()} cores), so",
+        "the figures vary by tens of percent from run to run; the ratio, measured alternating,",
+        "is steadier than the absolute numbers.",
         "",
         "| connections | Quince req/s | nginx req/s | Quince / nginx | Quince p99 ms | nginx p99 ms |",
         "|---|---|---|---|---|---|",
@@ -183,8 +190,9 @@ def main():
         "",
         "Both sides do the same TLS work per request once the connection is open (keep-alive: one",
         "handshake per connection, then symmetric encryption of each request and reply). Quince",
-        "also authenticates each request and reads the document from its store; nginx reads a",
-        "file it keeps in the page cache. The client runs on the same machine.",
+        "also authenticates each request and reads the document from its store; nginx opens and",
+        "reads a file from the page cache for each request (no `open_file_cache`, its default).",
+        "The client (wrk, 2 threads) runs on the same machine and takes part of its cores.",
         "",
     ]
     path = os.path.join(DOCS, "tls.md")
