@@ -5,7 +5,9 @@
 //! (HTTP/1.1 with keep-alive and pipelining, HTTP/1.0 keep-alive, h2c by prior knowledge) and
 //! every request is handed to [`quince_api::Api::serve`] with its arrival time, the
 //! connection's addresses and its trust flag as request extensions, and its body wrapped so the
-//! governor can see (and cut) a body that arrives too slowly.
+//! governor can see (and cut) a body that arrives too slowly. On an ssl:// endpoint the
+//! connection's own task first completes the TLS handshake ([`crate::tls`]), with the
+//! configuration in use when the connection was accepted, and then serves it the same way.
 //!
 //! What it is not: request semantics (the API decides every status code; a head hyper cannot
 //! parse is answered 400 by hyper and the connection closed; one beyond [`HEAD_SIZE_MAX`] ends
