@@ -2,7 +2,8 @@
 //! (rcgen) and rustls clients: the handshake, ALPN (a request over h2 and one over
 //! http/1.1), `--ssl.protocol`, SNI, client certificates, `GET`/`POST /_admin/server/tls`
 //! (a reload under load that drops no request, a broken keyfile that changes nothing), a
-//! plain-HTTP client on the TLS port, and the startup errors.
+//! plain-HTTP client on the TLS port, TLS connections holding the connection governor's
+//! places, and the startup errors.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -776,6 +777,36 @@ async fn reload_swaps_certificates_without_dropping_a_request() {
     stop.store(true, Ordering::Release);
     load.await.expect("the load never failed");
     assert_eq!(server.terminate(), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_connections_hold_the_governors_places() {
+    let dir = tempfile::tempdir().unwrap();
+    let ca = Ca::new("governor CA");
+    let keyfile = write(
+        dir.path(),
+        "server.pem",
+        &ca.issue(&["localhost"], false).keyfile,
+    );
+    let mut args = no_auth();
+    args.extend(["--server.max-connections".into(), "1".into()]);
+    let server = Server::start(&ssl_args(dir.path(), &keyfile, &args));
+    let config = client_config(&ca, BOTH, &[], None);
+
+    // The one place is taken by an idle TLS connection that never sent a request...
+    let mut idle = connect(server.port, config.clone(), "localhost")
+        .await
+        .unwrap();
+    // ...so a newcomer gets it only by the governor closing the idle one.
+    let body = get_once(server.port, config, "/_api/version")
+        .await
+        .unwrap();
+    assert_eq!(body["server"], "arango");
+    let mut byte = [0u8; 1];
+    let read = tokio::time::timeout(WAIT, idle.read(&mut byte))
+        .await
+        .expect("the idle connection is closed");
+    assert!(matches!(read, Ok(0) | Err(_)), "{read:?}");
 }
 
 #[test]
