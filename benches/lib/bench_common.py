@@ -55,7 +55,7 @@ class Quince:
              "--log.level", "warn", *self.extra_args],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         line = self.proc.stdout.readline()
-        m = re.search(r"listening on (http://\S+)", line)
+        m = re.search(r"listening on (https?://\S+)", line)
         if not m:
             raise RuntimeError(f"quince did not start: {line!r}")
         self.url = m.group(1)

@@ -3,7 +3,8 @@
 // What it is: the JavaScript twin of tests/support/quince_server.py. It launches the server
 // binary ($QUINCE_BIN, else target/debug/quince of this checkout) on 127.0.0.1 port 0 with its
 // own temporary data directory and root's password, learns the URL from the ready line
-// (`quince: listening on http://127.0.0.1:PORT`), and stops it with SIGTERM.
+// (`quince: listening on http://127.0.0.1:PORT`, or https:// for an ssl:// endpoint), and stops
+// it with SIGTERM.
 //
 // `serverForFile` registers the hooks every suite shares: one server started before the file's
 // tests and stopped after them, with root's arangojs handle on `_system`.
@@ -25,7 +26,7 @@ import { Database } from "arangojs";
 export const ROOT_PASSWORD = "quince-test-pw";
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 30_000;
-const READY_LINE = /^quince: listening on (http:\/\/127\.0\.0\.1:(\d+))\s*$/;
+const READY_LINE = /^quince: listening on (https?:\/\/127\.0\.0\.1:(\d+))\s*$/;
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "..");
 
 /** The server binary: `$QUINCE_BIN`, else `target/debug/quince` of this checkout. */

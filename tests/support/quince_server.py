@@ -35,7 +35,7 @@ ROOT_PASSWORD = "quince-test-pw"
 JWT_SECRET = "secret"
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
-READY_LINE = re.compile(r"^quince: listening on (http://127\.0\.0\.1:(\d+))\s*$")
+READY_LINE = re.compile(r"^quince: listening on (https?://127\.0\.0\.1:(\d+))\s*$")
 
 
 def quince_bin() -> Path:

@@ -83,5 +83,5 @@ pub use request::ApiRequest;
 pub use response::{ApiResponse, ApiResult};
 pub use state::{
     AdminHooks, Api, ApiConfig, ApiPolicy, ConnectionTrust, LogControl, LogLine, Peer, Received,
-    SecretSource, ServerOptions,
+    SecretSource, ServerOptions, TlsControl,
 };

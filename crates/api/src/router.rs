@@ -271,6 +271,7 @@ static ROUTES: &[Route] = &[
     family(&["_api", "user"], handler!(|c| user::handle(c.api, c.req).await)).own_permissions(),
     family(&["_api", "token"], handler!(|c| token::handle(c.api, c.req).await)).own_permissions(),
     exact(&["_admin", "server", "mode"], handler!(|c| server_mode::handle(c.api, &c.req))).own_permissions(),
+    exact(&["_admin", "server", "tls"], handler!(|c| admin::tls::handle(c.api, &c.req).await)).own_permissions(),
     family(&["_api", "job"], JOBS).own_permissions().fast_lane(),
     family(&["_admin", "job"], JOBS).own_permissions().fast_lane(),
     exact(&["_api", "batch"], handler!(|c| batch::handle(c.api, c.req).await)),

@@ -48,6 +48,7 @@ error_codes! {
     SHUTTING_DOWN                          = 30,    503, "shutting down";
     ONLY_ENTERPRISE                        = 31,    501, "only enterprise version";
     RESOURCE_LIMIT                         = 32,    400, "resource limit exceeded";
+    CANNOT_READ_FILE                       = 34,    400, "cannot read file";
     DISABLED                               = 36,    403, "disabled";
     // HTTP.
     HTTP_BAD_PARAMETER                     = 400,   400, "bad parameter";

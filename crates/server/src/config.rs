@@ -74,7 +74,8 @@ pub struct ServeArgs {
     #[arg(long = "configuration", short = 'c', value_name = "FILE")]
     pub configuration: Option<PathBuf>,
 
-    /// The endpoint to listen on: tcp://HOST:PORT (also http+tcp:// and http://); port 0
+    /// The endpoint to listen on: tcp://HOST:PORT (also http+tcp:// and http://), or
+    /// ssl://HOST:PORT (also http+ssl:// and https://) for TLS with --ssl.keyfile; port 0
     /// picks a free port.
     #[arg(
         long = "server.endpoint",
@@ -367,6 +368,70 @@ pub struct ServeArgs {
         value_parser = ["true", "jwt", "false"]
     )]
     pub recording_api: String,
+    /// For an ssl:// endpoint: a PEM file holding the server's certificate chain and its
+    /// private key (required there, ignored for tcp://).
+    #[arg(long = "ssl.keyfile", value_name = "FILE")]
+    pub ssl_keyfile: Option<PathBuf>,
+
+    /// A PEM file of CA certificates for client certificates: a client that presents one
+    /// must present one these CAs issued; a client that presents none is still accepted.
+    #[arg(long = "ssl.cafile", value_name = "FILE")]
+    pub ssl_cafile: Option<PathBuf>,
+
+    /// The TLS protocol, with arangod's numbers: 5 = TLS 1.2 only, 6 = TLS 1.3 only,
+    /// 9 = TLS 1.2 or 1.3, negotiated (SSLv2, SSLv3 and TLS 1.0, numbers 1 to 4, are not
+    /// offered).
+    #[arg(
+        long = "ssl.protocol",
+        value_name = "N",
+        default_value_t = 9,
+        value_parser = parse_ssl_protocol
+    )]
+    pub ssl_protocol: u64,
+
+    /// An extra keyfile for clients that ask for this host name (SNI), as HOST=FILE;
+    /// repeatable. Other names get --ssl.keyfile.
+    #[arg(
+        long = "ssl.server-name-indication",
+        value_name = "HOST=FILE",
+        action = ArgAction::Append,
+        value_parser = parse_server_name_indication
+    )]
+    pub ssl_server_names: Vec<(String, PathBuf)>,
+}
+
+/// `--ssl.protocol`: arangod's numbers for the protocols rustls speaks (5, 6 and 9); the
+/// older ones are refused with the reason.
+pub fn parse_ssl_protocol(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(n @ (5 | 6 | 9)) => Ok(n),
+        Ok(n @ 1..=4) => {
+            let name =
+                ["SSLv2", "SSLv2/3", "SSLv3", "TLS 1.0"][usize::try_from(n - 1).unwrap_or(0)];
+            Err(format!(
+                "{n} ({name}) is not supported: the minimum is TLS 1.2; use 5 (TLS 1.2), \
+                 6 (TLS 1.3) or 9 (TLS 1.2 or 1.3, negotiated)"
+            ))
+        }
+        _ => Err(format!(
+            "'{text}' is not a protocol: use 5 (TLS 1.2), 6 (TLS 1.3) or 9 (TLS 1.2 or 1.3, \
+             negotiated)"
+        )),
+    }
+}
+
+/// `--ssl.server-name-indication HOST=FILE`: a host name (compared without regard to case)
+/// and its keyfile.
+pub fn parse_server_name_indication(text: &str) -> Result<(String, PathBuf), String> {
+    let Some((host, file)) = text.split_once('=') else {
+        return Err(format!("'{text}' is not HOST=FILE"));
+    };
+    let host = host.trim().trim_end_matches('.').to_ascii_lowercase();
+    let file = file.trim();
+    if host.is_empty() || file.is_empty() || host.len() > 253 {
+        return Err(format!("'{text}' is not HOST=FILE"));
+    }
+    Ok((host, PathBuf::from(file)))
 }
 
 /// A static mount point: an absolute path other than `/`, outside the API's own prefixes;
@@ -757,6 +822,63 @@ mod tests {
         let a = parse(&["--server.authentication-system-only", "false"]).unwrap();
         assert!(!a.authentication_system_only);
         assert!(parse(&[]).unwrap().authentication_system_only);
+    }
+
+    #[test]
+    fn ssl_options_take_arangods_names_and_numbers() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(a.ssl_protocol, 9);
+        assert!(a.ssl_keyfile.is_none() && a.ssl_cafile.is_none());
+        assert!(a.ssl_server_names.is_empty());
+        let a = parse(&[
+            "--ssl.keyfile",
+            "/k.pem",
+            "--ssl.cafile=/ca.pem",
+            "--ssl.protocol",
+            "6",
+            "--ssl.server-name-indication",
+            "A.example.com=/a.pem",
+            "--ssl.server-name-indication=b.example.com=/b.pem",
+        ])
+        .unwrap();
+        assert_eq!(a.ssl_keyfile, Some(PathBuf::from("/k.pem")));
+        assert_eq!(a.ssl_cafile, Some(PathBuf::from("/ca.pem")));
+        assert_eq!(a.ssl_protocol, 6);
+        // Repeated, not overridden; host names compare without regard to case.
+        assert_eq!(
+            a.ssl_server_names,
+            vec![
+                ("a.example.com".to_string(), PathBuf::from("/a.pem")),
+                ("b.example.com".to_string(), PathBuf::from("/b.pem")),
+            ]
+        );
+        for ok in ["5", "6", "9"] {
+            assert!(parse(&["--ssl.protocol", ok]).is_ok(), "{ok}");
+        }
+        for old in ["1", "2", "3", "4"] {
+            let message = parse_ssl_protocol(old).unwrap_err();
+            assert!(message.contains("minimum is TLS 1.2"), "{message}");
+            assert_eq!(parse(&["--ssl.protocol", old]).unwrap_err().exit_code(), 2);
+        }
+        for bad in ["0", "7", "10", "tls"] {
+            assert!(parse(&["--ssl.protocol", bad]).is_err(), "{bad}");
+        }
+        for bad in ["host", "=file", "host=", ""] {
+            assert!(
+                parse(&["--ssl.server-name-indication", bad]).is_err(),
+                "{bad}"
+            );
+        }
+        let args = parse_ini("[ssl]\nkeyfile = /k.pem\nprotocol = 5\nserver-name-indication = a=/a.pem\nserver-name-indication = b=/b.pem\n").unwrap();
+        assert_eq!(
+            args,
+            [
+                "--ssl.keyfile=/k.pem",
+                "--ssl.protocol=5",
+                "--ssl.server-name-indication=a=/a.pem",
+                "--ssl.server-name-indication=b=/b.pem",
+            ]
+        );
     }
 
     #[test]

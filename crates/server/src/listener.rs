@@ -5,7 +5,9 @@
 //! (HTTP/1.1 with keep-alive and pipelining, HTTP/1.0 keep-alive, h2c by prior knowledge) and
 //! every request is handed to [`quince_api::Api::serve`] with its arrival time, the
 //! connection's addresses and its trust flag as request extensions, and its body wrapped so the
-//! governor can see (and cut) a body that arrives too slowly.
+//! governor can see (and cut) a body that arrives too slowly. On an ssl:// endpoint the
+//! connection's own task first completes the TLS handshake ([`crate::tls`]), with the
+//! configuration in use when the connection was accepted, and then serves it the same way.
 //!
 //! What it is not: request semantics (the API decides every status code; a head hyper cannot
 //! parse is answered 400 by hyper and the connection closed; one beyond [`HEAD_SIZE_MAX`] ends
@@ -29,11 +31,14 @@ use hyper::Request;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use quince_api::{Api, ConnectionTrust, Peer, Received};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit};
+use tokio_rustls::TlsAcceptor;
 
 use crate::connection::{ActivityIo, BodyState, Close, Connection, TrackedBody};
 use crate::governor::Governor;
+use crate::tls::{self, TlsServer};
 
 /// The largest request head (request line and headers) hyper buffers. It is well above the
 /// API's own limits (16 KiB of URL, 64 KiB of headers), so that clients going somewhat over
@@ -49,11 +54,13 @@ pub const HEADER_COUNT_MAX: usize = 512;
 const ACCEPT_RETRY_PAUSE: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// Accepts connections until `stop` turns true. Every connection holds a permit of the
-/// governor; the caller waits for all permits to learn that every connection closed.
+/// governor; the caller waits for all permits to learn that every connection closed. With
+/// `tls`, each connection's task first completes the TLS handshake ([`crate::tls`]).
 pub async fn serve_connections(
     listener: TcpListener,
     api: Arc<Api>,
     governor: Arc<Governor>,
+    tls: Option<Arc<TlsServer>>,
     mut stop: watch::Receiver<bool>,
 ) {
     let builder = Arc::new(http_builder());
@@ -84,7 +91,8 @@ pub async fn serve_connections(
             connection,
             _permit: permit,
         };
-        tokio::spawn(served.run(stream, client, stop.clone()));
+        let acceptor = tls.as_ref().map(|tls| tls.acceptor());
+        tokio::spawn(served.run(stream, client, acceptor, stop.clone()));
     }
     tracing::info!(
         event = "listener.stopped",
@@ -118,11 +126,41 @@ struct Served {
 }
 
 impl Served {
-    async fn run(self, stream: TcpStream, client: SocketAddr, mut stop: watch::Receiver<bool>) {
+    async fn run(
+        self,
+        stream: TcpStream,
+        client: SocketAddr,
+        tls: Option<TlsAcceptor>,
+        mut stop: watch::Receiver<bool>,
+    ) {
         // Replies are whole and small; Nagle's delay would only add latency to each of them.
         let _ = stream.set_nodelay(true);
         let server = stream.local_addr().unwrap_or(client);
         let peer = Peer { client, server };
+        match tls {
+            None => self.serve(stream, peer, &mut stop).await,
+            Some(acceptor) => {
+                // The handshake runs here, in the connection's own task, holding its place;
+                // a stop or an eviction meanwhile just drops it.
+                let handshake = tokio::select! {
+                    handshake = tls::handshake(acceptor, stream) => handshake,
+                    _ = stopped(&mut stop) => None,
+                    _ = self.connection.closed(Close::No) => None,
+                };
+                if let Some(stream) = handshake {
+                    self.serve(stream, peer, &mut stop).await;
+                }
+            }
+        }
+        self.governor.deregister(self.connection.id);
+    }
+
+    /// Serves HTTP on `stream` (plain TCP, or TLS after its handshake) until it closes.
+    async fn serve<S>(&self, stream: S, peer: Peer, stop: &mut watch::Receiver<bool>)
+    where
+        S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
+        let client = peer.client;
         let trust = ConnectionTrust(self.connection.trust_flag());
         let (api, connection, clock) = (
             self.api.clone(),
@@ -146,7 +184,7 @@ impl Served {
         let mut http = std::pin::pin!(http);
         let outcome = tokio::select! {
             outcome = http.as_mut() => outcome,
-            _ = stopped(&mut stop) => {
+            _ = stopped(stop) => {
                 http.as_mut().graceful_shutdown();
                 http.await
             }
@@ -162,7 +200,6 @@ impl Served {
         if let Err(error) = outcome {
             tracing::debug!(event = "connection.error", %client, %error);
         }
-        self.governor.deregister(self.connection.id);
     }
 }
 

@@ -20,6 +20,7 @@ mod logging;
 mod options_report;
 mod serve;
 mod shutdown;
+mod tls;
 
 use std::process::ExitCode;
 

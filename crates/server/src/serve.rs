@@ -3,7 +3,7 @@
 //! What it is: [`run`], which sets up logging ([`crate::logging`]), settles root's password and
 //! the token secret, installs what the admin endpoints borrow ([`crate::admin_hooks`]),
 //! opens the catalog (recovering every collection), binds the endpoint, prints the one ready
-//! line (`quince: listening on http://HOST:PORT`) on stdout, serves until SIGINT or SIGTERM,
+//! line (`quince: listening on http://HOST:PORT`, `https://` for an ssl:// endpoint) on stdout, serves until SIGINT or SIGTERM,
 //! and then shuts down in order: refuse new requests (503), stop accepting, let open
 //! connections finish within [`DRAIN_TIMEOUT`], let queued asynchronous jobs run within the
 //! same bound (those that cannot are logged by id, never started), close the catalog (sync
@@ -31,6 +31,7 @@ use tokio::sync::watch;
 
 use crate::config::{read_jwt_secrets, ServeArgs};
 use crate::governor::{Governor, Limits};
+use crate::tls::{Protocol, TlsFiles, TlsServer};
 use crate::{descriptors, listener, shutdown};
 
 /// The stack of every runtime thread (workers and the blocking pool).
@@ -77,10 +78,9 @@ fn run_inner(args: ServeArgs, log: Arc<crate::logging::LogSettings>) -> anyhow::
             dir.display()
         );
     }
-    let socket_address = Endpoint::parse(&args.endpoint)
-        .and_then(Endpoint::plain)
-        .and_then(|endpoint| endpoint.resolve())
-        .map_err(|e| anyhow!(e))?;
+    let endpoint = Endpoint::parse(&args.endpoint).map_err(|e| anyhow!(e))?;
+    let socket_address = endpoint.resolve().map_err(|e| anyhow!(e))?;
+    let tls = endpoint.tls.then(|| tls_server(&args)).transpose()?;
 
     let limit = descriptors::adjust(args.descriptors_minimum)?;
     let budget = descriptors::Budget::split(limit.soft, args.max_connections)?;
@@ -126,6 +126,7 @@ fn run_inner(args: ServeArgs, log: Arc<crate::logging::LogSettings>) -> anyhow::
         password,
         jwt_secrets,
         log,
+        tls,
     ));
     // Connections that outlived the drain are abandoned here; the catalog closes regardless.
     runtime.shutdown_timeout(Duration::from_secs(1));
@@ -160,13 +161,15 @@ async fn serve(
     root_password: String,
     mut jwt_secrets: Vec<Vec<u8>>,
     log: Arc<crate::logging::LogSettings>,
+    tls: Option<Arc<TlsServer>>,
 ) -> anyhow::Result<()> {
     let listener =
         listen(socket_address).with_context(|| format!("cannot listen on {socket_address}"))?;
     let local = listener
         .local_addr()
         .context("cannot read the bound address")?;
-    let endpoint = format!("http://{local}");
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let endpoint = format!("{scheme}://{local}");
     let jwt_secret = jwt_secrets.remove(0);
     let api = Api::open(
         catalog as Arc<dyn quince_db::Engine>,
@@ -199,6 +202,9 @@ async fn serve(
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;
     crate::admin_hooks::install(&api, args, Some(log));
+    if let Some(tls) = &tls {
+        api.install_tls(tls.clone() as Arc<dyn quince_api::TlsControl>);
+    }
     let max_connections = usize::try_from(max_connections).expect("bounded by the parser");
     let governor = Governor::new(Limits::new(
         max_connections,
@@ -211,6 +217,7 @@ async fn serve(
         listener,
         api.clone(),
         governor.clone(),
+        tls,
         stop,
     ));
 
@@ -244,6 +251,27 @@ async fn serve(
     // catalog closes, so none is cut off halfway.
     api.finish_jobs(DRAIN_TIMEOUT).await;
     Ok(())
+}
+
+/// The TLS configuration of an ssl:// endpoint, from the `--ssl.*` options: it needs
+/// `--ssl.keyfile`, and every file must read and check out before the server starts.
+fn tls_server(args: &ServeArgs) -> anyhow::Result<Arc<TlsServer>> {
+    let keyfile = args.ssl_keyfile.clone().ok_or_else(|| {
+        anyhow!(
+            "endpoint '{}' needs --ssl.keyfile (a PEM file with the certificate chain and the \
+             private key)",
+            args.endpoint
+        )
+    })?;
+    let protocol = Protocol::from_number(args.ssl_protocol)
+        .ok_or_else(|| anyhow!("--ssl.protocol {} is not supported", args.ssl_protocol))?;
+    TlsServer::open(TlsFiles {
+        keyfile,
+        cafile: args.ssl_cafile.clone(),
+        server_names: args.ssl_server_names.clone(),
+        protocol,
+    })
+    .map_err(|e| anyhow!("cannot set up TLS: {e}"))
 }
 
 /// Root's password by the rule every command shares ([`quince_client::password`]): the option,

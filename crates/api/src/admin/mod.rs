@@ -3,11 +3,12 @@
 //! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`) and [`echo`] (`/_admin/echo`);
 //! and the operator's calls: [`log`] (`/_admin/log*`: recent lines, levels, structured
 //! parameters), [`maintenance`] (compaction, routing reload, target version), [`support_info`],
-//! [`options`] (`/_admin/options*`), [`jwt`] (`/_admin/server/jwt`) and [`api_calls`]
-//! (`/_admin/server/api-calls`).
+//! [`options`] (`/_admin/options*`), [`jwt`] (`/_admin/server/jwt`), [`tls`]
+//! (`/_admin/server/tls`) and [`api_calls`] (`/_admin/server/api-calls`).
 //!
-//! What it is not: the logging, the options or the secret files themselves, which belong to the
-//! binary and reach these handlers through `crate::state::AdminHooks`.
+//! What it is not: the logging, the options, the secret files or the certificates themselves,
+//! which belong to the binary and reach these handlers through `crate::state::AdminHooks` and
+//! `crate::state::TlsControl`.
 //!
 //! Invariants: success bodies never carry `errorNum`; Quince reports ArangoDB's version
 //! ([`crate::limits::ARANGODB_VERSION`]) so drivers enable 3.12 behaviour, and names itself
@@ -22,6 +23,7 @@ pub(crate) mod options;
 pub(crate) mod server;
 pub(crate) mod status;
 pub(crate) mod support_info;
+pub(crate) mod tls;
 
 /// The machine's host name, for status replies ("localhost" when it cannot be read).
 pub(crate) fn hostname() -> String {

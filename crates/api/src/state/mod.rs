@@ -5,8 +5,9 @@
 //! authenticator, the user accounts, the operation mode, the metrics, the count of requests in
 //! flight and the queue bound over it ([`Api::admit`], [`Admission`]), the asynchronous jobs
 //! ([`Jobs`], `job_store`), the static file mount, the reply limits, the slots of password
-//! checks, the start time, the recent API calls, and the hooks the binary installs for the
-//! admin endpoints: [`AdminHooks`]), its constructor [`Api::open`], its accessors, the request
+//! checks, the start time, the recent API calls, the hooks the binary installs for the
+//! admin endpoints ([`AdminHooks`]) and the listener's TLS control ([`TlsControl`]) once
+//! installed), its constructor [`Api::open`], its accessors, the request
 //! extensions the listener sets ([`Received`], [`ConnectionTrust`], [`Peer`]) and [`Routed`],
 //! a checked request as jobs and batch parts carry it.
 //!
@@ -27,6 +28,7 @@ pub(crate) mod config;
 pub(crate) mod extensions;
 pub(crate) mod job_store;
 pub(crate) mod server_mode;
+pub(crate) mod tls_control;
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
@@ -52,6 +54,7 @@ pub use config::ApiConfig;
 pub use extensions::{ConnectionTrust, Peer, Received};
 use job_store::JobStore;
 use server_mode::ServerMode;
+pub use tls_control::TlsControl;
 
 /// The API: shared by every connection of the server.
 pub struct Api {
@@ -92,6 +95,9 @@ pub struct Api {
     hooks: AdminHooks,
     /// The recent API calls (`--server.api-call-recording`).
     api_calls: ApiCallLog,
+    /// The listener's TLS configuration, once the binary installs it (only for an ssl://
+    /// endpoint).
+    tls: OnceLock<Arc<dyn TlsControl>>,
 }
 
 /// One unit of the queue bound: a request in flight or an asynchronous job queued or
@@ -186,7 +192,19 @@ impl Api {
             queries: quince_aql::QueryService::default(),
             hooks: AdminHooks::default(),
             api_calls,
+            tls: OnceLock::new(),
         }))
+    }
+
+    /// Installs the listener's TLS configuration (once; later calls are ignored), for
+    /// `/_admin/server/tls`.
+    pub fn install_tls(&self, control: Arc<dyn TlsControl>) {
+        let _ = self.tls.set(control);
+    }
+
+    /// The listener's TLS configuration, when the server listens on an ssl:// endpoint.
+    pub(crate) fn tls(&self) -> Option<&Arc<dyn TlsControl>> {
+        self.tls.get()
     }
 
     /// Marks the server as stopping: from now on requests get 503 (errorNum 30).
