@@ -78,6 +78,7 @@ mod token;
 mod transaction;
 mod user;
 
+pub use metrics::OpenConnection;
 pub use request::ApiRequest;
 pub use response::{ApiResponse, ApiResult};
 pub use state::{Api, ApiConfig, ConnectionTrust, Peer, Received};

@@ -45,6 +45,7 @@ use quince_errors::{
 };
 
 use crate::error::{error_response, unauthorized, unknown_path};
+use crate::metrics::RequestRecord;
 use crate::path::{parse_target, Target};
 use crate::permission::{self, Caller};
 use crate::request::ApiRequest;
@@ -58,6 +59,12 @@ struct Timing {
     received: Instant,
     /// How long it waited before its handler started (set when the handler starts).
     queued: Option<Duration>,
+    /// How long reading its body took (when the pipeline read it whole).
+    body_read: Duration,
+    /// Its body's bytes as they came (its declared length when the route streams it).
+    bytes_received: u64,
+    /// It was queued as an asynchronous job.
+    asynchronous: bool,
     /// The request's framing cannot be trusted (its body could not be read, or it declared
     /// both Content-Length and Transfer-Encoding): the reply closes the connection, since where
     /// the next request starts is unknown.
@@ -111,11 +118,15 @@ impl Api {
             .get::<Received>()
             .map_or_else(Instant::now, |r| r.0);
         let method = req.method().clone();
+        let version = req.version();
         let http10_keep_alive = req.version() == Version::HTTP_10 && wants_keep_alive(&req);
         let omit_www_authenticate = req.headers().contains_key("x-omit-www-authenticate");
         let mut timing = Timing {
             received,
             queued: None,
+            body_read: Duration::ZERO,
+            bytes_received: 0,
+            asynchronous: false,
             close_connection: false,
         };
         let outcome = {
@@ -133,7 +144,7 @@ impl Api {
                 ))
             }
         };
-        self.finish(reply, &method, &timing, http10_keep_alive)
+        self.finish(reply, &method, version, &timing, http10_keep_alive)
     }
 
     async fn process<B>(
@@ -223,6 +234,7 @@ impl Api {
             // The route reads its own body as it streams in, within its own bound.
             let limit = (streaming.limit)(self.config());
             body::check_declared_length(&parts.headers, limit)?;
+            timing.bytes_received = declared_length(&parts.headers);
             let mut request = ApiRequest {
                 method: parts.method,
                 database,
@@ -261,9 +273,12 @@ impl Api {
                 .min(limits::UNAUTHENTICATED_BODY_MAX),
         };
         body::check_declared_length(&parts.headers, body_limit)?;
+        let reading = Instant::now();
         let raw_body = body::read_bounded(body, body_limit)
             .await
             .inspect_err(|_| timing.close_connection = true)?;
+        timing.body_read = reading.elapsed();
+        timing.bytes_received = raw_body.len() as u64;
         let body = body::decode_content(&parts.headers, raw_body, body_limit)?;
         let request = ApiRequest {
             method: parts.method,
@@ -279,6 +294,7 @@ impl Api {
         };
         timing.queued = Some(timing.received.elapsed());
         if let Some(mode) = async_mode {
+            timing.asynchronous = true;
             let mut extensions = Extensions::new();
             if let Some(peer) = parts.extensions.get::<Peer>() {
                 extensions.insert(*peer);
@@ -303,6 +319,7 @@ impl Api {
         &self,
         reply: ApiResponse,
         method: &Method,
+        version: Version,
         timing: &Timing,
         http10_keep_alive: bool,
     ) -> Response<Full<Bytes>> {
@@ -328,8 +345,17 @@ impl Api {
             // `ab -k` (HTTP/1.0) keeps a connection only when the reply says keep-alive.
             headers.insert(CONNECTION, HeaderValue::from_static("keep-alive"));
         }
-        self.metrics()
-            .record(method, status.as_u16(), timing.received.elapsed());
+        self.metrics().record(&RequestRecord {
+            method,
+            version,
+            status: status.as_u16(),
+            total: timing.received.elapsed(),
+            before_handler: queued,
+            body_read: timing.body_read,
+            bytes_received: timing.bytes_received,
+            bytes_sent: body.len() as u64,
+            asynchronous: timing.asynchronous,
+        });
         let mut response = Response::new(Full::new(body));
         *response.status_mut() = status;
         *response.headers_mut() = headers;
@@ -361,6 +387,15 @@ impl<F: Future> Future for CatchPanic<'_, F> {
             }
         }
     }
+}
+
+/// The request's declared Content-Length (0 when absent or not a number).
+fn declared_length(headers: &http::HeaderMap) -> u64 {
+    headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// 412/21004 when the client allows less queue time than the request already spent.

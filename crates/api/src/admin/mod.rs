@@ -1,6 +1,6 @@
 //! `/_api/version`, `/_api/engine` and `/_admin/*`: what the server says about itself (`reference/arangodb-http-api.md` §7.2).
 //!
-//! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`) and [`echo`] (`/_admin/echo`).
+//! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`), [`statistics`] (`/_admin/statistics` and its description) and [`echo`] (`/_admin/echo`).
 //!
 //! What it is not: configuration. These handlers report; they change nothing.
 //!
@@ -10,6 +10,7 @@
 
 pub(crate) mod echo;
 pub(crate) mod server;
+pub(crate) mod statistics;
 pub(crate) mod status;
 
 /// The machine's host name, for status replies ("localhost" when it cannot be read).

@@ -3,13 +3,16 @@
 //!
 //! What it is: [`Registry`]: each query registers on start (its id, database, user, text,
 //! bind parameters, start time and [`Control`]) and leaves on end; a query that ran longer
-//! than the threshold is kept in the slow log (at most `maxSlowQueries`, newest last).
+//! than the threshold is kept in the slow log (at most `maxSlowQueries`, newest last). It also
+//! counts, for metrics ([`QueryCounters`]), every query started, those running, their total
+//! run time and the slow ones, whether or not tracking is enabled.
 //!
 //! What it is not: execution. Killing only sets the query's kill switch; the query stops at
 //! its next check.
 //!
 //! Invariants: ids are unique for the server's life; a query is listed as current from
-//! registration to its guard's drop; the slow log never holds more than `max_slow_queries`.
+//! registration to its guard's drop; the slow log never holds more than `max_slow_queries`;
+//! the counters only grow, except `running`, which is the registrations not yet dropped.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -116,6 +119,27 @@ struct Entry {
 pub struct Registry {
     next_id: AtomicU64,
     state: Mutex<State>,
+    /// Queries registered so far.
+    started: AtomicU64,
+    /// Registrations not yet dropped.
+    running: AtomicU64,
+    /// The summed run time of finished queries, in microseconds.
+    run_time_micros: AtomicU64,
+    /// Finished queries that ran at least their slow threshold.
+    slow_finished: AtomicU64,
+}
+
+/// The query counters of metrics (`arangodb_aql_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryCounters {
+    /// Queries started.
+    pub started: u64,
+    /// Queries running now.
+    pub running: u64,
+    /// The summed run time of finished queries, in microseconds.
+    pub run_time_micros: u64,
+    /// Finished queries that were slow.
+    pub slow: u64,
 }
 
 #[derive(Default)]
@@ -129,6 +153,8 @@ struct State {
 pub struct Registration {
     registry: Arc<Registry>,
     id: u64,
+    started_at: Instant,
+    stream: bool,
 }
 
 impl Registration {
@@ -140,7 +166,11 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.registry.finish(self.id);
+        self.registry.finish(
+            self.id,
+            self.started_at.elapsed().as_secs_f64(),
+            self.stream,
+        );
     }
 }
 
@@ -156,6 +186,8 @@ impl Registry {
         control: Arc<Control>,
     ) -> Registration {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        self.started.fetch_add(1, Ordering::Relaxed);
+        self.running.fetch_add(1, Ordering::Relaxed);
         let mut state = self.state.lock();
         if state.properties.enabled {
             let bind_vars = if state.properties.track_bind_vars {
@@ -182,19 +214,36 @@ impl Registry {
         Registration {
             registry: Arc::clone(self),
             id,
+            started_at: Instant::now(),
+            stream,
         }
     }
 
-    fn finish(&self, id: u64) {
+    /// The counters of metrics.
+    pub fn counters(&self) -> QueryCounters {
+        QueryCounters {
+            started: self.started.load(Ordering::Relaxed),
+            running: self.running.load(Ordering::Relaxed),
+            run_time_micros: self.run_time_micros.load(Ordering::Relaxed),
+            slow: self.slow_finished.load(Ordering::Relaxed),
+        }
+    }
+
+    fn finish(&self, id: u64, run_time: f64, stream: bool) {
+        self.running.fetch_sub(1, Ordering::Relaxed);
+        self.run_time_micros
+            .fetch_add((run_time * 1e6) as u64, Ordering::Relaxed);
         let mut state = self.state.lock();
-        let Some(mut entry) = state.running.remove(&id) else {
-            return;
-        };
-        let run_time = entry.started_at.elapsed().as_secs_f64();
-        let threshold = if entry.stream {
+        let threshold = if stream {
             state.properties.slow_streaming_query_threshold
         } else {
             state.properties.slow_query_threshold
+        };
+        if run_time >= threshold {
+            self.slow_finished.fetch_add(1, Ordering::Relaxed);
+        }
+        let Some(mut entry) = state.running.remove(&id) else {
+            return;
         };
         if state.properties.track_slow_queries && run_time >= threshold {
             entry.run_time = Some(run_time);

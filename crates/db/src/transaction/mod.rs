@@ -126,6 +126,7 @@ impl Transactions {
             last_used: Mutex::new(Instant::now()),
         });
         self.running.lock().insert(id, Arc::clone(&transaction));
+        database.shared().counters.transaction_started();
         Ok(transaction)
     }
 
@@ -293,6 +294,8 @@ impl Transaction {
         }
         state.status = status;
         if let Some(database) = self.database.upgrade() {
+            let committed = status == TransactionStatus::Committed;
+            database.shared().counters.transaction_finished(committed);
             database.transactions().retire(self.id);
         }
     }
