@@ -189,7 +189,7 @@ fn render_data(s: &Snapshot, out: &mut String) {
         out,
         "arangodb_aql_all_query_total",
         "AQL queries finished.",
-        q.started.saturating_sub(q.running),
+        q.finished,
     );
     counter(
         out,

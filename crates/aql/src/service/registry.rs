@@ -4,8 +4,8 @@
 //! What it is: [`Registry`]: each query registers on start (its id, database, user, text,
 //! bind parameters, start time and [`Control`]) and leaves on end; a query that ran longer
 //! than the threshold is kept in the slow log (at most `maxSlowQueries`, newest last). It also
-//! counts, for metrics ([`QueryCounters`]), every query started, those running, their total
-//! run time and the slow ones, whether or not tracking is enabled.
+//! counts, for metrics ([`QueryCounters`]), the queries finished and running, their total run
+//! time and the slow ones, whether or not tracking is enabled.
 //!
 //! What it is not: execution. Killing only sets the query's kill switch; the query stops at
 //! its next check.
@@ -119,8 +119,8 @@ struct Entry {
 pub struct Registry {
     next_id: AtomicU64,
     state: Mutex<State>,
-    /// Queries registered so far.
-    started: AtomicU64,
+    /// Registrations dropped so far.
+    finished: AtomicU64,
     /// Registrations not yet dropped.
     running: AtomicU64,
     /// The summed run time of finished queries, in microseconds.
@@ -132,8 +132,8 @@ pub struct Registry {
 /// The query counters of metrics (`arangodb_aql_*`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct QueryCounters {
-    /// Queries started.
-    pub started: u64,
+    /// Queries finished.
+    pub finished: u64,
     /// Queries running now.
     pub running: u64,
     /// The summed run time of finished queries, in microseconds.
@@ -186,7 +186,6 @@ impl Registry {
         control: Arc<Control>,
     ) -> Registration {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
-        self.started.fetch_add(1, Ordering::Relaxed);
         self.running.fetch_add(1, Ordering::Relaxed);
         let mut state = self.state.lock();
         if state.properties.enabled {
@@ -222,7 +221,7 @@ impl Registry {
     /// The counters of metrics.
     pub fn counters(&self) -> QueryCounters {
         QueryCounters {
-            started: self.started.load(Ordering::Relaxed),
+            finished: self.finished.load(Ordering::Relaxed),
             running: self.running.load(Ordering::Relaxed),
             run_time_micros: self.run_time_micros.load(Ordering::Relaxed),
             slow: self.slow_finished.load(Ordering::Relaxed),
@@ -231,6 +230,7 @@ impl Registry {
 
     fn finish(&self, id: u64, run_time: f64, stream: bool) {
         self.running.fetch_sub(1, Ordering::Relaxed);
+        self.finished.fetch_add(1, Ordering::Relaxed);
         self.run_time_micros
             .fetch_add((run_time * 1e6) as u64, Ordering::Relaxed);
         let mut state = self.state.lock();
