@@ -1,7 +1,8 @@
 //! Request counters and the Prometheus text of `/_admin/metrics` (and `/v2`).
 //!
 //! What it is: [`Metrics`], lock-free counters the pipeline bumps once per reply
-//! (`requests`: by method and status class, time and size histograms, sharded per thread), the
+//! (`requests`: by method and status class, time and size histograms, kept per thread by
+//! `shards`, so counting takes no atomic read-modify-write), the
 //! client connection figures the listener moves (`connections`), the failed authentications;
 //! [`Snapshot`], every figure at one moment (these counters, the catalog's counters, the query
 //! counters, the process figures from `/proc`, uptime), and its rendering: Quince's own
@@ -20,6 +21,7 @@ mod arangodb;
 mod connections;
 mod process;
 pub(crate) mod requests;
+mod shards;
 mod text;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,10 +1,11 @@
 //! [`RequestStats`]: the per-request counters, sharded so that the request path stays cheap.
 //!
-//! What it is: a flat array of relaxed atomic counters per shard (requests by method and
-//! status class, asynchronous requests, four time histograms, two byte-size histograms and
-//! the request body size by protocol); each thread adds to its own shard, so concurrent
-//! requests on different threads never touch the same cache line. [`RequestStats::snapshot`]
-//! sums the shards into a [`RequestSnapshot`] of plain numbers.
+//! What it is: a flat array of counters (requests by method and status class, asynchronous
+//! requests, four time histograms, two byte-size histograms and the request body size by
+//! protocol) kept per thread (`super::shards`): each thread adds to its own copy with plain
+//! relaxed loads and stores, so counting a reply takes no atomic read-modify-write and
+//! concurrent requests on different threads never touch the same cache line.
+//! [`RequestStats::snapshot`] sums the copies into a [`RequestSnapshot`] of plain numbers.
 //!
 //! The four time histograms (total, queue, request and I/O time) share one fine scale,
 //! [`TIME_BOUNDS`], the union of Quince's latency buckets and ArangoDB's request-time cuts, so
@@ -13,15 +14,15 @@
 //! What it is not: the rendering (`super::text`, `super::arangodb`) or the connection figures
 //! (`super::connections`).
 //!
-//! Invariants: counters only grow; a request adds to exactly one shard; a histogram's count is
+//! Invariants: counters only grow; a reply adds to exactly one thread's copy; a histogram's count is
 //! the sum of its buckets, so `+Inf` always equals `_count`; every bound of
 //! [`QUINCE_LATENCY_BOUNDS`] and [`ARANGODB_REQUEST_TIME_CUTS`] is in [`TIME_BOUNDS`].
 
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http::{Method, Version};
+
+use super::shards::ThreadCounters;
 
 /// The methods counted separately; anything else is counted as `OTHER`.
 pub(crate) const METHODS: [&str; 8] = [
@@ -82,7 +83,6 @@ pub(crate) enum Protocol {
     Http2 = 1,
 }
 
-const SHARDS: usize = 32;
 const REQUESTS_AT: usize = 0;
 const ASYNC_AT: usize = REQUESTS_AT + METHODS.len() * STATUS_CLASSES.len();
 /// Per histogram: its buckets (the last one `+Inf`), then its sum.
@@ -99,10 +99,6 @@ const SLOTS: usize = BODY_AT + 2 * BODY_LEN;
 
 /// Time sums are kept in microseconds.
 const MICROS: f64 = 1e6;
-
-/// One shard: its own cache lines.
-#[repr(align(128))]
-struct Shard([AtomicU64; SLOTS]);
 
 /// What one reply adds to the counters.
 #[derive(Clone, Copy, Debug)]
@@ -121,36 +117,17 @@ pub(crate) struct RequestRecord<'a> {
     pub asynchronous: bool,
 }
 
-/// The sharded per-request counters.
+/// The per-request counters, kept per thread.
 pub(crate) struct RequestStats {
-    shards: Box<[Shard]>,
+    counters: ThreadCounters,
 }
 
 impl Default for RequestStats {
     fn default() -> Self {
         RequestStats {
-            shards: (0..SHARDS)
-                .map(|_| Shard(std::array::from_fn(|_| AtomicU64::new(0))))
-                .collect(),
+            counters: ThreadCounters::new(SLOTS),
         }
     }
-}
-
-static NEXT_SHARD: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static MY_SHARD: Cell<Option<usize>> = const { Cell::new(None) };
-}
-
-/// The shard of the calling thread (handed out round robin on first use).
-fn my_shard() -> usize {
-    MY_SHARD.with(|cell| {
-        cell.get().unwrap_or_else(|| {
-            let shard = NEXT_SHARD.fetch_add(1, Ordering::Relaxed) % SHARDS;
-            cell.set(Some(shard));
-            shard
-        })
-    })
 }
 
 fn bucket_of(bounds: &[f64], value: f64) -> usize {
@@ -163,10 +140,11 @@ fn bucket_of(bounds: &[f64], value: f64) -> usize {
 impl RequestStats {
     /// Counts one reply.
     pub(crate) fn record(&self, r: &RequestRecord<'_>) {
-        let slots = &self.shards[my_shard()].0;
-        let add = |slot: usize, n: u64| {
-            slots[slot].fetch_add(n, Ordering::Relaxed);
-        };
+        self.counters.with(|adder| Self::add(adder, r));
+    }
+
+    fn add(adder: &super::shards::Adder<'_>, r: &RequestRecord<'_>) {
+        let add = |slot: usize, n: u64| adder.add(slot, n);
         let class = usize::from(r.status / 100).clamp(1, 5) - 1;
         add(
             REQUESTS_AT + method_index(r.method) * STATUS_CLASSES.len() + class,
@@ -210,12 +188,7 @@ impl RequestStats {
 
     /// The sums over every shard.
     pub(crate) fn snapshot(&self) -> RequestSnapshot {
-        let mut sums = [0u64; SLOTS];
-        for shard in self.shards.iter() {
-            for (sum, slot) in sums.iter_mut().zip(shard.0.iter()) {
-                *sum = sum.wrapping_add(slot.load(Ordering::Relaxed));
-            }
-        }
+        let sums = self.counters.sums();
         let mut requests = [[0u64; STATUS_CLASSES.len()]; METHODS.len()];
         for (m, row) in requests.iter_mut().enumerate() {
             for (c, cell) in row.iter_mut().enumerate() {
