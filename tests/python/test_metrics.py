@@ -210,6 +210,19 @@ def test_counters_move_with_requests_and_writes(http, db_name):
     http.delete(f"{base}/_api/collection/{name}")
 
 
+def test_a_bodiless_get_moves_the_sums_of_every_client_histogram(http):
+    """As in ArangoDB: a GET has a head to receive and a body to read, however small."""
+    before = samples(scrape(http))
+    http.get("/_api/version")
+    after = samples(scrape(http))
+    for name in ("total_time", "request_time", "queue_time", "io_time", "bytes_sent", "bytes_received"):
+        family = f"arangodb_client_connection_statistics_{name}"
+        _, sum_before, count_before = histogram(before, family)
+        _, sum_after, count_after = histogram(after, family)
+        assert count_after >= count_before + 2, name
+        assert sum_after > sum_before, name
+
+
 def test_histograms_are_cumulative_and_consistent(http):
     http.get("/_api/version")
     text = scrape(http)

@@ -61,8 +61,10 @@ struct Timing {
     queued: Option<Duration>,
     /// How long reading its body took (when the pipeline read it whole).
     body_read: Duration,
+    /// Its head's bytes (in HTTP/1.1 form).
+    head_bytes: u64,
     /// Its body's bytes as they came (its declared length when the route streams it).
-    bytes_received: u64,
+    body_bytes: u64,
     /// It was queued as an asynchronous job.
     asynchronous: bool,
     /// The request's framing cannot be trusted (its body could not be read, or it declared
@@ -125,7 +127,8 @@ impl Api {
             received,
             queued: None,
             body_read: Duration::ZERO,
-            bytes_received: 0,
+            head_bytes: 0,
+            body_bytes: 0,
             asynchronous: false,
             close_connection: false,
         };
@@ -179,6 +182,13 @@ impl Api {
             .iter()
             .map(|(name, value)| name.as_str().len() + value.len())
             .sum();
+        // Request line, each header's `name: value\r\n`, the empty line.
+        timing.head_bytes = (parts.method.as_str().len()
+            + raw_target.len()
+            + 12
+            + header_bytes
+            + 4 * parts.headers.len()
+            + 2) as u64;
         if header_bytes > limits::HEADER_BYTES_MAX {
             return Err(ArangoError::new(HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE));
         }
@@ -234,7 +244,7 @@ impl Api {
             // The route reads its own body as it streams in, within its own bound.
             let limit = (streaming.limit)(self.config());
             body::check_declared_length(&parts.headers, limit)?;
-            timing.bytes_received = declared_length(&parts.headers);
+            timing.body_bytes = declared_length(&parts.headers);
             let mut request = ApiRequest {
                 method: parts.method,
                 database,
@@ -278,7 +288,7 @@ impl Api {
             .await
             .inspect_err(|_| timing.close_connection = true)?;
         timing.body_read = reading.elapsed();
-        timing.bytes_received = raw_body.len() as u64;
+        timing.body_bytes = raw_body.len() as u64;
         let body = body::decode_content(&parts.headers, raw_body, body_limit)?;
         let request = ApiRequest {
             method: parts.method,
@@ -345,6 +355,15 @@ impl Api {
             // `ab -k` (HTTP/1.0) keeps a connection only when the reply says keep-alive.
             headers.insert(CONNECTION, HeaderValue::from_static("keep-alive"));
         }
+        // Status line, each header's `name: value\r\n`, the empty line, the body (hyper adds
+        // `date` and `content-length`, which are not counted).
+        let head_bytes = 15
+            + status.canonical_reason().map_or(0, str::len)
+            + headers
+                .iter()
+                .map(|(name, value)| name.as_str().len() + value.len() + 4)
+                .sum::<usize>()
+            + 2;
         self.metrics().record(&RequestRecord {
             method,
             version,
@@ -352,8 +371,9 @@ impl Api {
             total: timing.received.elapsed(),
             before_handler: queued,
             body_read: timing.body_read,
-            bytes_received: timing.bytes_received,
-            bytes_sent: body.len() as u64,
+            bytes_received: timing.head_bytes + timing.body_bytes,
+            body_received: timing.body_bytes,
+            bytes_sent: (head_bytes + body.len()) as u64,
             asynchronous: timing.asynchronous,
         });
         let mut response = Response::new(Full::new(body));

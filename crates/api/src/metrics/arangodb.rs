@@ -134,12 +134,12 @@ fn render_connections(s: &Snapshot, out: &mut String) {
         (
             BytesKind::Sent,
             "bytes_sent",
-            "Reply body bytes sent per request.",
+            "Reply bytes per request (status line, headers, body).",
         ),
         (
             BytesKind::Received,
             "bytes_received",
-            "Request body bytes received per request (as sent, before decompression).",
+            "Request bytes per request (request line, headers, body as sent).",
         ),
     ] {
         histogram(

@@ -230,6 +230,7 @@ mod tests {
             before_handler: Duration::ZERO,
             body_read: Duration::ZERO,
             bytes_received: 0,
+            body_received: 0,
             bytes_sent: 10,
             asynchronous: false,
         });

@@ -97,8 +97,8 @@ const BODY_AT: usize = BYTES_AT + 2 * BYTES_LEN;
 const BODY_LEN: usize = histogram_len(BODY_SIZE_BOUNDS.len());
 const SLOTS: usize = BODY_AT + 2 * BODY_LEN;
 
-/// Time sums are kept in microseconds.
-const MICROS: f64 = 1e6;
+/// Time sums are kept in nanoseconds (so a sub-microsecond body read still counts).
+const NANOS: f64 = 1e9;
 
 /// What one reply adds to the counters.
 #[derive(Clone, Copy, Debug)]
@@ -112,7 +112,11 @@ pub(crate) struct RequestRecord<'a> {
     pub before_handler: Duration,
     /// Reading the body.
     pub body_read: Duration,
+    /// The request's head (in HTTP/1.1 form) and body.
     pub bytes_received: u64,
+    /// The request's body alone.
+    pub body_received: u64,
+    /// The reply's head (as the API built it) and body.
     pub bytes_sent: u64,
     pub asynchronous: bool,
 }
@@ -163,8 +167,8 @@ impl RequestStats {
         ] {
             let at = TIMES_AT + kind as usize * TIME_LEN;
             add(at + bucket_of(&TIME_BOUNDS, time.as_secs_f64()), 1);
-            let micros = u64::try_from(time.as_micros()).unwrap_or(u64::MAX);
-            add(at + TIME_LEN - 1, micros);
+            let nanos = u64::try_from(time.as_nanos()).unwrap_or(u64::MAX);
+            add(at + TIME_LEN - 1, nanos);
         }
         for (kind, bytes) in [
             (BytesKind::Sent, r.bytes_sent),
@@ -179,11 +183,8 @@ impl RequestStats {
             _ => Protocol::Http1,
         };
         let at = BODY_AT + protocol as usize * BODY_LEN;
-        add(
-            at + bucket_of(&BODY_SIZE_BOUNDS, r.bytes_received as f64),
-            1,
-        );
-        add(at + BODY_LEN - 1, r.bytes_received);
+        add(at + bucket_of(&BODY_SIZE_BOUNDS, r.body_received as f64), 1);
+        add(at + BODY_LEN - 1, r.body_received);
     }
 
     /// The sums over every shard.
@@ -206,9 +207,7 @@ impl RequestStats {
         RequestSnapshot {
             requests,
             asynchronous: sums[ASYNC_AT],
-            times: std::array::from_fn(|k| {
-                histogram(&TIME_BOUNDS, TIMES_AT + k * TIME_LEN, MICROS)
-            }),
+            times: std::array::from_fn(|k| histogram(&TIME_BOUNDS, TIMES_AT + k * TIME_LEN, NANOS)),
             bytes: std::array::from_fn(|k| histogram(&BYTES_CUTS, BYTES_AT + k * BYTES_LEN, 1.0)),
             body_sizes: std::array::from_fn(|k| {
                 histogram(&BODY_SIZE_BOUNDS, BODY_AT + k * BODY_LEN, 1.0)
@@ -314,6 +313,7 @@ mod tests {
             before_handler: Duration::from_millis(before_ms),
             body_read: Duration::from_millis(read_ms),
             bytes_received: 300,
+            body_received: 100,
             bytes_sent: 20,
             asynchronous: false,
         });
