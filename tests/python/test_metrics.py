@@ -194,6 +194,7 @@ def test_counters_move_with_requests_and_writes(http, db_name):
     assert grew("arangodb_transactions_committed_total") >= 1
     assert grew("arangodb_transactions_aborted_total") >= 1
     assert grew("arangodb_aql_all_query_total") >= 1
+    assert histogram(after, "arangodb_aql_query_time")[2] - histogram(before, "arangodb_aql_query_time")[2] >= 1
     assert value(after, "arangodb_metadata_number_of_collections") >= 1
     assert value(after, "arangodb_metadata_number_of_databases") >= 2
     assert value(after, "arangodb_process_statistics_resident_set_size") > 0

@@ -12,6 +12,8 @@
 //! Invariants: a family is written once, with its `# HELP` and `# TYPE` lines, whatever its
 //! value; counters are the `_total` names ArangoDB 3.12 uses in `/_admin/metrics/v2`.
 
+use quince_aql::service::registry::QUERY_TIME_BOUNDS;
+
 use super::connections::CONNECTION_TIME_CUTS;
 use super::requests::{
     BytesKind, Histogram, TimeKind, ARANGODB_REQUEST_TIME_CUTS, BODY_SIZE_BOUNDS, BYTES_CUTS,
@@ -202,6 +204,18 @@ fn render_data(s: &Snapshot, out: &mut String) {
         "arangodb_aql_total_query_time_msec_total",
         "Run time of all finished AQL queries, in milliseconds.",
         q.run_time_micros / 1000,
+    );
+    let run_times = Histogram {
+        bounds: &QUERY_TIME_BOUNDS,
+        buckets: q.run_times.to_vec(),
+        sum: q.run_time_micros as f64 / 1e6,
+    };
+    histogram(
+        out,
+        "arangodb_aql_query_time",
+        "Run times of finished AQL queries, in seconds.",
+        &run_times,
+        &QUERY_TIME_BOUNDS,
     );
     gauge(
         out,

@@ -114,6 +114,31 @@ struct Entry {
     run_time: Option<f64>,
 }
 
+/// The bounds of the query run time histogram, in seconds: ArangoDB's
+/// (`arangodb_aql_query_time`), doubling from 50/2^19 s to 50 s.
+pub const QUERY_TIME_BOUNDS: [f64; 20] = [
+    9.5367431640625e-05,
+    0.00019073486328125,
+    0.0003814697265625,
+    0.000762939453125,
+    0.00152587890625,
+    0.0030517578125,
+    0.006103515625,
+    0.01220703125,
+    0.0244140625,
+    0.048828125,
+    0.09765625,
+    0.1953125,
+    0.390625,
+    0.78125,
+    1.5625,
+    3.125,
+    6.25,
+    12.5,
+    25.0,
+    50.0,
+];
+
 /// Running queries and the slow log.
 #[derive(Default)]
 pub struct Registry {
@@ -127,6 +152,8 @@ pub struct Registry {
     run_time_micros: AtomicU64,
     /// Finished queries that ran at least their slow threshold.
     slow_finished: AtomicU64,
+    /// Finished queries by run time (bounds [`QUERY_TIME_BOUNDS`], then `+Inf`).
+    run_times: [AtomicU64; QUERY_TIME_BOUNDS.len() + 1],
 }
 
 /// The query counters of metrics (`arangodb_aql_*`).
@@ -140,6 +167,9 @@ pub struct QueryCounters {
     pub run_time_micros: u64,
     /// Finished queries that were slow.
     pub slow: u64,
+    /// Finished queries by run time (bounds [`QUERY_TIME_BOUNDS`], then `+Inf`; not
+    /// cumulative).
+    pub run_times: [u64; QUERY_TIME_BOUNDS.len() + 1],
 }
 
 #[derive(Default)]
@@ -225,12 +255,18 @@ impl Registry {
             running: self.running.load(Ordering::Relaxed),
             run_time_micros: self.run_time_micros.load(Ordering::Relaxed),
             slow: self.slow_finished.load(Ordering::Relaxed),
+            run_times: std::array::from_fn(|i| self.run_times[i].load(Ordering::Relaxed)),
         }
     }
 
     fn finish(&self, id: u64, run_time: f64, stream: bool) {
         self.running.fetch_sub(1, Ordering::Relaxed);
         self.finished.fetch_add(1, Ordering::Relaxed);
+        let bucket = QUERY_TIME_BOUNDS
+            .iter()
+            .position(|bound| run_time <= *bound)
+            .unwrap_or(QUERY_TIME_BOUNDS.len());
+        self.run_times[bucket].fetch_add(1, Ordering::Relaxed);
         self.run_time_micros
             .fetch_add((run_time * 1e6) as u64, Ordering::Relaxed);
         let mut state = self.state.lock();
