@@ -10,6 +10,7 @@ What it is not: the server-side suites (`test_import_http.py`, `test_import_driv
 from __future__ import annotations
 
 import gzip
+import re
 import subprocess
 
 from conftest import unique
@@ -18,7 +19,8 @@ from quince_server import ROOT_PASSWORD, quince_bin
 TIMEOUT_S = 60
 
 
-def run_import(server, db_name, *args, stdin: bytes | None = None):
+def run_import(server, db_name, *args, stdin: bytes | None = None, merged: bool = False):
+    """Runs the loader; with `merged`, stderr goes into stdout, in the order it was written."""
     command = [
         str(quince_bin()),
         "import",
@@ -30,6 +32,9 @@ def run_import(server, db_name, *args, stdin: bytes | None = None):
         ROOT_PASSWORD,
         *args,
     ]
+    if merged:
+        return subprocess.run(command, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=TIMEOUT_S)
     return subprocess.run(command, input=stdin, capture_output=True, timeout=TIMEOUT_S)
 
 
@@ -152,3 +157,68 @@ def test_missing_collection_and_server_errors_exit_non_zero(server, db_name, tmp
         capture_output=True, timeout=TIMEOUT_S,
     )
     assert wrong.returncode == 1
+
+
+def test_the_first_failed_lines_come_first_then_a_count_then_the_summary(server, db_name, db, tmp_path):
+    name = unique("cli")
+    # 60 records, every other one a duplicate of the record before it: 30 failures spread over
+    # many batches (one sender, so the second of each pair is always the duplicate).
+    records = []
+    for i in range(30):
+        records += [f'{{"_key": "k{i}"}}', f'{{"_key": "k{i}"}}']
+    path = write(tmp_path, "d.jsonl", "\n".join(records) + "\n")
+    proc = run_import(server, db_name, "--file", path, "--type", "jsonl", "--collection", name,
+                      "--create-collection", "--batch-size", "64", "--threads", "1",
+                      "--progress", "false", merged=True)
+    assert proc.returncode == 1
+    lines = proc.stdout.decode().splitlines()
+    failed = [line for line in lines if line.startswith("line ")]
+    # The ten lowest failed lines (2, 4, ..., 20), in order, each with the server's message.
+    assert [int(line.split(":")[0].split()[1]) for line in failed] == list(range(2, 21, 2))
+    assert all("unique constraint violated" in line for line in failed)
+    more = lines.index("... and 20 more failed documents")
+    summary_at = lines.index("created: 30, errors: 30, updated: 0, ignored: 0")
+    assert lines.index(failed[-1]) < more < summary_at
+    assert lines.index(failed[0]) == 0, "the failed lines come first"
+    assert db.collection(name).count() == 30
+
+
+def test_the_lowest_lines_are_listed_whatever_order_batches_finish_in(server, db_name, db, tmp_path):
+    name = unique("cli")
+    records = [f'{{"_key": "bad key {i}"}}' if i % 3 == 0 else f'{{"i": {i}}}' for i in range(90)]
+    path = write(tmp_path, "d.jsonl", "\n".join(records) + "\n")
+    proc = run_import(server, db_name, "--file", path, "--type", "jsonl", "--collection", name,
+                      "--create-collection", "--batch-size", "40", "--threads", "4",
+                      "--progress", "false")
+    assert proc.returncode == 1
+    failed = [line for line in proc.stderr.decode().splitlines() if line.startswith("line ")]
+    assert [int(line.split(":")[0].split()[1]) for line in failed] == [1 + 3 * k for k in range(10)]
+    assert "... and 20 more failed documents" in proc.stderr.decode()
+    assert summary(proc) == "created: 60, errors: 30, updated: 0, ignored: 0"
+
+
+PROGRESS = re.compile(r"quince import: progress: (\d+) documents acknowledged")
+
+
+def test_progress_lines_count_acknowledged_documents(server, db_name, db, tmp_path):
+    name = unique("cli")
+    path = write(tmp_path, "d.jsonl", "".join(f'{{"i": {i}, "pad": "{"x" * 20}"}}\n' for i in range(50)))
+    proc = run_import(server, db_name, "--file", path, "--type", "jsonl", "--collection", name,
+                      "--create-collection", "--batch-size", "200", "--threads", "1",
+                      "--progress-interval", "0")
+    assert proc.returncode == 0, proc.stderr
+    err = proc.stderr.decode()
+    counts = [int(m) for m in PROGRESS.findall(err)]
+    # One line per answered batch (about five records each), each the running total.
+    assert len(counts) >= 5, err
+    assert counts == sorted(set(counts)), counts
+    assert counts[-1] == 50
+    steps = [b - a for a, b in zip([0] + counts, counts)]
+    assert all(0 < step <= 10 for step in steps), steps
+    assert "quince import: 50 documents acknowledged in" in err
+    assert summary(proc) == "created: 50, errors: 0, updated: 0, ignored: 0"
+    quiet = run_import(server, db_name, "--file", path, "--type", "jsonl", "--collection", name,
+                       "--progress", "false")
+    assert PROGRESS.search(quiet.stderr.decode()) is None
+    bad = run_import(server, db_name, "--file", path, "--collection", name, "--progress-interval", "-1")
+    assert bad.returncode != 0

@@ -79,6 +79,7 @@ mod token;
 mod transaction;
 mod user;
 
+pub use metrics::OpenConnection;
 pub use request::ApiRequest;
 pub use response::{ApiResponse, ApiResult};
 pub use state::{

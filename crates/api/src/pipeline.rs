@@ -45,6 +45,7 @@ use quince_errors::{
 };
 
 use crate::error::{error_response, unauthorized, unknown_path};
+use crate::metrics::RequestRecord;
 use crate::path::{parse_target, Target};
 use crate::permission::{self, Caller};
 use crate::request::ApiRequest;
@@ -58,6 +59,14 @@ struct Timing {
     received: Instant,
     /// How long it waited before its handler started (set when the handler starts).
     queued: Option<Duration>,
+    /// How long reading its body took (when the pipeline read it whole).
+    body_read: Duration,
+    /// Its head's bytes (in HTTP/1.1 form).
+    head_bytes: u64,
+    /// Its body's bytes as they came (its declared length when the route streams it).
+    body_bytes: u64,
+    /// It was queued as an asynchronous job.
+    asynchronous: bool,
     /// The request's framing cannot be trusted (its body could not be read, or it declared
     /// both Content-Length and Transfer-Encoding): the reply closes the connection, since where
     /// the next request starts is unknown.
@@ -111,11 +120,16 @@ impl Api {
             .get::<Received>()
             .map_or_else(Instant::now, |r| r.0);
         let method = req.method().clone();
+        let version = req.version();
         let http10_keep_alive = req.version() == Version::HTTP_10 && wants_keep_alive(&req);
         let omit_www_authenticate = req.headers().contains_key("x-omit-www-authenticate");
         let mut timing = Timing {
             received,
             queued: None,
+            body_read: Duration::ZERO,
+            head_bytes: 0,
+            body_bytes: 0,
+            asynchronous: false,
             close_connection: false,
         };
         let outcome = {
@@ -133,7 +147,7 @@ impl Api {
                 ))
             }
         };
-        self.finish(reply, &method, &timing, http10_keep_alive)
+        self.finish(reply, &method, version, &timing, http10_keep_alive)
     }
 
     async fn process<B>(
@@ -168,6 +182,13 @@ impl Api {
             .iter()
             .map(|(name, value)| name.as_str().len() + value.len())
             .sum();
+        // Request line, each header's `name: value\r\n`, the empty line.
+        timing.head_bytes = (parts.method.as_str().len()
+            + raw_target.len()
+            + 12
+            + header_bytes
+            + 4 * parts.headers.len()
+            + 2) as u64;
         if header_bytes > limits::HEADER_BYTES_MAX {
             return Err(ArangoError::new(HTTP_REQUEST_HEADER_FIELDS_TOO_LARGE));
         }
@@ -225,6 +246,7 @@ impl Api {
             // The route reads its own body as it streams in, within its own bound.
             let limit = (streaming.limit)(self.config());
             body::check_declared_length(&parts.headers, limit)?;
+            timing.body_bytes = declared_length(&parts.headers);
             let mut request = ApiRequest {
                 method: parts.method,
                 database,
@@ -263,9 +285,12 @@ impl Api {
                 .min(limits::UNAUTHENTICATED_BODY_MAX),
         };
         body::check_declared_length(&parts.headers, body_limit)?;
+        let reading = Instant::now();
         let raw_body = body::read_bounded(body, body_limit)
             .await
             .inspect_err(|_| timing.close_connection = true)?;
+        timing.body_read = reading.elapsed();
+        timing.body_bytes = raw_body.len() as u64;
         let body = body::decode_content(&parts.headers, raw_body, body_limit)?;
         let request = ApiRequest {
             method: parts.method,
@@ -281,6 +306,7 @@ impl Api {
         };
         timing.queued = Some(timing.received.elapsed());
         if let Some(mode) = async_mode {
+            timing.asynchronous = true;
             let mut extensions = Extensions::new();
             if let Some(peer) = parts.extensions.get::<Peer>() {
                 extensions.insert(*peer);
@@ -305,6 +331,7 @@ impl Api {
         &self,
         reply: ApiResponse,
         method: &Method,
+        version: Version,
         timing: &Timing,
         http10_keep_alive: bool,
     ) -> Response<Full<Bytes>> {
@@ -330,8 +357,27 @@ impl Api {
             // `ab -k` (HTTP/1.0) keeps a connection only when the reply says keep-alive.
             headers.insert(CONNECTION, HeaderValue::from_static("keep-alive"));
         }
-        self.metrics()
-            .record(method, status.as_u16(), timing.received.elapsed());
+        // Status line, each header's `name: value\r\n`, the empty line, the body (hyper adds
+        // `date` and `content-length`, which are not counted).
+        let head_bytes = 15
+            + status.canonical_reason().map_or(0, str::len)
+            + headers
+                .iter()
+                .map(|(name, value)| name.as_str().len() + value.len() + 4)
+                .sum::<usize>()
+            + 2;
+        self.metrics().record(&RequestRecord {
+            method,
+            version,
+            status: status.as_u16(),
+            total: timing.received.elapsed(),
+            before_handler: queued,
+            body_read: timing.body_read,
+            bytes_received: timing.head_bytes + timing.body_bytes,
+            body_received: timing.body_bytes,
+            bytes_sent: (head_bytes + body.len()) as u64,
+            asynchronous: timing.asynchronous,
+        });
         let mut response = Response::new(Full::new(body));
         *response.status_mut() = status;
         *response.headers_mut() = headers;
@@ -363,6 +409,15 @@ impl<F: Future> Future for CatchPanic<'_, F> {
             }
         }
     }
+}
+
+/// The request's declared Content-Length (0 when absent or not a number).
+fn declared_length(headers: &http::HeaderMap) -> u64 {
+    headers
+        .get(http::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
 }
 
 /// 412/21004 when the client allows less queue time than the request already spent.

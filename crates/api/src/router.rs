@@ -266,6 +266,8 @@ static ROUTES: &[Route] = &[
     exact(&["_admin", "license"], handler!(|c| admin::server::license(&c.req))),
     exact(&["_admin", "metrics", "v2"], METRICS),
     exact(&["_admin", "metrics"], METRICS),
+    exact(&["_admin", "statistics"], handler!(|c| admin::statistics::statistics(c.api, &c.req))),
+    exact(&["_admin", "statistics-description"], handler!(|c| admin::statistics::description(&c.req))),
     exact(&["_open", "auth", "renew"], handler!(|c| open_auth::renew(c.api, &c.req))).own_permissions().open(),
     exact(&["_open", "auth"], handler!(|c| open_auth::login(c.api, &c.req, c.extensions).await)).own_permissions().open(),
     family(&["_api", "user"], handler!(|c| user::handle(c.api, c.req).await)).own_permissions(),

@@ -114,6 +114,41 @@ async fn metrics_count_requests() {
     assert_eq!(s.root(Method::GET, "/_admin/metrics", "").await.status, 200);
 }
 
+#[tokio::test]
+async fn statistics_count_requests_by_method() {
+    let s = Server::new();
+    for _ in 0..2 {
+        s.root(Method::GET, "/_api/version", "").await;
+    }
+    s.root(Method::POST, "/_api/version", "").await;
+    let reply = s.root(Method::GET, "/_admin/statistics", "").await;
+    assert_eq!(reply.status, 200);
+    let body: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+    assert_eq!(body["enabled"], true);
+    assert_eq!(body["http"]["requestsTotal"], 3);
+    assert_eq!(body["http"]["requestsGet"], 2);
+    assert_eq!(body["http"]["requestsPost"], 1);
+    assert_eq!(body["client"]["totalTime"]["count"], 3);
+    assert_eq!(
+        body["client"]["totalTime"]["counts"]
+            .as_array()
+            .unwrap()
+            .len(),
+        10
+    );
+    assert!(body["system"]["residentSize"].as_u64().unwrap() > 0);
+    let reply = s
+        .root(Method::GET, "/_admin/statistics-description", "")
+        .await;
+    assert_eq!(reply.status, 200);
+    let description: serde_json::Value = serde_json::from_slice(&reply.body).unwrap();
+    let groups = description["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 4);
+    s.root(Method::PUT, "/_admin/statistics", "")
+        .await
+        .assert_error(405, 405);
+}
+
 async fn login(s: &Server, prefix: &str, body: &str) -> support::Reply {
     s.send(request(Method::POST, &format!("{prefix}/_open/auth"), body))
         .await

@@ -206,8 +206,14 @@ impl Catalog {
     /// Counters for metrics.
     pub fn stats(&self) -> CatalogStats {
         let databases = self.databases.read().values().cloned().collect::<Vec<_>>();
+        let counters = self.shared.counters.snapshot();
         let mut stats = CatalogStats {
             databases: databases.len() as u64,
+            document_writes: counters.document_writes,
+            truncates: counters.truncates,
+            transactions_started: counters.transactions_started,
+            transactions_committed: counters.transactions_committed,
+            transactions_aborted: counters.transactions_aborted,
             ..CatalogStats::default()
         };
         for database in databases {

@@ -21,6 +21,7 @@
 
 mod catalog;
 mod collection;
+mod counters;
 mod current;
 mod database;
 mod debris;

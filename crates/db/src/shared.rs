@@ -1,7 +1,8 @@
 //! [`Shared`]: what every database and collection of one catalog shares.
 //!
 //! What it is: the file system, the data directory, the server defaults, the one hybrid
-//! logical clock every `_rev` comes from, the server-wide id counter and the closed flag.
+//! logical clock every `_rev` comes from, the server-wide id counter, the closed flag and the
+//! event counters of metrics.
 //!
 //! What it is not: the registry of databases (that is the catalog) or any document state.
 //!
@@ -21,6 +22,7 @@ use quince_storage::io::FileIo;
 use quince_storage::{CompactionPolicy, StoreOptions};
 
 use crate::catalog::DbConfig;
+use crate::counters::Counters;
 use crate::hooks::HookFactory;
 use crate::params::{catalog_file, write_atomic, CatalogParams};
 
@@ -54,6 +56,8 @@ pub(crate) struct Shared {
     id_last: Mutex<u64>,
     /// Set by shutdown; catalog changes are refused afterwards.
     closed: AtomicBool,
+    /// Document writes, truncates and transactions, for metrics.
+    pub counters: Counters,
 }
 
 impl Shared {
@@ -71,6 +75,7 @@ impl Shared {
             transaction_idle_timeout: config.transaction_idle_timeout,
             id_last: Mutex::new(0),
             closed: AtomicBool::new(false),
+            counters: Counters::default(),
         }
     }
 

@@ -232,6 +232,8 @@ impl Collection {
                 }
             }
         };
+        let written = outcomes.iter().filter(|o| o.is_ok()).count();
+        self.shared.counters.documents_written(written as u64);
         for (change, outcome) in changes.iter().zip(&outcomes) {
             let Some(change) = change else { continue };
             for hook in hooks {
@@ -318,6 +320,7 @@ impl Collection {
             self.persist_key_generator()?;
             let rev = self.shared.hlc.next();
             self.store.truncate(rev.0, false)?;
+            self.shared.counters.truncated();
             self.note_revision(rev);
             for hook in hooks.iter() {
                 hook.truncated();

@@ -3,8 +3,11 @@
 //! What it is: [`ImportArgs`] and [`run`]. One reader (the calling thread) cuts the input into
 //! batches of about `--batch-size` bytes (`batch`); `--threads` senders, each with its own
 //! keep-alive connection, post them to `/_api/import` with `details=true` and add up the
-//! replies (`report`). Failed records are printed to stderr with their input line, sorted; the
-//! summary line (`created: N, errors: N, updated: N, ignored: N`) goes to stdout. The exit
+//! replies (`report`). Progress (`progress`) counts the documents of the batches the server
+//! answered: a bar on a terminal, else a line on stderr at most every `--progress-interval`
+//! seconds. At the end the first failed records (the [`FAILURES_SHOWN`] lowest input lines,
+//! each with the server's message, then how many more failed) are printed to stderr, and then
+//! the summary line (`created: N, errors: N, updated: N, ignored: N`) to stdout. The exit
 //! status is 0 only when no document failed and nothing else went wrong.
 //!
 //! `--complete true` sends `complete=true` with every request: each batch is all or nothing on
@@ -21,7 +24,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,10 +39,13 @@ use serde_json::Value;
 use crate::batch::{self, Batch, Layout};
 use crate::csv::Dialect;
 use crate::input;
-use crate::report::{map_details, Failure, Totals};
+use crate::progress::Progress;
+use crate::report::{map_details, Failure, FirstFailures, Totals};
 
 /// Failed records kept for printing; later ones are only counted.
-const FAILURES_SHOWN_MAX: usize = 10_000;
+/// The failed records listed at the end (those with the lowest input lines); the rest are
+/// counted.
+pub const FAILURES_SHOWN: usize = 10;
 
 /// How long connecting and each read or write may take: arangoimport's defaults
 /// (`--server.connection-timeout 5`, `--server.request-timeout 1200`).
@@ -156,11 +162,17 @@ pub struct ImportArgs {
     #[arg(long = "separator", value_name = "CHAR", default_value = ",")]
     pub separator: String,
 
-    /// Show a progress bar (only ever on a terminal).
+    /// Show progress: a bar on a terminal, else lines on stderr.
     #[arg(long = "progress", value_name = "BOOL", default_value = "true",
           value_parser = parse_bool, action = ArgAction::Set, num_args = 0..=1,
           default_missing_value = "true")]
     pub progress: bool,
+
+    /// Off a terminal: the least time between two progress lines, in seconds (0: a line for
+    /// every answered batch).
+    #[arg(long = "progress-interval", value_name = "SECONDS", default_value = "1",
+          value_parser = parse_interval)]
+    pub progress_interval: Duration,
 
     /// The server: tcp://HOST:PORT (also http://).
     #[arg(
@@ -221,9 +233,8 @@ impl Client<'_> {
 /// What the senders share.
 struct Shared {
     totals: Totals,
-    failures: Vec<Failure>,
-    /// Failures beyond the ones kept.
-    failures_unshown: u64,
+    /// The failed records with the lowest lines, and how many more failed.
+    failures: FirstFailures,
     /// Why the import stopped early, if it did.
     fatal: Option<String>,
 }
@@ -277,17 +288,15 @@ fn execute(args: &ImportArgs) -> Result<bool, String> {
 
     let opened =
         input::open(&args.file).map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    let progress = progress_bar(args, opened.size);
+    let progress = progress(args, opened.size);
     let threads = usize::try_from(args.threads).expect("bounded by the parser");
     let batch_size = usize::try_from(args.batch_size).expect("bounded by the parser");
     let shared = Arc::new(Mutex::new(Shared {
         totals: Totals::default(),
-        failures: Vec::new(),
-        failures_unshown: 0,
+        failures: FirstFailures::new(FAILURES_SHOWN),
         fatal: None,
     }));
     let stop = Arc::new(AtomicBool::new(false));
-    let sent = Arc::new(AtomicU64::new(0));
     let (sender, receiver) = sync_channel::<Batch>(threads);
     let receiver = Arc::new(Mutex::new(receiver));
     let started = Instant::now();
@@ -297,13 +306,13 @@ fn execute(args: &ImportArgs) -> Result<bool, String> {
             let receiver = Arc::clone(&receiver);
             let shared = Arc::clone(&shared);
             let stop = Arc::clone(&stop);
-            let sent = Arc::clone(&sent);
             let client = Client {
                 connection: Connection::new(address, TIMEOUTS),
                 head: &head,
             };
             let import_target = &import_target;
             let complete = args.complete;
+            let progress = &progress;
             scope.spawn(move || {
                 send_batches(
                     client,
@@ -312,7 +321,7 @@ fn execute(args: &ImportArgs) -> Result<bool, String> {
                     complete,
                     &shared,
                     &stop,
-                    &sent,
+                    progress,
                 )
             });
         }
@@ -321,10 +330,7 @@ fn execute(args: &ImportArgs) -> Result<bool, String> {
             if stop.load(Ordering::Acquire) {
                 return false;
             }
-            if let Some(bar) = &progress {
-                bar.set_position(counter.load(Ordering::Relaxed));
-                bar.set_message(format!("{} documents", sent.load(Ordering::Relaxed)));
-            }
+            progress.read(counter.load(Ordering::Relaxed), opened.size);
             sender.send(batch).is_ok()
         };
         let result = read_input(opened.reader, args, batch_size, &mut sink);
@@ -332,9 +338,7 @@ fn execute(args: &ImportArgs) -> Result<bool, String> {
         drop(sender);
         result
     });
-    if let Some(bar) = &progress {
-        bar.finish_and_clear();
-    }
+    progress.finish();
     let shared = Arc::try_unwrap(shared)
         .ok()
         .expect("the senders are done")
@@ -344,8 +348,8 @@ fn execute(args: &ImportArgs) -> Result<bool, String> {
     let totals = shared.totals;
     println!("{}", totals.summary());
     eprintln!(
-        "quince import: {} documents in {:.2} s",
-        sent.load(Ordering::Relaxed),
+        "quince import: {} documents acknowledged in {:.2} s",
+        progress.count(),
         started.elapsed().as_secs_f64()
     );
     if let Some(fatal) = shared.fatal {
@@ -474,7 +478,7 @@ fn send_batches(
     complete: bool,
     shared: &Mutex<Shared>,
     stop: &AtomicBool,
-    sent: &AtomicU64,
+    progress: &Progress,
 ) {
     loop {
         let next = receiver.lock().expect("receiver lock").recv();
@@ -490,7 +494,9 @@ fn send_batches(
         };
         let target = import_target(batch.layout);
         let reply = client.send(Method::Post, &target, content_type, Some(&batch.body));
-        sent.fetch_add(batch.lines.len() as u64, Ordering::Relaxed);
+        if reply.is_ok() {
+            progress.acknowledged(batch.lines.len() as u64);
+        }
         let mut state = shared.lock().expect("shared lock");
         match reply {
             Err(e) => {
@@ -542,11 +548,7 @@ fn send_batches(
 }
 
 fn keep_failure(state: &mut Shared, failure: Failure) {
-    if state.failures.len() < FAILURES_SHOWN_MAX {
-        state.failures.push(failure);
-    } else {
-        state.failures_unshown += 1;
-    }
+    state.failures.add(failure);
 }
 
 /// The `errorMessage` of an error reply (or its raw text).
@@ -567,38 +569,32 @@ fn server_error(what: &str, body: &[u8]) -> String {
 
 /// Prints the failed records, by input line.
 fn print_failures(shared: &Shared) {
-    let mut failures: Vec<&Failure> = shared.failures.iter().collect();
-    failures.sort_by_key(|f| f.line.unwrap_or(u64::MAX));
-    for f in failures {
-        match f.line {
-            Some(line) => eprintln!("line {line}: {}", f.message),
-            None => eprintln!("{}", f.message),
-        }
-    }
-    if shared.failures_unshown > 0 {
-        eprintln!("... and {} more failed documents", shared.failures_unshown);
+    for line in shared.failures.lines() {
+        eprintln!("{line}");
     }
 }
 
-/// The progress bar, on a terminal only.
-fn progress_bar(args: &ImportArgs, size: Option<u64>) -> Option<indicatif::ProgressBar> {
-    if !args.progress || !std::io::stderr().is_terminal() {
-        return None;
+/// Where progress goes: nowhere, a bar on a terminal, else lines on stderr.
+fn progress(args: &ImportArgs, size: Option<u64>) -> Progress {
+    if !args.progress {
+        Progress::hidden()
+    } else if std::io::stderr().is_terminal() {
+        Progress::bar(size)
+    } else {
+        Progress::lines(Box::new(std::io::stderr()), args.progress_interval)
     }
-    let bar = match size {
-        Some(total) => indicatif::ProgressBar::new(total).with_style(
-            indicatif::ProgressStyle::with_template(
-                "{bar:30} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta} {msg}",
-            )
-            .expect("a valid template"),
-        ),
-        None => indicatif::ProgressBar::new_spinner().with_style(
-            indicatif::ProgressStyle::with_template("{spinner} {bytes} {bytes_per_sec} {msg}")
-                .expect("a valid template"),
-        ),
-    };
-    bar.enable_steady_tick(Duration::from_millis(200));
-    Some(bar)
+}
+
+/// `--progress-interval`: seconds, at least 0, at most a day.
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if !(0.0..=86_400.0).contains(&seconds) {
+        return Err(format!("'{text}' is not between 0 and 86400 seconds"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
 }
 
 #[cfg(test)]

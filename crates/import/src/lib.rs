@@ -5,7 +5,8 @@
 //! buffers, used by the server's `POST /_api/import` and by the loader) and, with the `cli`
 //! feature, the loader itself: options ([`cli::ImportArgs`]), input reading (files, stdin, gzip),
 //! CSV/TSV conversion, batching, parallel HTTP requests (over quince-client's connection),
-//! progress and the summary.
+//! progress (in documents the server acknowledged) and the report (the first failed lines,
+//! then the summary).
 //!
 //! What it is not: part of the server. The loader talks to a server only over HTTP, exactly as
 //! arangoimport would, and never links the storage or database crates.
@@ -23,6 +24,8 @@ pub mod cli;
 pub mod csv;
 #[cfg(feature = "cli")]
 pub mod input;
+#[cfg(feature = "cli")]
+pub mod progress;
 #[cfg(feature = "cli")]
 pub mod report;
 

@@ -1,6 +1,7 @@
 //! Reading the server's import replies: counts, and details mapped back to input lines.
 //!
-//! What it is: [`Totals`] (the sum of every reply's counters) and [`map_details`], which turns
+//! What it is: [`Totals`] (the sum of every reply's counters), [`FirstFailures`] (the failed
+//! records with the lowest input lines, bounded, and a count of the rest) and [`map_details`], which turns
 //! each `at position <i>: <message>` detail of one batch into the input line of the record it
 //! is about. The server numbers positions two ways, as ArangoDB does: a record it could not
 //! convert (not JSON, not an object, no edge ends, wrong row width) by its 1-based number in
@@ -11,7 +12,9 @@
 //! What it is not: sending or printing.
 //!
 //! Invariants: a detail whose position is outside the batch is kept with no line rather than
-//! dropped; the counters are added exactly as the server reported them.
+//! dropped; the counters are added exactly as the server reported them; [`FirstFailures`] keeps
+//! at most its bound, always the lowest lines seen (a failure without a line sorts last),
+//! whatever order the replies arrive in, and counts every other failure exactly once.
 
 use serde_json::Value;
 
@@ -52,6 +55,68 @@ pub struct Failure {
     pub line: Option<u64>,
     /// What the server said about it (without the position prefix).
     pub message: String,
+}
+
+/// The failed records with the lowest input lines, at most `max` of them, and how many more
+/// failed.
+#[derive(Clone, Debug)]
+pub struct FirstFailures {
+    max: usize,
+    /// Sorted by line (unknown lines last), then by arrival.
+    kept: Vec<Failure>,
+    more: u64,
+}
+
+impl FirstFailures {
+    /// Keeps at most `max` failures.
+    pub fn new(max: usize) -> FirstFailures {
+        FirstFailures {
+            max,
+            kept: Vec::new(),
+            more: 0,
+        }
+    }
+
+    /// Adds one failure: kept when it is among the lowest lines so far, else counted.
+    pub fn add(&mut self, failure: Failure) {
+        let key = |f: &Failure| f.line.unwrap_or(u64::MAX);
+        let at = self.kept.partition_point(|k| key(k) <= key(&failure));
+        if at >= self.max {
+            self.more += 1;
+            return;
+        }
+        self.kept.insert(at, failure);
+        if self.kept.len() > self.max {
+            self.kept.pop();
+            self.more += 1;
+        }
+    }
+
+    /// The kept failures, lowest line first.
+    pub fn kept(&self) -> &[Failure] {
+        &self.kept
+    }
+
+    /// The failures not kept.
+    pub fn more(&self) -> u64 {
+        self.more
+    }
+
+    /// The report's lines: each kept failure (`line N: message`), then how many more failed.
+    pub fn lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .kept
+            .iter()
+            .map(|f| match f.line {
+                Some(line) => format!("line {line}: {}", f.message),
+                None => f.message.clone(),
+            })
+            .collect();
+        if self.more > 0 {
+            lines.push(format!("... and {} more failed documents", self.more));
+        }
+        lines
+    }
 }
 
 /// Splits `at position <i>: <message>`.
@@ -137,6 +202,50 @@ mod tests {
         assert_eq!(found, [Some(11), Some(14), Some(10), None]);
         assert!(got[1].message.starts_with("creating document failed"));
         assert_eq!(got[3].message, "something else");
+    }
+
+    fn failure(line: Option<u64>) -> Failure {
+        Failure {
+            line,
+            message: format!("bad {line:?}"),
+        }
+    }
+
+    #[test]
+    fn the_lowest_lines_are_kept_whatever_the_arrival_order() {
+        let mut first = FirstFailures::new(3);
+        for line in [
+            Some(40),
+            Some(7),
+            None,
+            Some(12),
+            Some(3),
+            Some(99),
+            Some(8),
+        ] {
+            first.add(failure(line));
+        }
+        let lines: Vec<Option<u64>> = first.kept().iter().map(|f| f.line).collect();
+        assert_eq!(lines, [Some(3), Some(7), Some(8)]);
+        assert_eq!(first.more(), 4);
+        assert_eq!(
+            first.lines(),
+            [
+                "line 3: bad Some(3)",
+                "line 7: bad Some(7)",
+                "line 8: bad Some(8)",
+                "... and 4 more failed documents"
+            ]
+        );
+    }
+
+    #[test]
+    fn failures_without_a_line_come_last_and_few_failures_add_no_count() {
+        let mut first = FirstFailures::new(10);
+        first.add(failure(None));
+        first.add(failure(Some(5)));
+        assert_eq!(first.lines(), ["line 5: bad Some(5)", "bad None"]);
+        assert_eq!(first.more(), 0);
     }
 
     #[test]

@@ -146,6 +146,18 @@ pub struct CatalogStats {
     pub journal_seals: u64,
     /// Compactions since start.
     pub compactions: u64,
+    /// Document changes published since start (inserts, replaces, updates, removes, by any
+    /// path: single, batch, import, AQL, stream transaction commit).
+    pub document_writes: u64,
+    /// Collection truncates since start.
+    pub truncates: u64,
+    /// Stream transactions begun since start.
+    pub transactions_started: u64,
+    /// Stream transactions committed since start.
+    pub transactions_committed: u64,
+    /// Stream transactions aborted since start (by the client, a failed commit, the idle
+    /// timeout or a dropped database).
+    pub transactions_aborted: u64,
 }
 
 /// What `POST /_api/collection` asks for, after the api layer picked it out of the body.

@@ -14,7 +14,8 @@
 //! the connection), or who may keep a connection (`crate::governor`).
 //!
 //! Invariants: every connection holds one of the governor's permits for as long as its task
-//! lives, and is registered with it for as long; a place is made only for a connection already
+//! lives, and is registered with it (and counted in the API's client connection metrics) for
+//! as long; a place is made only for a connection already
 //! accepted (at most one accepted socket waits for its place, which the descriptor budget's
 //! reserve covers), so the governor never evicts anyone for a connection that has not come; once the stop signal is seen no new
 //! connection is accepted, and each open one is told to finish its in-flight request and
@@ -30,7 +31,7 @@ use hyper::body::Incoming;
 use hyper::Request;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
-use quince_api::{Api, ConnectionTrust, Peer, Received};
+use quince_api::{Api, ConnectionTrust, OpenConnection, Peer, Received};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit};
@@ -84,12 +85,14 @@ pub async fn serve_connections(
             _ = stopped(&mut stop) => break,
         };
         let connection = governor.register(client.ip());
+        let counted = api.connection_opened();
         let served = Served {
             api: api.clone(),
             builder: builder.clone(),
             governor: governor.clone(),
             connection,
             _permit: permit,
+            _counted: counted,
         };
         let acceptor = tls.as_ref().map(|tls| tls.acceptor());
         tokio::spawn(served.run(stream, client, acceptor, stop.clone()));
@@ -123,6 +126,8 @@ struct Served {
     connection: Arc<Connection>,
     /// Its place among the open connections.
     _permit: OwnedSemaphorePermit,
+    /// Its count in the client connection metrics, for as long as it lives.
+    _counted: OpenConnection,
 }
 
 impl Served {

@@ -1,6 +1,6 @@
 //! `/_api/version`, `/_api/engine` and `/_admin/*`: what the server says about itself (`reference/arangodb-http-api.md` §7.2).
 //!
-//! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`) and [`echo`] (`/_admin/echo`);
+//! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`), [`statistics`] (`/_admin/statistics` and its description) and [`echo`] (`/_admin/echo`);
 //! and the operator's calls: [`log`] (`/_admin/log*`: recent lines, levels, structured
 //! parameters), [`maintenance`] (compaction, routing reload, target version), [`support_info`],
 //! [`options`] (`/_admin/options*`), [`jwt`] (`/_admin/server/jwt`), [`tls`]
@@ -21,6 +21,7 @@ pub(crate) mod log;
 pub(crate) mod maintenance;
 pub(crate) mod options;
 pub(crate) mod server;
+pub(crate) mod statistics;
 pub(crate) mod status;
 pub(crate) mod support_info;
 pub(crate) mod tls;

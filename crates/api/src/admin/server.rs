@@ -131,7 +131,7 @@ pub(crate) fn license(req: &ApiRequest) -> ApiResult {
 /// `GET /_admin/metrics` and `/_admin/metrics/v2`: Prometheus text.
 pub(crate) fn metrics(api: &Api, req: &ApiRequest) -> ApiResult {
     only_get(req)?;
-    let text = api.metrics().render(&api.engine().stats(), api.uptime());
+    let text = api.metrics_snapshot().render();
     Ok(ApiResponse::with_content_type(
         200,
         PROMETHEUS_CONTENT_TYPE,

@@ -42,7 +42,7 @@ use tokio::sync::Semaphore;
 
 use crate::credentials::Authenticator;
 use crate::limits;
-use crate::metrics::Metrics;
+use crate::metrics::{Metrics, OpenConnection, ProcessFigures, Snapshot, SnapshotInputs};
 use crate::reply_budget::ReplyLimits;
 use crate::request::ApiRequest;
 use crate::static_files::StaticFiles;
@@ -250,6 +250,26 @@ impl Api {
     /// Request counters for `/_admin/metrics`.
     pub(crate) fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// Every figure of metrics and statistics, now.
+    pub(crate) fn metrics_snapshot(&self) -> Snapshot {
+        let worker_threads = tokio::runtime::Handle::try_current()
+            .map_or(0, |runtime| runtime.metrics().num_workers() as u64);
+        self.metrics.snapshot(SnapshotInputs {
+            catalog: self.engine.stats(),
+            queries: self.queries.registry.counters(),
+            process: ProcessFigures::read(),
+            uptime: self.uptime(),
+            worker_threads,
+            in_flight: self.in_flight.load(Ordering::Relaxed) as u64,
+        })
+    }
+
+    /// Counts a client connection opened (the listener calls it for every accepted
+    /// connection); dropping the guard counts it closed.
+    pub fn connection_opened(&self) -> OpenConnection {
+        self.metrics.connection_opened()
     }
 
     /// How long the API has existed.

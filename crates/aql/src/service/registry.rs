@@ -3,13 +3,16 @@
 //!
 //! What it is: [`Registry`]: each query registers on start (its id, database, user, text,
 //! bind parameters, start time and [`Control`]) and leaves on end; a query that ran longer
-//! than the threshold is kept in the slow log (at most `maxSlowQueries`, newest last).
+//! than the threshold is kept in the slow log (at most `maxSlowQueries`, newest last). It also
+//! counts, for metrics ([`QueryCounters`]), the queries finished and running, their total run
+//! time and the slow ones, whether or not tracking is enabled.
 //!
 //! What it is not: execution. Killing only sets the query's kill switch; the query stops at
 //! its next check.
 //!
 //! Invariants: ids are unique for the server's life; a query is listed as current from
-//! registration to its guard's drop; the slow log never holds more than `max_slow_queries`.
+//! registration to its guard's drop; the slow log never holds more than `max_slow_queries`;
+//! the counters only grow, except `running`, which is the registrations not yet dropped.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -111,11 +114,62 @@ struct Entry {
     run_time: Option<f64>,
 }
 
+/// The bounds of the query run time histogram, in seconds: ArangoDB's
+/// (`arangodb_aql_query_time`), doubling from 50/2^19 s to 50 s.
+pub const QUERY_TIME_BOUNDS: [f64; 20] = [
+    9.5367431640625e-05,
+    0.00019073486328125,
+    0.0003814697265625,
+    0.000762939453125,
+    0.00152587890625,
+    0.0030517578125,
+    0.006103515625,
+    0.01220703125,
+    0.0244140625,
+    0.048828125,
+    0.09765625,
+    0.1953125,
+    0.390625,
+    0.78125,
+    1.5625,
+    3.125,
+    6.25,
+    12.5,
+    25.0,
+    50.0,
+];
+
 /// Running queries and the slow log.
 #[derive(Default)]
 pub struct Registry {
     next_id: AtomicU64,
     state: Mutex<State>,
+    /// Registrations dropped so far.
+    finished: AtomicU64,
+    /// Registrations not yet dropped.
+    running: AtomicU64,
+    /// The summed run time of finished queries, in microseconds.
+    run_time_micros: AtomicU64,
+    /// Finished queries that ran at least their slow threshold.
+    slow_finished: AtomicU64,
+    /// Finished queries by run time (bounds [`QUERY_TIME_BOUNDS`], then `+Inf`).
+    run_times: [AtomicU64; QUERY_TIME_BOUNDS.len() + 1],
+}
+
+/// The query counters of metrics (`arangodb_aql_*`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryCounters {
+    /// Queries finished.
+    pub finished: u64,
+    /// Queries running now.
+    pub running: u64,
+    /// The summed run time of finished queries, in microseconds.
+    pub run_time_micros: u64,
+    /// Finished queries that were slow.
+    pub slow: u64,
+    /// Finished queries by run time (bounds [`QUERY_TIME_BOUNDS`], then `+Inf`; not
+    /// cumulative).
+    pub run_times: [u64; QUERY_TIME_BOUNDS.len() + 1],
 }
 
 #[derive(Default)]
@@ -129,6 +183,8 @@ struct State {
 pub struct Registration {
     registry: Arc<Registry>,
     id: u64,
+    started_at: Instant,
+    stream: bool,
 }
 
 impl Registration {
@@ -140,7 +196,11 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        self.registry.finish(self.id);
+        self.registry.finish(
+            self.id,
+            self.started_at.elapsed().as_secs_f64(),
+            self.stream,
+        );
     }
 }
 
@@ -156,6 +216,7 @@ impl Registry {
         control: Arc<Control>,
     ) -> Registration {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed) + 1;
+        self.running.fetch_add(1, Ordering::Relaxed);
         let mut state = self.state.lock();
         if state.properties.enabled {
             let bind_vars = if state.properties.track_bind_vars {
@@ -182,19 +243,43 @@ impl Registry {
         Registration {
             registry: Arc::clone(self),
             id,
+            started_at: Instant::now(),
+            stream,
         }
     }
 
-    fn finish(&self, id: u64) {
+    /// The counters of metrics.
+    pub fn counters(&self) -> QueryCounters {
+        QueryCounters {
+            finished: self.finished.load(Ordering::Relaxed),
+            running: self.running.load(Ordering::Relaxed),
+            run_time_micros: self.run_time_micros.load(Ordering::Relaxed),
+            slow: self.slow_finished.load(Ordering::Relaxed),
+            run_times: std::array::from_fn(|i| self.run_times[i].load(Ordering::Relaxed)),
+        }
+    }
+
+    fn finish(&self, id: u64, run_time: f64, stream: bool) {
+        self.running.fetch_sub(1, Ordering::Relaxed);
+        self.finished.fetch_add(1, Ordering::Relaxed);
+        let bucket = QUERY_TIME_BOUNDS
+            .iter()
+            .position(|bound| run_time <= *bound)
+            .unwrap_or(QUERY_TIME_BOUNDS.len());
+        self.run_times[bucket].fetch_add(1, Ordering::Relaxed);
+        self.run_time_micros
+            .fetch_add((run_time * 1e6) as u64, Ordering::Relaxed);
         let mut state = self.state.lock();
-        let Some(mut entry) = state.running.remove(&id) else {
-            return;
-        };
-        let run_time = entry.started_at.elapsed().as_secs_f64();
-        let threshold = if entry.stream {
+        let threshold = if stream {
             state.properties.slow_streaming_query_threshold
         } else {
             state.properties.slow_query_threshold
+        };
+        if run_time >= threshold {
+            self.slow_finished.fetch_add(1, Ordering::Relaxed);
+        }
+        let Some(mut entry) = state.running.remove(&id) else {
+            return;
         };
         if state.properties.track_slow_queries && run_time >= threshold {
             entry.run_time = Some(run_time);

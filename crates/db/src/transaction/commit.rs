@@ -89,6 +89,16 @@ impl Transaction {
                 return Err(error.into());
             }
         };
+        let written = writes
+            .iter()
+            .flat_map(|b| b.changes.values())
+            .filter(|c| c.base.is_some() || c.new.is_some())
+            .count();
+        writes[0]
+            .collection
+            .shared
+            .counters
+            .documents_written(written as u64);
         for ((buffer, hooks), changes) in writes.iter().zip(&hooks).zip(&applied) {
             if let Some(rev) = buffer.changes.values().map(|c| c.rev).max() {
                 buffer.collection.note_revision(RevisionId(rev));

@@ -43,6 +43,7 @@ use quince_ops::{DatabaseOps, Durability, TransactionOps, TransactionOptions, Tr
 
 use crate::collection::Collection;
 use crate::database::Database;
+use crate::shared::Shared;
 
 use buffer::Buffer;
 
@@ -117,6 +118,7 @@ impl Transactions {
             id,
             me: me.clone(),
             database: Arc::downgrade(database),
+            shared: Arc::clone(database.shared()),
             options,
             locked,
             state: Mutex::new(State {
@@ -126,6 +128,7 @@ impl Transactions {
             last_used: Mutex::new(Instant::now()),
         });
         self.running.lock().insert(id, Arc::clone(&transaction));
+        database.shared().counters.transaction_started();
         Ok(transaction)
     }
 
@@ -204,6 +207,9 @@ pub(crate) struct Transaction {
     id: u64,
     me: Weak<Transaction>,
     database: Weak<Database>,
+    /// The catalog's shared context (its counters count the transaction's end even after its
+    /// database was dropped).
+    shared: Arc<Shared>,
     options: TransactionOptions,
     /// The collections it declared for writing, with their lock mode (exclusive or not).
     locked: Vec<(Arc<Collection>, bool)>,
@@ -292,6 +298,8 @@ impl Transaction {
             collection.trx_locks.unlock(self.id, *exclusive);
         }
         state.status = status;
+        let committed = status == TransactionStatus::Committed;
+        self.shared.counters.transaction_finished(committed);
         if let Some(database) = self.database.upgrade() {
             database.transactions().retire(self.id);
         }
