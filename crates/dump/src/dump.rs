@@ -12,11 +12,13 @@
 //! collection's revision (`GET …/revision`, the highest `_rev` written, which every write,
 //! removal and truncate raises) is read before and after, and the documents read are
 //! counted against `GET …/count` after. When the revision moved or the counts differ, the
-//! read is thrown away and made again, up to [`OPTIMISTIC_ATTEMPTS`] times; after that the
-//! collection is read inside a stream transaction that holds it exclusively, so writes to it
-//! are refused (HTTP 500, errorNum 18) for the duration of that one read. Collections are
-//! read one after another (or in parallel), each at its own moment: the dump is consistent
-//! per collection, not across collections.
+//! read is thrown away and made again, up to [`OPTIMISTIC_ATTEMPTS`] times; a collection that
+//! changed during every attempt is reported as failed (exit status 1) and gets no data file,
+//! rather than an inconsistent one. The dump never locks a collection: Quince's exclusive
+//! stream-transaction lock refuses other writers and can wait on a running transaction's
+//! writes until its `lockTimeout`, which a backup tool must not impose. Collections are read
+//! one after another (or in parallel), each at its own moment: the dump is consistent per
+//! collection, not across collections.
 //!
 //! What it is not: a server-side snapshot, or a hot backup.
 //!
@@ -38,14 +40,11 @@ use crate::options::DumpArgs;
 use crate::progress::{Progress, Task, Totals};
 use crate::server::{self, Server};
 
-/// Unlocked reads of a collection before it is read under an exclusive lock.
-pub const OPTIMISTIC_ATTEMPTS: u32 = 3;
+/// Reads of a collection before the dump gives up on it.
+pub const OPTIMISTIC_ATTEMPTS: u32 = 5;
 
 /// The most documents a cursor batch asks for, whatever their size.
 const BATCH_DOCUMENTS_MAX: u64 = 100_000;
-
-/// How long the locked read waits for other transactions writing the collection, seconds.
-const LOCK_TIMEOUT_S: u64 = 60;
 
 /// Runs `quince dump`; the exit status says whether everything was dumped.
 pub fn run(args: DumpArgs) -> ExitCode {
@@ -101,7 +100,11 @@ fn list_databases(server: &mut Server) -> Result<Vec<String>, String> {
     }
     let mut names: Vec<String> = reply.body["result"]
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
     names.sort_by_key(|name| (name != "_system", name.clone()));
     Ok(names)
@@ -273,14 +276,15 @@ fn dump_collection(
         .as_array()
         .map(|a| a.iter().filter_map(format::index_for_dump).collect())
         .unwrap_or_default();
+    let data = directory.join(format::data_file(name, args.compress_output));
+    let batch = batch_documents(server, name, args.batch_size)?;
+    let written = read_consistently(server, name, &data, args.compress_output, batch, task)?;
+    // Written last, so that a collection that failed leaves no structure without its data.
     let structure = format::structure(Value::Object(parameters), indexes);
     let path = directory.join(format::structure_file(name));
     std::fs::write(&path, structure.to_string())
         .map_err(|e| format!("cannot write '{}': {e}", path.display()))?;
-
-    let data = directory.join(format::data_file(name, args.compress_output));
-    let batch = batch_documents(server, name, args.batch_size)?;
-    read_consistently(server, name, &data, args.compress_output, batch, task)
+    Ok(written)
 }
 
 /// How many documents a cursor batch asks for: `--batch-size` over the collection's average
@@ -311,39 +315,18 @@ fn read_consistently(
     task: &Task,
 ) -> Result<(u64, u64), String> {
     for _ in 0..OPTIMISTIC_ATTEMPTS {
-        let before = collection_value(server, name, "revision", None)?;
-        let writer = read_all(server, name, path, gzip, batch, None, task)?;
-        let count = collection_value(server, name, "count", None)?;
-        let after = collection_value(server, name, "revision", None)?;
+        let before = collection_value(server, name, "revision")?;
+        let writer = read_all(server, name, path, gzip, batch, task)?;
+        let count = collection_value(server, name, "count")?;
+        let after = collection_value(server, name, "revision")?;
         if before == after && count.as_u64() == Some(writer.lines) {
             return finish(writer);
         }
         writer.discard();
     }
-    eprintln!(
-        "quince dump: collection '{}/{name}' kept changing while it was read; reading it again under an exclusive lock (writes to it are refused meanwhile)",
-        server.database()
-    );
-    let begin = json!({
-        "collections": {"exclusive": [name]},
-        "lockTimeout": LOCK_TIMEOUT_S,
-    });
-    let reply = server.json(Method::Post, "/_api/transaction/begin", Some(&begin))?;
-    let Some(trx) = reply.body["result"]["id"].as_str().map(String::from) else {
-        return Err(format!(
-            "cannot lock the collection for a consistent read: {}",
-            reply.error()
-        ));
-    };
-    let read = read_all(server, name, path, gzip, batch, Some(&trx), task);
-    let _ = server.send(
-        Method::Delete,
-        &format!("/_api/transaction/{trx}"),
-        "application/json",
-        None,
-        None,
-    );
-    finish(read?)
+    Err(format!(
+        "the collection changed during each of {OPTIMISTIC_ATTEMPTS} reads, so no consistent copy of it was written; dump it again when writes to it pause (a hot backup is consistent under writes)"
+    ))
 }
 
 fn finish(writer: DataWriter) -> Result<(u64, u64), String> {
@@ -355,14 +338,9 @@ fn finish(writer: DataWriter) -> Result<(u64, u64), String> {
 }
 
 /// `GET /_api/collection/{name}/{what}`'s attribute `what` (`count`, `revision`).
-fn collection_value(
-    server: &mut Server,
-    name: &str,
-    what: &str,
-    trx: Option<&str>,
-) -> Result<Value, String> {
+fn collection_value(server: &mut Server, name: &str, what: &str) -> Result<Value, String> {
     let path = format!("/_api/collection/{}/{what}", encode(name));
-    let reply = server.send(Method::Get, &path, "application/json", None, trx)?;
+    let reply = server.json(Method::Get, &path, None)?;
     if !reply.ok() {
         return Err(format!("cannot read the {what}: {}", reply.error()));
     }
@@ -376,12 +354,11 @@ fn read_all(
     path: &Path,
     gzip: bool,
     batch: u64,
-    trx: Option<&str>,
     task: &Task,
 ) -> Result<DataWriter, String> {
     let mut writer = DataWriter::create(path, gzip)
         .map_err(|e| format!("cannot create '{}': {e}", path.display()))?;
-    match read_into(server, name, &mut writer, batch, trx, task) {
+    match read_into(server, name, &mut writer, batch, task) {
         Ok(()) => Ok(writer),
         Err(message) => {
             writer.discard();
@@ -395,7 +372,6 @@ fn read_into(
     name: &str,
     writer: &mut DataWriter,
     batch: u64,
-    trx: Option<&str>,
     task: &Task,
 ) -> Result<(), String> {
     let query = json!({
@@ -410,7 +386,7 @@ fn read_into(
         "/_api/cursor",
         "application/json",
         Some(body.as_bytes()),
-        trx,
+        None,
     )?;
     let mut line = Vec::new();
     loop {
@@ -431,17 +407,7 @@ fn read_into(
         let Some(id) = reply.body["id"].as_str().map(String::from) else {
             return Err("the server's cursor has more documents but no id".into());
         };
-        let next = server.send(
-            Method::Post,
-            &format!("/_api/cursor/{}", encode(&id)),
-            "application/json",
-            None,
-            trx,
-        );
-        reply = match next {
-            Ok(reply) => reply,
-            Err(message) => return Err(message),
-        };
+        reply = server.json(Method::Post, &format!("/_api/cursor/{}", encode(&id)), None)?;
     }
 }
 

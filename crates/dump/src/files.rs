@@ -141,12 +141,19 @@ mod tests {
 
     fn roundtrip(gzip: bool) {
         let dir = tempfile::tempdir().unwrap();
-        let name = if gzip { "c.data.json.gz" } else { "c.data.json" };
+        let name = if gzip {
+            "c.data.json.gz"
+        } else {
+            "c.data.json"
+        };
         let path = dir.path().join(name);
         let mut writer = DataWriter::create(&path, gzip).unwrap();
         writer.write_line(br#"{"_key":"a"}"#).unwrap();
         writer.write_line(br#"{"_key":"b"}"#).unwrap();
-        assert!(!path.exists(), "the name appears only when the file is complete");
+        assert!(
+            !path.exists(),
+            "the name appears only when the file is complete"
+        );
         assert_eq!((writer.lines, writer.bytes), (2, 26));
         writer.finish().unwrap();
         let raw = std::fs::read(&path).unwrap();

@@ -122,7 +122,13 @@ pub fn index_for_dump(index: &Value) -> Option<Value> {
         let bare = id.rsplit('/').next().unwrap_or(id).to_owned();
         index.insert("id".into(), Value::String(bare));
     }
-    for volatile in ["selectivityEstimate", "figures", "isNewlyCreated", "error", "code"] {
+    for volatile in [
+        "selectivityEstimate",
+        "figures",
+        "isNewlyCreated",
+        "error",
+        "code",
+    ] {
         index.remove(volatile);
     }
     Some(Value::Object(index))
@@ -235,10 +241,22 @@ mod tests {
     #[test]
     fn data_file_parts_plain_compressed_and_split() {
         let stem = file_stem("c");
-        assert_eq!(data_file_part(&format!("{stem}.data.json"), &stem), Some((0, false)));
-        assert_eq!(data_file_part(&format!("{stem}.data.json.gz"), &stem), Some((0, true)));
-        assert_eq!(data_file_part(&format!("{stem}.12.data.json"), &stem), Some((12, false)));
-        assert_eq!(data_file_part(&format!("{stem}.structure.json"), &stem), None);
+        assert_eq!(
+            data_file_part(&format!("{stem}.data.json"), &stem),
+            Some((0, false))
+        );
+        assert_eq!(
+            data_file_part(&format!("{stem}.data.json.gz"), &stem),
+            Some((0, true))
+        );
+        assert_eq!(
+            data_file_part(&format!("{stem}.12.data.json"), &stem),
+            Some((12, false))
+        );
+        assert_eq!(
+            data_file_part(&format!("{stem}.structure.json"), &stem),
+            None
+        );
         assert_eq!(data_file_part(&format!("{stem}.x.data.json"), &stem), None);
         assert_eq!(data_file_part(&format!("{stem}x.data.json"), &stem), None);
     }
@@ -261,7 +279,10 @@ mod tests {
             Some(Entry::Removal("b".into()))
         );
         assert_eq!(decode_line(b"  \r", true).unwrap(), None);
-        assert_eq!(decode_line(br#"{"type":2000,"data":{}}"#, true).unwrap(), None);
+        assert_eq!(
+            decode_line(br#"{"type":2000,"data":{}}"#, true).unwrap(),
+            None
+        );
         assert!(decode_line(b"[1]", false).is_err());
         assert!(decode_line(b"{", false).is_err());
         assert!(decode_line(br#"{"_key":"a"}"#, true).is_err());

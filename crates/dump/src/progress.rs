@@ -36,10 +36,12 @@ impl Progress {
     /// A line for a collection (`what` is "database/collection").
     pub fn task(&self, what: &str) -> Task {
         let bar = self.bars.as_ref().map(|bars| {
-            let bar = bars.add(ProgressBar::new_spinner().with_style(
-                ProgressStyle::with_template("{spinner} {prefix}: {msg} ({elapsed})")
-                    .expect("a valid template"),
-            ));
+            let bar = bars.add(
+                ProgressBar::new_spinner().with_style(
+                    ProgressStyle::with_template("{spinner} {prefix}: {msg} ({elapsed})")
+                        .expect("a valid template"),
+                ),
+            );
             bar.set_prefix(what.to_owned());
             bar.enable_steady_tick(Duration::from_millis(200));
             bar

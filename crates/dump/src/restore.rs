@@ -87,7 +87,8 @@ fn execute(args: &RestoreArgs) -> Result<bool, String> {
     let totals = Totals::start();
     let progress = Progress::new(args.progress);
     for (directory, database) in &plan {
-        if let Err(message) = restore_database(&server, directory, database, args, &totals, &progress)
+        if let Err(message) =
+            restore_database(&server, directory, database, args, &totals, &progress)
         {
             eprintln!("quince restore: database '{database}': {message}");
             totals.fail();
@@ -245,7 +246,11 @@ fn read_collections(directory: &Path, args: &RestoreArgs) -> Result<Vec<Collecti
         let Some(parameters) = structure["parameters"].as_object().cloned() else {
             return Err(format!("'{file}' has no \"parameters\" object"));
         };
-        let Some(name) = parameters.get("name").and_then(Value::as_str).map(String::from) else {
+        let Some(name) = parameters
+            .get("name")
+            .and_then(Value::as_str)
+            .map(String::from)
+        else {
             return Err(format!("'{file}' names no collection"));
         };
         let selected = if args.collections.is_empty() {
@@ -307,7 +312,11 @@ fn restore_collection(
         loaded = load_data(server, collection, args.batch_size, envelope, task)?;
     }
     if args.create_collection {
-        for index in collection.indexes.iter().filter_map(format::index_for_create) {
+        for index in collection
+            .indexes
+            .iter()
+            .filter_map(format::index_for_create)
+        {
             let reply = server.json(
                 Method::Post,
                 &format!("/_api/index?collection={}", encode(&collection.name)),
@@ -385,8 +394,8 @@ fn load_data(
     let mut loaded = Loaded::default();
     let mut line = Vec::new();
     for path in &collection.data {
-        let mut reader = LineReader::open(path)
-            .map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
+        let mut reader =
+            LineReader::open(path).map_err(|e| format!("cannot read '{}': {e}", path.display()))?;
         let mut number = 0u64;
         loop {
             let more = reader

@@ -61,7 +61,10 @@ impl Reply {
 
     /// The server's `errorNum` (0 when none).
     pub fn error_num(&self) -> u64 {
-        self.body.get("errorNum").and_then(Value::as_u64).unwrap_or(0)
+        self.body
+            .get("errorNum")
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
     }
 
     /// The server's message for a failed request: `errorMessage (HTTP status, errorNum N)`.
@@ -168,9 +171,8 @@ impl Server {
             .write_with_headers(&mut request, method, path, &extra, content_type, body);
         let result = self.connection.exchange(&request);
         self.request = request;
-        let reply = result.map_err(|e| {
-            format!("cannot reach the server at {}: {e}", self.target.endpoint)
-        })?;
+        let reply = result
+            .map_err(|e| format!("cannot reach the server at {}: {e}", self.target.endpoint))?;
         let bytes = reply.body(self.connection.buffer());
         let body = if bytes.is_empty() {
             Value::Null
