@@ -9,12 +9,12 @@
 //!
 //! Consistency. A read of a whole collection by the server is not a snapshot (writes made
 //! during the read may or may not be seen), so each collection's read is checked: the
-//! collection's revision (`GET …/revision`, the highest `_rev` written, which every write,
-//! removal and truncate raises) is read before and after, and the documents read are
-//! counted against `GET …/count` after. When the revision moved or the counts differ, the
-//! read is thrown away and made again, up to [`OPTIMISTIC_ATTEMPTS`] times; a collection that
-//! changed during every attempt is reported as failed (exit status 1) and gets no data file,
-//! rather than an inconsistent one. The dump never locks a collection: Quince's exclusive
+//! collection's revision (`GET …/revision`) and the live and dead record counters of its
+//! figures (`GET …/figures`), which every applied write changes, are read before and after,
+//! and the documents read are counted against `GET …/count` after. When a mark moved or the
+//! counts differ, the read is thrown away and made again, up to [`OPTIMISTIC_ATTEMPTS`]
+//! times; a collection that changed during every attempt is reported as failed (with exit
+//! status 1) and gets no data file, rather than an inconsistent one. The dump never locks a collection: Quince's exclusive
 //! stream-transaction lock refuses other writers and can wait on a running transaction's
 //! writes until its `lockTimeout`, which a backup tool must not impose. Collections are read
 //! one after another (or in parallel), each at its own moment: the dump is consistent per
@@ -315,10 +315,10 @@ fn read_consistently(
     task: &Task,
 ) -> Result<(u64, u64), String> {
     for _ in 0..OPTIMISTIC_ATTEMPTS {
-        let before = collection_value(server, name, "revision")?;
+        let before = marks(server, name)?;
         let writer = read_all(server, name, path, gzip, batch, task)?;
         let count = collection_value(server, name, "count")?;
-        let after = collection_value(server, name, "revision")?;
+        let after = marks(server, name)?;
         if before == after && count.as_u64() == Some(writer.lines) {
             return finish(writer);
         }
@@ -337,7 +337,18 @@ fn finish(writer: DataWriter) -> Result<(u64, u64), String> {
     Ok((lines, bytes))
 }
 
-/// `GET /_api/collection/{name}/{what}`'s attribute `what` (`count`, `revision`).
+/// What changes when the collection does: its revision (the highest `_rev` written, raised by
+/// every plain write and truncate) and the live and dead record counters of its figures
+/// (changed by every applied write, a transaction's commit included, whose documents may
+/// carry revisions lower than the collection's); `Null` where a server reports no such
+/// counters (ArangoDB's RocksDB engine), leaving the revision.
+fn marks(server: &mut Server, name: &str) -> Result<Value, String> {
+    let revision = collection_value(server, name, "revision")?;
+    let figures = collection_value(server, name, "figures")?;
+    Ok(json!([revision, figures["alive"], figures["dead"]]))
+}
+
+/// `GET /_api/collection/{name}/{what}`'s attribute `what` (`count`, `revision`, `figures`).
 fn collection_value(server: &mut Server, name: &str, what: &str) -> Result<Value, String> {
     let path = format!("/_api/collection/{}/{what}", encode(name));
     let reply = server.json(Method::Get, &path, None)?;

@@ -503,3 +503,88 @@ fn flush(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn fixture(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/fixtures")
+            .join(name)
+    }
+
+    fn args(extra: &[&str]) -> RestoreArgs {
+        let mut argv = vec!["x"];
+        argv.extend_from_slice(extra);
+        crate::options::RestoreCommand::try_parse_from(argv)
+            .unwrap()
+            .args
+    }
+
+    #[test]
+    fn the_arangodump_fixture_has_two_collections_and_their_data_files() {
+        let directory = fixture("arangodump-3.12");
+        let collections = read_collections(&directory, &args(&[])).unwrap();
+        let names: Vec<&str> = collections.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["customers", "knows"]);
+        let knows = &collections[1];
+        assert_eq!(knows.parameters["type"], 3);
+        assert_eq!(knows.indexes.len(), 1);
+        assert_eq!(
+            knows.data,
+            [directory.join(format!("{}.data.json.gz", format::file_stem("knows")))]
+        );
+        assert!(collections[0].data[0]
+            .to_str()
+            .unwrap()
+            .ends_with(".data.json"));
+        check_encryption(&directory).unwrap();
+        let only = read_collections(&directory, &args(&["--collection", "knows"])).unwrap();
+        assert_eq!(only.len(), 1);
+        assert!(read_collections(&directory, &args(&["--collection", "nope"])).is_err());
+    }
+
+    #[test]
+    fn every_line_of_the_fixtures_decodes() {
+        for (name, envelope, documents, removals) in [
+            ("arangodump-3.12", false, 7, 0),
+            ("arangodump-envelope", true, 5, 2),
+        ] {
+            let directory = fixture(name);
+            let dump_json = read_json(&directory.join(format::DUMP_JSON)).unwrap();
+            assert_eq!(format::uses_envelope(&dump_json), envelope);
+            let (mut seen_documents, mut seen_removals) = (0, 0);
+            for collection in read_collections(&directory, &args(&[])).unwrap() {
+                for path in &collection.data {
+                    let mut reader = LineReader::open(path).unwrap();
+                    let mut line = Vec::new();
+                    while reader.next_line(&mut line).unwrap() {
+                        match format::decode_line(&line, envelope).unwrap() {
+                            Some(Entry::Document(d)) => {
+                                assert!(d["_key"].is_string());
+                                seen_documents += 1;
+                            }
+                            Some(Entry::Removal(_)) => seen_removals += 1,
+                            None => {}
+                        }
+                    }
+                }
+            }
+            assert_eq!(
+                (seen_documents, seen_removals),
+                (documents, removals),
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_encrypted_dump_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(format::ENCRYPTION_FILE), "aes-256-ctr").unwrap();
+        let error = check_encryption(dir.path()).unwrap_err();
+        assert!(error.contains("encrypted"), "{error}");
+    }
+}
