@@ -676,6 +676,14 @@ mod tests {
             panic!("bench-chart");
         };
         assert!(tool.args.is_empty());
+        let Command::Dump(tool) = parsed(&["quince", "dump", "--collection", "c", "--help"]) else {
+            panic!("dump");
+        };
+        assert_eq!(tool.args, os(&["--collection", "c", "--help"]));
+        let Command::Restore(tool) = parsed(&["quince", "restore", "--overwrite=false"]) else {
+            panic!("restore");
+        };
+        assert_eq!(tool.args, os(&["--overwrite=false"]));
     }
 
     #[test]
