@@ -56,6 +56,16 @@ pub enum Command {
     /// Draws the SVG charts of the benchmark scripts.
     #[command(hide = true, disable_help_flag = true)]
     BenchChart(ToolArgs),
+    /// Dumps collections over HTTP into a directory, as arangodump does.
+    ///
+    /// Its options, with arangodump's names: quince dump --help.
+    #[command(disable_help_flag = true)]
+    Dump(ToolArgs),
+    /// Restores a dump directory over HTTP, as arangorestore does.
+    ///
+    /// Its options, with arangorestore's names: quince restore --help.
+    #[command(disable_help_flag = true)]
+    Restore(ToolArgs),
 }
 
 /// The arguments of a tool subcommand, passed on untouched (`--help` included) to the crate
@@ -786,6 +796,14 @@ mod tests {
             panic!("bench-chart");
         };
         assert!(tool.args.is_empty());
+        let Command::Dump(tool) = parsed(&["quince", "dump", "--collection", "c", "--help"]) else {
+            panic!("dump");
+        };
+        assert_eq!(tool.args, os(&["--collection", "c", "--help"]));
+        let Command::Restore(tool) = parsed(&["quince", "restore", "--overwrite=false"]) else {
+            panic!("restore");
+        };
+        assert_eq!(tool.args, os(&["--overwrite=false"]));
     }
 
     #[test]

@@ -1,10 +1,11 @@
-//! The `quince` binary: `quince serve` starts the server; `quince bench` and `quince import`
-//! are its HTTP tools.
+//! The `quince` binary: `quince serve` starts the server; `quince bench`, `quince import`,
+//! `quince dump` and `quince restore` are its HTTP tools.
 //!
 //! What it is: the entry point, dispatching the subcommands that [`config::Command`] lists, so
 //! `quince --help` names every one. `quince bench`, the hidden `quince bench-chart` and
-//! `quince import` have their own option sets: clap hands their arguments on untouched, and
-//! quince-bench and quince-import parse them (their `--help` included).
+//! `quince import`, `quince dump` and `quince restore` have their own option sets: clap hands
+//! their arguments on untouched, and quince-bench, quince-import and quince-dump parse them
+//! (their `--help` included).
 //!
 //! What it is not: the server itself ([`serve`], [`listener`], [`shutdown`]), the option
 //! definitions ([`config`]) or the tools, which speak only HTTP and never reach the server's
@@ -33,5 +34,7 @@ fn main() -> ExitCode {
         Command::Bench(tool) => quince_bench::bench_main(&tool.args),
         Command::BenchChart(tool) => quince_bench::chart_main(&tool.args),
         Command::Import(tool) => quince_import::import_main(&tool.args),
+        Command::Dump(tool) => quince_dump::dump_main(&tool.args),
+        Command::Restore(tool) => quince_dump::restore_main(&tool.args),
     }
 }
