@@ -19,6 +19,7 @@
 //! `_rev` comes from the catalog's one hybrid logical clock, so revisions are unique and
 //! increasing across the server.
 
+mod backup;
 mod catalog;
 mod collection;
 mod current;
