@@ -16,9 +16,10 @@ use std::sync::Arc;
 use quince_errors::Result;
 
 use quince_ops::{
-    BackupInfo, BackupRequest, CatalogStats, CollectionOps, CollectionProperties, CollectionType, CreateCollection,
-    DatabaseOps, Engine, FiguresReport, IndexDescription, IndexHit, IndexLookup, PropertiesUpdate,
-    StoredDocument, TransactionOps, TransactionOptions, WriteRequest, WriteResults,
+    BackupInfo, BackupRequest, CatalogStats, CollectionOps, CollectionProperties, CollectionType,
+    CreateCollection, DatabaseOps, Engine, FiguresReport, IndexDescription, IndexHit, IndexLookup,
+    PropertiesUpdate, StoredDocument, TransactionOps, TransactionOptions, WriteRequest,
+    WriteResults,
 };
 use serde_json::Value;
 

@@ -44,9 +44,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quince_errors::{
-    ArangoError, Result, BAD_PARAMETER, HOT_BACKUP_CONFLICT, LOCK_TIMEOUT,
-};
+use quince_errors::{ArangoError, Result, BAD_PARAMETER, HOT_BACKUP_CONFLICT, LOCK_TIMEOUT};
 use quince_ops::{BackupInfo, BackupRequest, BACKUP_TIMEOUT_MAX};
 use quince_storage::backup::{image_together, StoreImage, UpkeepPause};
 
@@ -55,8 +53,8 @@ use crate::collection::Collection;
 use crate::database::Database;
 use crate::params::{catalog_file, PARAMETER_FILE};
 use layout::{
-    backups_dir, check_label, copy_file, create_dir, datetime_now, remove_durably,
-    rename_durably, sync_dir, tree_size, write_json_new, BackupMeta, META_FILE, TEMP_PREFIX,
+    backups_dir, check_label, copy_file, create_dir, datetime_now, remove_durably, rename_durably,
+    sync_dir, tree_size, write_json_new, BackupMeta, META_FILE, TEMP_PREFIX,
 };
 
 /// 408 (errorNum 18): the barrier or a pause could not be had in time.
@@ -158,7 +156,12 @@ impl Catalog {
     }
 
     /// Steps 2 to 5: writes the backup into `temp`; true when it is potentially inconsistent.
-    fn write_backup(&self, temp: &Path, allow_inconsistent: bool, deadline: Instant) -> Result<bool> {
+    fn write_backup(
+        &self,
+        temp: &Path,
+        allow_inconsistent: bool,
+        deadline: Instant,
+    ) -> Result<bool> {
         create_dir(temp)?;
         let _ddl = self.ddl_lock();
         let databases: Vec<Arc<Database>> = self.databases_now();
@@ -191,14 +194,20 @@ impl Catalog {
         for database in &databases {
             let dir = root.join(format!("database-{}", database.id()));
             create_dir(&dir)?;
-            copy_file(&database.dir().join(PARAMETER_FILE), &dir.join(PARAMETER_FILE))?;
+            copy_file(
+                &database.dir().join(PARAMETER_FILE),
+                &dir.join(PARAMETER_FILE),
+            )?;
         }
         for ((database_id, collection), image) in collections.iter().zip(&images) {
             let dir = root
                 .join(format!("database-{database_id}"))
                 .join(format!("collection-{}", collection.id()));
             image.write_to(&dir)?;
-            copy_file(&collection.dir().join(PARAMETER_FILE), &dir.join(PARAMETER_FILE))?;
+            copy_file(
+                &collection.dir().join(PARAMETER_FILE),
+                &dir.join(PARAMETER_FILE),
+            )?;
             sync_dir(&dir)?;
         }
         drop(pauses);

@@ -32,8 +32,8 @@ use quince_errors::Result;
 use quince_storage::io::OsFileIo;
 
 use super::layout::{
-    self, backups_dir, clone_tree, copy_file, create_dir, remove_durably, rename_durably,
-    sync_dir, BackupMeta, META_FILE, STATE_ENTRIES,
+    self, backups_dir, clone_tree, copy_file, create_dir, remove_durably, rename_durably, sync_dir,
+    BackupMeta, META_FILE, STATE_ENTRIES,
 };
 use crate::params::{write_atomic, CatalogParams};
 
@@ -70,8 +70,8 @@ pub(crate) fn stage(data_dir: &Path, id: &str, id_last: u64) -> Result<()> {
         }
         let catalog = staging.join("catalog.json");
         let io = OsFileIo::new();
-        let backup_last = crate::params::read_json::<CatalogParams>(&io, &catalog)?
-            .map_or(0, |p| p.id_last);
+        let backup_last =
+            crate::params::read_json::<CatalogParams>(&io, &catalog)?.map_or(0, |p| p.id_last);
         write_atomic(
             &io,
             &catalog,
@@ -167,7 +167,10 @@ pub(crate) fn recover(data_dir: &Path) -> Result<()> {
         remove_durably(&staging)?;
     }
     if path(data_dir, READY).exists() {
-        tracing::warn!(event = "backup.restore_finished", "finishing an interrupted restore");
+        tracing::warn!(
+            event = "backup.restore_finished",
+            "finishing an interrupted restore"
+        );
         finish(data_dir)?;
     }
     keep_previous(data_dir)?;
