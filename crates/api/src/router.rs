@@ -277,6 +277,7 @@ static ROUTES: &[Route] = &[
     exact(&["_admin", "sleep"], handler!(|c| job::sleep::sleep(c.req).await)),
     exact(&["_api", "import"], handler!(|c| import::handle_whole(c.req).await)).in_transactions()
         .streams(stream_handler!(|req, body, limit| import::handle_stream(req, body, limit).await), |config| config.import_size_max),
+    family(&["_admin", "backup"], handler!(|c| admin::backup::handle(c.api, c.req).await)).own_permissions(),
 ];
 
 /// The first segment of the namespace whose every path, known or not, needs no credentials

@@ -100,9 +100,7 @@ impl Store {
         let mut imaged = Vec::with_capacity(files.len());
         for file in files.values() {
             if file.is_sealed() {
-                let hint = self
-                    .io
-                    .exists(&FileName::Hint(file.fid).path_in(&self.dir));
+                let hint = self.io.exists(&FileName::Hint(file.fid).path_in(&self.dir));
                 imaged.push(ImagedFile::Datafile {
                     fid: file.fid,
                     hint,
