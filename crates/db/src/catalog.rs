@@ -309,8 +309,11 @@ impl Drop for Catalog {
     }
 }
 
+/// The databases by name.
+type Databases = BTreeMap<String, Arc<Database>>;
+
 /// Opens the databases of `config`'s data directory with a fresh shared context.
-fn open_state(config: &DbConfig) -> Result<(Arc<Shared>, BTreeMap<String, Arc<Database>>)> {
+fn open_state(config: &DbConfig) -> Result<(Arc<Shared>, Databases)> {
     let io: Arc<dyn FileIo> = Arc::new(CachedFileIo::new(
         Arc::clone(&config.io),
         config.open_files_max,
