@@ -60,8 +60,9 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
         "restore" => {
             let id = required_id(&body)?;
             let restored = id.clone();
+            let names_before = engine.database_names();
             let previous = blocking(move || engine.restore_backup(&restored)).await?;
-            refresh_after_restore(api).await?;
+            refresh_after_restore(api, names_before).await?;
             Ok(envelope(
                 200,
                 json!({"id": id, "isCluster": false, "previous": previous}),
@@ -76,11 +77,11 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
 }
 
 /// What the API keeps beside the databases follows the restored state: accounts, cursors, the
-/// results cache.
-async fn refresh_after_restore(api: &Api) -> Result<()> {
+/// results cache (of the databases before and after).
+async fn refresh_after_restore(api: &Api, mut names: Vec<String>) -> Result<()> {
     let engine: Arc<dyn Engine> = Arc::clone(api.engine());
     let users = Arc::clone(api.users_handle());
-    let names = engine.database_names();
+    names.extend(engine.database_names());
     blocking(move || users.reload(&*engine)).await?;
     let queries = api.queries();
     queries.cursors.clear();
