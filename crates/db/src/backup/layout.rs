@@ -278,8 +278,17 @@ pub(crate) fn clone_tree(from: &Path, to: &Path) -> Result<()> {
     sync_dir(to)
 }
 
-/// Copies the file `from` into the new file `to`, fsynced.
+/// Copies the file `from` into the new file `to`, fsynced. The source is opened once and read
+/// to its end, so a file replaced by a rename meanwhile (a parameter file rewritten by an index
+/// creation) is copied whole, as the old or the new version.
 pub(crate) fn copy_file(from: &Path, to: &Path) -> Result<()> {
-    let len = fs::metadata(from).map_err(|e| io_error(from, e))?.len();
-    quince_storage::backup::copy_prefix(from, to, len).map_err(ArangoError::from)
+    let mut source = File::open(from).map_err(|e| io_error(from, e))?;
+    let mut target = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(FILE_MODE)
+        .open(to)
+        .map_err(|e| io_error(to, e))?;
+    std::io::copy(&mut source, &mut target).map_err(|e| io_error(to, e))?;
+    target.sync_all().map_err(|e| io_error(to, e))
 }
