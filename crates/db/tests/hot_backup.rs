@@ -499,3 +499,46 @@ fn handles_from_before_a_restore_answer_errors_not_data() {
         .unwrap();
     assert_eq!(common::read(&fresh, "k")["v"], 1);
 }
+
+#[test]
+fn a_backup_that_does_not_open_leaves_the_state_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = open_os(dir.path());
+    let c = common::collection(&catalog, "c");
+    c.insert(json!({"_key": "k", "v": 1}), &opts()).unwrap();
+    let id = catalog.create_backup(&request("damaged")).unwrap().id;
+    c.update("k", json!({"v": 2}), &opts()).unwrap();
+    let before = snapshot(&catalog);
+    // Damage a parameter file of the backup (a copy: no live file shares it).
+    let backup = dir.path().join("backups").join(&id).join("databases");
+    let params = files_under(&backup)
+        .into_iter()
+        .find(|p| p.ends_with("parameter.json") && p.parent().unwrap() != backup)
+        .unwrap();
+    let mut bytes = std::fs::read(&params).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0x20;
+    std::fs::write(&params, bytes).unwrap();
+
+    let failure = catalog.restore_backup(&id).unwrap_err();
+    assert_eq!(failure.num(), 7002, "{failure:?}");
+    assert_eq!(snapshot(&catalog), before);
+    let c = catalog
+        .database("_system")
+        .unwrap()
+        .collection("c")
+        .unwrap();
+    c.insert(json!({"_key": "after"}), &opts()).unwrap();
+    // Nothing was deleted: the backup, the state before (restored) and the damaged state.
+    assert_eq!(catalog.list_backups(None).unwrap().len(), 3);
+    catalog.shutdown().unwrap();
+    drop(catalog);
+    let catalog = open_os(dir.path());
+    let c = catalog
+        .database("_system")
+        .unwrap()
+        .collection("c")
+        .unwrap();
+    assert_eq!(common::read(&c, "k")["v"], 2);
+    assert!(c.read("after").is_ok());
+}

@@ -44,7 +44,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quince_errors::{ArangoError, Result, BAD_PARAMETER, HOT_BACKUP_CONFLICT, LOCK_TIMEOUT};
+use quince_errors::{
+    ArangoError, Result, BAD_PARAMETER, HOT_BACKUP_CONFLICT, HOT_RESTORE_INTERNAL, LOCK_TIMEOUT,
+};
 use quince_ops::{BackupInfo, BackupRequest, BACKUP_TIMEOUT_MAX};
 use quince_storage::backup::{image_together, StoreImage, UpkeepPause};
 
@@ -248,7 +250,9 @@ impl Catalog {
     /// the engine closes (maintenance stopped, transactions aborted, every collection
     /// closed: requests holding its handles answer 503/30 from then on), the staged state
     /// is committed and swapped in, and the catalog reopens it. Answers the id of the backup
-    /// that now holds the state before.
+    /// that now holds the state before. A backup that does not open (damaged on disk after it
+    /// was taken) is answered with 500/7002 after the state before was brought back the same
+    /// way (the damaged state is kept as a backup too: nothing is deleted).
     pub fn restore_backup(&self, id: &str) -> Result<String> {
         let _backups = self.backups_lock();
         let _ddl = self.ddl_lock();
@@ -261,14 +265,43 @@ impl Catalog {
             // A poisoned collection could not close cleanly: its state is being replaced.
             tracing::warn!(event = "backup.restore_close_failed", error = %e);
         }
-        if let Err(e) = swap::commit(&data_dir) {
+        let previous = self.swap_staged(&data_dir)?;
+        let Err(failure) = self.reopen_state() else {
+            tracing::info!(event = "backup.restored", id, previous = %previous);
+            return Ok(previous);
+        };
+        tracing::error!(
+            event = "backup.restore_open_failed",
+            id,
+            error = %failure,
+            "the backup does not open; bringing back the state before it"
+        );
+        swap::stage(&data_dir, &previous, shared.id_last())?;
+        // Nothing of the new state serves (a reopen that failed installed nothing, unless only
+        // maintenance failed to start).
+        let _ = self.close_state();
+        let damaged = self.swap_staged(&data_dir)?;
+        self.reopen_state()?;
+        Err(ArangoError::with_message(
+            HOT_RESTORE_INTERNAL,
+            format!(
+                "backup {id} does not open ({failure}); the state before the restore is back, \
+                 and the state that did not open is kept as backup {damaged}"
+            ),
+        ))
+    }
+
+    /// Commits the staged state (serving the old one again if the commit fails), swaps it in
+    /// and keeps the replaced state as a backup; its id. The state is closed.
+    fn swap_staged(&self, data_dir: &Path) -> Result<String> {
+        if let Err(e) = swap::commit(data_dir) {
             // Before the commit point: the old state is whole; serve it again.
             tracing::error!(event = "backup.restore_commit_failed", error = %e);
             self.reopen_state()?;
             return Err(e);
         }
-        let previous = swap::finish(&data_dir)
-            .and_then(|()| swap::keep_previous(&data_dir))
+        let previous = swap::finish(data_dir)
+            .and_then(|()| swap::keep_previous(data_dir))
             .inspect_err(|e| {
                 tracing::error!(
                     event = "backup.restore_swap_failed",
@@ -276,8 +309,6 @@ impl Catalog {
                     "the restore is committed; a restart finishes it"
                 );
             })?;
-        self.reopen_state()?;
-        tracing::info!(event = "backup.restored", id, previous = ?previous);
         Ok(previous.unwrap_or_default())
     }
 }
