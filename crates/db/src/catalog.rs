@@ -2,7 +2,9 @@
 //!
 //! What it is: opening a data directory (lock, recovery of every database and collection,
 //! `_system` when missing), the list of databases with create and drop, metrics counters, the
-//! maintenance thread, and shutdown.
+//! maintenance thread, and shutdown; and the restart in place a restore needs: the state (the
+//! shared context and the databases) is closed and opened again inside the same `Catalog`,
+//! which keeps the directory's lock (`close_state`, `reopen_state`; `crate::backup`).
 //!
 //! What it is not: collections' or documents' rules (see [`Database`] and
 //! [`crate::Collection`]).
@@ -10,11 +12,14 @@
 //! Layout: `<data>/LOCK` (an exclusive OS lock while a catalog is open; taken on the real file
 //! system even when `DbConfig::io` is simulated, because only the OS can keep a second process
 //! out), `<data>/catalog.json` (the id counter), `<data>/databases/database-<id>/parameter.json`
-//! and `<data>/databases/database-<id>/collection-<id>/{parameter.json, store files}`.
+//! and `<data>/databases/database-<id>/collection-<id>/{parameter.json, store files}`;
+//! `<data>/backups/` and a restore's `<data>/restore-*` are `crate::backup`'s (never opened as
+//! databases).
 //!
 //! Invariants: one open catalog per data directory; before `open` returns, the clock has
 //! observed every stored revision, so new revisions exceed all of them; after `shutdown`
-//! (idempotent, also run on drop) no store is written and the lock is released.
+//! (idempotent, also run on drop) no store is written and the lock is released; handles of a
+//! closed state (a restore replaced it) answer 503/30, never its data.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
