@@ -213,6 +213,9 @@ impl Catalog {
     /// lookups find the new databases from now on.
     pub(crate) fn reopen_state(&self) -> Result<()> {
         let (shared, databases) = open_state(&self.config)?;
+        // Revisions stay unique for the process's life: none handed out before the restore
+        // (in the state it replaced) comes again.
+        shared.hlc.observe(self.shared().hlc.last());
         *self.shared.write() = shared;
         *self.databases.write() = databases;
         self.start()

@@ -486,7 +486,7 @@ fn handles_from_before_a_restore_answer_errors_not_data() {
     let c = common::collection(&catalog, "c");
     c.insert(json!({"_key": "k", "v": 1}), &opts()).unwrap();
     let id = catalog.create_backup(&request("h")).unwrap().id;
-    c.update("k", json!({"v": 2}), &opts()).unwrap();
+    let discarded = c.update("k", json!({"v": 2}), &opts()).unwrap().rev;
     let system = catalog.database("_system").unwrap();
     catalog.restore_backup(&id).unwrap();
     assert_eq!(c.read("k").unwrap_err().num(), 30);
@@ -498,6 +498,10 @@ fn handles_from_before_a_restore_answer_errors_not_data() {
         .collection("c")
         .unwrap();
     assert_eq!(common::read(&fresh, "k")["v"], 1);
+    // No revision handed out before the restore comes again.
+    let decode = |rev: &str| quince_model::rev::RevisionId::decode(rev).unwrap();
+    let next = fresh.update("k", json!({"v": 3}), &opts()).unwrap().rev;
+    assert!(decode(&next) > decode(&discarded));
 }
 
 #[test]
