@@ -9,6 +9,7 @@
 #   6. tests/crash/kill_loop.py      kill -9 at random moments under every kind of writer
 #   7. tests/crash/trx_atomicity.py  kill -9 under stream transactions, multi-document requests
 #                                    and complete=true imports: each whole or absent
+#      tests/crash/backup_crash_loop.py  kill -9 while hot backups are taken and restored
 #   8. tests/crash/corruption_test.py  one flipped byte per seed: refuse, or lose nothing
 #   9. tests/powercut/powercut_test.py  power cuts on a FUSE file system that drops unsynced writes
 #  10. tests/faults/*                a failing fsync (LD_PRELOAD shim) and a full disk (tmpfs, ext4)
@@ -156,6 +157,7 @@ PROCESS_STAGES=(
   "node tests/js (arangojs)|300|bash -c js_tests"
   "kill -9 loop|420|$VENV/bin/python tests/crash/kill_loop.py"
   "transaction crash test|240|$VENV/bin/python tests/crash/trx_atomicity.py"
+  "hot backup crash loop|180|$VENV/bin/python tests/crash/backup_crash_loop.py"
   "corruption test|300|$VENV/bin/python tests/crash/corruption_test.py"
   "power-cut test (FUSE)|300|$VENV/bin/python tests/powercut/powercut_test.py"
   "fsync failure test|180|$VENV/bin/python tests/faults/fsync_failure_test.py"

@@ -290,6 +290,7 @@ static ROUTES: &[Route] = &[
     exact(&["_admin", "options-description"], handler!(|c| admin::options::descriptions(c.api, &c.req))).own_permissions(),
     exact(&["_admin", "server", "jwt"], handler!(|c| admin::jwt::handle(c.api, &c.req))).own_permissions(),
     family(&["_api", "tasks"], handler!(|c| tasks::handle(&c.req))),
+    family(&["_admin", "backup"], handler!(|c| admin::backup::handle(c.api, c.req).await)).own_permissions(),
 ];
 
 /// The first segment of the namespace whose every path, known or not, needs no credentials

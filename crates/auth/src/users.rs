@@ -87,8 +87,8 @@ pub struct AccountChange {
 
 /// Every account.
 pub struct Users {
-    /// Where accounts are kept.
-    store: UserDocuments,
+    /// Where accounts are kept (replaced by [`Users::reload`]).
+    store: RwLock<UserDocuments>,
     /// Accounts by name.
     accounts: RwLock<HashMap<String, Arc<Account>>>,
     /// Access-token digest → (user, token id).
@@ -108,24 +108,9 @@ impl Users {
     pub fn open(engine: &dyn Engine, root_password: &str) -> Result<Users> {
         check_password(root_password)?;
         let store = UserDocuments::open(engine)?;
-        let mut accounts = HashMap::new();
-        for document in store.load()? {
-            match Account::from_document(&document) {
-                Some(account) => {
-                    accounts.insert(account.name.clone(), Arc::new(account));
-                }
-                None => {
-                    let key = document.get("_key").and_then(Value::as_str).unwrap_or("?");
-                    tracing::error!(
-                        event = "auth.account_unreadable",
-                        key,
-                        "a stored account is damaged and is ignored: nobody can log in with it"
-                    );
-                }
-            }
-        }
+        let accounts = load_accounts(&store)?;
         let users = Users {
-            store,
+            store: RwLock::new(store),
             accounts: RwLock::new(HashMap::new()),
             token_index: RwLock::new(HashMap::new()),
             changes: Mutex::new(()),
@@ -156,11 +141,29 @@ impl Users {
             };
             users
                 .store
+                .read()
                 .put(&document_key(ROOT_USER), root.to_document())?;
             users.publish(None, Arc::new(root));
             tracing::info!(event = "auth.root_created", "created user root");
         }
         Ok(users)
+    }
+
+    /// Loads every account again from `_system/_users` of `engine` (after a restore replaced
+    /// the databases): from now on the stored accounts, with their grants and tokens, are the
+    /// ones that count. Passwords verified before stay verified only for accounts whose
+    /// generation is unchanged.
+    pub fn reload(&self, engine: &dyn Engine) -> Result<()> {
+        let _changing = self.changes.lock();
+        let store = UserDocuments::open(engine)?;
+        let accounts = load_accounts(&store)?;
+        *self.store.write() = store;
+        self.accounts.write().clear();
+        self.token_index.write().clear();
+        for account in accounts.into_values() {
+            self.publish(None, account);
+        }
+        Ok(())
     }
 
     /// The account of that name.
@@ -205,6 +208,7 @@ impl Users {
             generation: new_generation(),
         };
         self.store
+            .read()
             .put(&document_key(&account.name), account.to_document())?;
         let account = Arc::new(account);
         self.publish(None, Arc::clone(&account));
@@ -250,7 +254,7 @@ impl Users {
         let current = self
             .account(name)
             .ok_or_else(|| ArangoError::new(USER_NOT_FOUND))?;
-        self.store.remove(&document_key(name))?;
+        self.store.read().remove(&document_key(name))?;
         self.accounts.write().remove(name);
         let mut index = self.token_index.write();
         for token in &current.tokens {
@@ -482,7 +486,9 @@ impl Users {
         if new_generation_drawn {
             next.generation = new_generation();
         }
-        self.store.put(&document_key(name), next.to_document())?;
+        self.store
+            .read()
+            .put(&document_key(name), next.to_document())?;
         let next = Arc::new(next);
         self.publish(Some(&current), Arc::clone(&next));
         Ok(next)
@@ -508,6 +514,27 @@ impl Users {
         let _slot = self.hashing.enter();
         hash_password(password)
     }
+}
+
+/// Every readable account of `store` by name (damaged ones are logged and left out).
+fn load_accounts(store: &UserDocuments) -> Result<HashMap<String, Arc<Account>>> {
+    let mut accounts = HashMap::new();
+    for document in store.load()? {
+        match Account::from_document(&document) {
+            Some(account) => {
+                accounts.insert(account.name.clone(), Arc::new(account));
+            }
+            None => {
+                let key = document.get("_key").and_then(Value::as_str).unwrap_or("?");
+                tracing::error!(
+                    event = "auth.account_unreadable",
+                    key,
+                    "a stored account is damaged and is ignored: nobody can log in with it"
+                );
+            }
+        }
+    }
+    Ok(accounts)
 }
 
 /// The key of an account's document: a digest of the name, since names may hold characters

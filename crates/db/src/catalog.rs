@@ -2,7 +2,9 @@
 //!
 //! What it is: opening a data directory (lock, recovery of every database and collection,
 //! `_system` when missing), the list of databases with create and drop, metrics counters, the
-//! maintenance thread, and shutdown.
+//! maintenance thread, and shutdown; and the restart in place a restore needs: the state (the
+//! shared context and the databases) is closed and opened again inside the same `Catalog`,
+//! which keeps the directory's lock (`close_state`, `reopen_state`; `crate::backup`).
 //!
 //! What it is not: collections' or documents' rules (see [`Database`] and
 //! [`crate::Collection`]).
@@ -10,11 +12,14 @@
 //! Layout: `<data>/LOCK` (an exclusive OS lock while a catalog is open; taken on the real file
 //! system even when `DbConfig::io` is simulated, because only the OS can keep a second process
 //! out), `<data>/catalog.json` (the id counter), `<data>/databases/database-<id>/parameter.json`
-//! and `<data>/databases/database-<id>/collection-<id>/{parameter.json, store files}`.
+//! and `<data>/databases/database-<id>/collection-<id>/{parameter.json, store files}`;
+//! `<data>/backups/` and a restore's `<data>/restore-*` are `crate::backup`'s (never opened as
+//! databases).
 //!
 //! Invariants: one open catalog per data directory; before `open` returns, the clock has
 //! observed every stored revision, so new revisions exceed all of them; after `shutdown`
-//! (idempotent, also run on drop) no store is written and the lock is released.
+//! (idempotent, also run on drop) no store is written and the lock is released; handles of a
+//! closed state (a restore replaced it) answer 503/30, never its data.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions, TryLockError};
@@ -105,8 +110,10 @@ impl DbConfig {
 /// The server's databases. Opening it recovers every collection; a maintenance thread syncs
 /// and compacts in the background until [`Catalog::shutdown`].
 pub struct Catalog {
-    /// What databases and collections share.
-    shared: Arc<Shared>,
+    /// How the catalog was opened (a restore reopens it the same way).
+    config: DbConfig,
+    /// What databases and collections share; replaced when a restore reopens the catalog.
+    shared: RwLock<Arc<Shared>>,
     /// The databases by name (shared with the maintenance thread).
     databases: Arc<RwLock<BTreeMap<String, Arc<Database>>>>,
     /// Serialises create and drop of databases.
@@ -115,6 +122,9 @@ pub struct Catalog {
     maintenance: Mutex<Option<Maintenance>>,
     /// The open `LOCK` file holding the directory's exclusive lock, until shutdown.
     lock: Mutex<Option<File>>,
+    /// Serialises backup operations (create, delete, restore) and shutdown: taken before
+    /// `ddl`.
+    backups: Mutex<()>,
 }
 
 impl Catalog {
@@ -122,41 +132,96 @@ impl Catalog {
     /// exclusive lock on the directory, recovers every collection, starts maintenance.
     pub fn open(config: DbConfig) -> Result<Arc<Catalog>> {
         let lock = lock_data_dir(&config.data_dir)?;
-        let io: Arc<dyn FileIo> = Arc::new(CachedFileIo::new(
-            Arc::clone(&config.io),
-            config.open_files_max,
-        ));
-        let shared = Arc::new(Shared::new(&config, io));
-        let io = &*shared.io;
-        let root = databases_dir(&config.data_dir);
-        if !io.exists(&root) {
-            io.create_dir_all(&root).map_err(|e| io_error(&root, e))?;
-            crate::params::sync_parent(io, &root)?;
-        }
-        if let Some(params) = read_json::<CatalogParams>(io, &catalog_file(&config.data_dir))? {
-            shared.observe_id(params.id_last);
-        }
-        let databases = open_databases(&shared, &root)?;
+        // A restore interrupted past its commit point is finished, one before it undone;
+        // backups a crash left half-written are removed (`crate::backup`).
+        crate::backup::swap::recover(&config.data_dir)?;
+        crate::backup::remove_unfinished(&config.data_dir)?;
+        let (shared, databases) = open_state(&config)?;
         let catalog = Catalog {
-            shared,
+            config,
+            shared: RwLock::new(shared),
             databases: Arc::new(RwLock::new(databases)),
             ddl: Mutex::new(()),
             maintenance: Mutex::new(None),
             lock: Mutex::new(Some(lock)),
+            backups: Mutex::new(()),
         };
-        if catalog.database(SYSTEM_DATABASE).is_none() {
-            catalog.create_database(SYSTEM_DATABASE)?;
-        }
-        *catalog.maintenance.lock() = Some(Maintenance::start(
-            Arc::clone(&catalog.databases),
-            config.ttl_frequency,
-        )?);
+        catalog.start()?;
         tracing::info!(
             event = "catalog.opened",
-            dir = %config.data_dir.display(),
+            dir = %catalog.config.data_dir.display(),
             databases = catalog.databases.read().len()
         );
         Ok(Arc::new(catalog))
+    }
+
+    /// Starts maintenance (after an open or a reopen).
+    fn start(&self) -> Result<()> {
+        *self.maintenance.lock() = Some(Maintenance::start(
+            Arc::clone(&self.databases),
+            self.config.ttl_frequency,
+        )?);
+        Ok(())
+    }
+
+    /// The shared context of the state open now.
+    pub(crate) fn shared(&self) -> Arc<Shared> {
+        Arc::clone(&self.shared.read())
+    }
+
+    /// The data directory.
+    pub(crate) fn data_dir(&self) -> &Path {
+        &self.config.data_dir
+    }
+
+    /// Serialises backup operations.
+    pub(crate) fn backups_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.backups.lock()
+    }
+
+    /// Serialises create and drop of databases.
+    pub(crate) fn ddl_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.ddl.lock()
+    }
+
+    /// Every database now, sorted by name.
+    pub(crate) fn databases_now(&self) -> Vec<Arc<Database>> {
+        self.databases.read().values().cloned().collect()
+    }
+
+    /// Closes the state open now: marks it closed, stops maintenance, closes every database
+    /// (aborting their transactions; collections synced and closed). `None` when it was
+    /// closed already; else the first error, after every database was tried. The databases
+    /// stay listed, answering 503/30, until [`Catalog::reopen_state`] replaces them.
+    pub(crate) fn close_state(&self) -> Option<Result<()>> {
+        if !self.shared().close() {
+            return None;
+        }
+        if let Some(maintenance) = self.maintenance.lock().take() {
+            maintenance.stop();
+        }
+        let mut first_error = None;
+        for database in self.databases_now() {
+            if let Err(e) = database.close() {
+                first_error.get_or_insert(e);
+            }
+        }
+        Some(first_error.map_or(Ok(()), Err))
+    }
+
+    /// Opens the data directory's state again (after a restore swapped it) and serves it:
+    /// lookups find the new databases from now on.
+    pub(crate) fn reopen_state(&self) -> Result<()> {
+        let (shared, databases) = open_state(&self.config)?;
+        // Revisions stay unique for the process's life: none handed out before the restore
+        // (in the state it replaced) comes again.
+        let old = self.shared();
+        shared.hlc.observe(old.hlc.last());
+        // The metrics' counters count since the process started, across restores.
+        shared.counters.add(&old.counters.snapshot());
+        *self.shared.write() = shared;
+        *self.databases.write() = databases;
+        self.start()
     }
 
     /// The database of that name, if it exists.
@@ -171,14 +236,15 @@ impl Catalog {
 
     /// Creates a database. 1229 for a bad name, 1207 if it exists.
     pub fn create_database(&self, name: &str) -> Result<Arc<Database>> {
-        self.shared.check_open()?;
+        let shared = self.shared();
+        shared.check_open()?;
         validate_database_name(name)?;
         let _ddl = self.ddl.lock();
         if self.databases.read().contains_key(name) {
             return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
         }
-        let id = self.shared.allocate_id()?;
-        let database = Database::create(&self.shared, id, name)?.into_shared();
+        let id = shared.allocate_id()?;
+        let database = Database::create(&shared, id, name)?.into_shared();
         self.databases
             .write()
             .insert(name.to_owned(), Arc::clone(&database));
@@ -187,7 +253,7 @@ impl Catalog {
 
     /// Drops a database and its files. 1228 if missing; `_system` cannot be dropped (1230).
     pub fn drop_database(&self, name: &str) -> Result<()> {
-        self.shared.check_open()?;
+        self.shared().check_open()?;
         if name == SYSTEM_DATABASE {
             return Err(ArangoError::new(ARANGO_USE_SYSTEM_DATABASE));
         }
@@ -206,7 +272,7 @@ impl Catalog {
     /// Counters for metrics.
     pub fn stats(&self) -> CatalogStats {
         let databases = self.databases.read().values().cloned().collect::<Vec<_>>();
-        let counters = self.shared.counters.snapshot();
+        let counters = self.shared().counters.snapshot();
         let mut stats = CatalogStats {
             databases: databases.len() as u64,
             document_writes: counters.document_writes,
@@ -230,31 +296,23 @@ impl Catalog {
         stats
     }
 
-    /// Stops maintenance and closes every collection (sync, write restart hints). Idempotent.
+    /// Stops maintenance and closes every collection (sync, write restart hints), then
+    /// releases the directory's lock. Idempotent; waits for a backup operation in progress.
     pub fn shutdown(&self) -> Result<()> {
-        if !self.shared.close() {
-            return Ok(());
-        }
-        if let Some(maintenance) = self.maintenance.lock().take() {
-            maintenance.stop();
-        }
-        let mut first_error = None;
-        for database in self.databases.read().values() {
-            if let Err(e) = database.close() {
-                first_error.get_or_insert(e);
-            }
-        }
+        let _backups = self.backups.lock();
+        let closed = self.close_state();
         // Every store is closed: another catalog may now open the directory.
-        self.lock.lock().take();
-        tracing::info!(event = "catalog.closed");
-        first_error.map_or(Ok(()), Err)
+        if self.lock.lock().take().is_some() {
+            tracing::info!(event = "catalog.closed");
+        }
+        closed.unwrap_or(Ok(()))
     }
 }
 
 impl std::fmt::Debug for Catalog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Catalog")
-            .field("data_dir", &self.shared.data_dir)
+            .field("data_dir", &self.config.data_dir)
             .field("databases", &self.database_names())
             .finish_non_exhaustive()
     }
@@ -266,6 +324,34 @@ impl Drop for Catalog {
             tracing::error!(event = "catalog.shutdown_failed", error = %e);
         }
     }
+}
+
+/// The databases by name.
+type Databases = BTreeMap<String, Arc<Database>>;
+
+/// Opens the databases of `config`'s data directory with a fresh shared context.
+fn open_state(config: &DbConfig) -> Result<(Arc<Shared>, Databases)> {
+    let io: Arc<dyn FileIo> = Arc::new(CachedFileIo::new(
+        Arc::clone(&config.io),
+        config.open_files_max,
+    ));
+    let shared = Arc::new(Shared::new(config, io));
+    let io = &*shared.io;
+    let root = databases_dir(&config.data_dir);
+    if !io.exists(&root) {
+        io.create_dir_all(&root).map_err(|e| io_error(&root, e))?;
+        crate::params::sync_parent(io, &root)?;
+    }
+    if let Some(params) = read_json::<CatalogParams>(io, &catalog_file(&config.data_dir))? {
+        shared.observe_id(params.id_last);
+    }
+    let mut databases = open_databases(&shared, &root)?;
+    if !databases.contains_key(SYSTEM_DATABASE) {
+        let id = shared.allocate_id()?;
+        let system = Database::create(&shared, id, SYSTEM_DATABASE)?.into_shared();
+        databases.insert(SYSTEM_DATABASE.to_owned(), system);
+    }
+    Ok((shared, databases))
 }
 
 /// Takes the exclusive lock of the data directory (creating the directory if needed).

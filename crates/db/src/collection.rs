@@ -384,6 +384,11 @@ impl Collection {
         self.id
     }
 
+    /// `<database dir>/collection-<id>`: parameters and the store's files.
+    pub(crate) fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
     /// Document or edge.
     pub fn kind(&self) -> CollectionType {
         self.kind

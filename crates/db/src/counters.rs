@@ -4,8 +4,8 @@
 //! What it is: relaxed atomics, one per event, bumped where the event happens (the write path,
 //! truncate, a transaction's begin and end) and read by [`crate::Catalog::stats`].
 //!
-//! What it is not: durable. They count since the catalog opened, as ArangoDB's counters count
-//! since the server started.
+//! What it is not: durable. They count since the catalog opened (a hot-backup restore carries
+//! them over to the state it opens), as ArangoDB's counters count since the server started.
 //!
 //! Invariants: they only grow; a write is counted once, when its change was published (a
 //! refused or failed item is not counted); a transaction is counted committed or aborted at
@@ -34,6 +34,20 @@ pub(crate) struct CountersSnapshot {
 }
 
 impl Counters {
+    /// Adds a snapshot's counts (those of the state a restore replaced).
+    pub(crate) fn add(&self, counts: &CountersSnapshot) {
+        self.document_writes
+            .fetch_add(counts.document_writes, Ordering::Relaxed);
+        self.truncates
+            .fetch_add(counts.truncates, Ordering::Relaxed);
+        self.transactions_started
+            .fetch_add(counts.transactions_started, Ordering::Relaxed);
+        self.transactions_committed
+            .fetch_add(counts.transactions_committed, Ordering::Relaxed);
+        self.transactions_aborted
+            .fetch_add(counts.transactions_aborted, Ordering::Relaxed);
+    }
+
     /// Counts `n` published document changes (inserts, replaces, updates, removes).
     pub(crate) fn documents_written(&self, n: u64) {
         if n > 0 {

@@ -161,6 +161,16 @@ impl Database {
         })
     }
 
+    /// `<data>/databases/database-<id>`.
+    pub(crate) fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
+
+    /// Serialises create, drop and rename of the database's collections.
+    pub(crate) fn ddl_lock(&self) -> parking_lot::MutexGuard<'_, ()> {
+        self.ddl.lock()
+    }
+
     /// The catalog's shared context.
     pub(crate) fn shared(&self) -> &Arc<Shared> {
         &self.shared

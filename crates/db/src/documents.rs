@@ -131,6 +131,8 @@ impl Collection {
     /// Reads a document. 1202 if missing, 1221 for a syntactically bad key... (ArangoDB answers
     /// 404/1202 for any key it cannot find, including illegal ones).
     pub fn read(&self, key: &str) -> Result<StoredDocument> {
+        // A handle on a state a restore (or shutdown) closed answers 503/30, never its data.
+        self.shared.check_open()?;
         if !is_valid_key(key) {
             return Err(not_found());
         }
@@ -145,6 +147,7 @@ impl Collection {
     /// Visits every live document, rendered as [`Collection::read`] renders it, until `visit`
     /// returns false.
     pub fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()> {
+        self.shared.check_open()?;
         let prefix = self.current_id_prefix();
         self.store.scan(&mut |_key, rev, stored| {
             visit(StoredDocument {
@@ -157,6 +160,7 @@ impl Collection {
 
     /// The current `_rev` of a document without reading it (for HEAD and If-None-Match).
     pub fn read_rev(&self, key: &str) -> Result<String> {
+        self.shared.check_open()?;
         if !is_valid_key(key) {
             return Err(not_found());
         }

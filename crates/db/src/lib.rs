@@ -19,6 +19,7 @@
 //! `_rev` comes from the catalog's one hybrid logical clock, so revisions are unique and
 //! increasing across the server.
 
+mod backup;
 mod catalog;
 mod collection;
 mod counters;
@@ -43,11 +44,11 @@ pub use hooks::{Change, DocumentHook, HookFactory, Version};
 /// The operations interface and its values, which this crate implements (re-exported so the
 /// engine's users name one crate).
 pub use quince_ops::{
-    check_journal_size, fake, CatalogStats, Checksum, CollectionOps, CollectionProperties,
-    CollectionType, Completer, CreateCollection, DatabaseOps, Durability, Engine, Figures,
-    FiguresReport, IndexDefinition, IndexDescription, IndexHit, IndexLookup, IndexType,
-    OverwriteMode, PropertiesUpdate, ReadRequest, StoredDocument, UserDocuments, WriteKind,
-    WriteOptions, WriteOutcome, WriteRequest, WriteResults, JOURNAL_SIZE_MIN, USERS_COLLECTION,
-    USER_DOCUMENTS_MAX,
+    check_journal_size, fake, BackupInfo, BackupRequest, CatalogStats, Checksum, CollectionOps,
+    CollectionProperties, CollectionType, Completer, CreateCollection, DatabaseOps, Durability,
+    Engine, Figures, FiguresReport, IndexDefinition, IndexDescription, IndexHit, IndexLookup,
+    IndexType, OverwriteMode, PropertiesUpdate, ReadRequest, StoredDocument, UserDocuments,
+    WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults, BACKUP_TIMEOUT_DEFAULT,
+    JOURNAL_SIZE_MIN, USERS_COLLECTION, USER_DOCUMENTS_MAX,
 };
 pub use transaction::IDLE_TIMEOUT_DEFAULT as TRANSACTION_IDLE_TIMEOUT_DEFAULT;

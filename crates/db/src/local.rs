@@ -16,9 +16,10 @@ use std::sync::Arc;
 use quince_errors::Result;
 
 use quince_ops::{
-    CatalogStats, CollectionOps, CollectionProperties, CollectionType, CreateCollection,
-    DatabaseOps, Engine, FiguresReport, IndexDescription, IndexHit, IndexLookup, PropertiesUpdate,
-    StoredDocument, TransactionOps, TransactionOptions, WriteRequest, WriteResults,
+    BackupInfo, BackupRequest, CatalogStats, CollectionOps, CollectionProperties, CollectionType,
+    CreateCollection, DatabaseOps, Engine, FiguresReport, IndexDescription, IndexHit, IndexLookup,
+    PropertiesUpdate, StoredDocument, TransactionOps, TransactionOptions, WriteRequest,
+    WriteResults,
 };
 use serde_json::Value;
 
@@ -45,6 +46,22 @@ impl Engine for Catalog {
 
     fn stats(&self) -> CatalogStats {
         Catalog::stats(self)
+    }
+
+    fn create_backup(&self, request: &BackupRequest) -> Result<BackupInfo> {
+        Catalog::create_backup(self, request)
+    }
+
+    fn list_backups(&self, id: Option<&str>) -> Result<Vec<BackupInfo>> {
+        Catalog::list_backups(self, id)
+    }
+
+    fn restore_backup(&self, id: &str) -> Result<String> {
+        Catalog::restore_backup(self, id)
+    }
+
+    fn delete_backup(&self, id: &str) -> Result<()> {
+        Catalog::delete_backup(self, id)
     }
 }
 

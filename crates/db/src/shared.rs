@@ -85,6 +85,11 @@ impl Shared {
         *last = (*last).max(id);
     }
 
+    /// The highest id handed out or found on disk.
+    pub(crate) fn id_last(&self) -> u64 {
+        *self.id_last.lock()
+    }
+
     /// A fresh id, durable before it is returned.
     pub(crate) fn allocate_id(&self) -> Result<u64> {
         let mut last = self.id_last.lock();

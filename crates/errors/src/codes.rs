@@ -194,6 +194,11 @@ error_codes! {
     GRAPH_EDGE_DEFINITION_IS_DOCUMENT      = 1944,  400, "edge definition collection is a document collection";
     GRAPH_REFERENCED_VERTEX_COLLECTION_NOT_PART_OF_THE_GRAPH = 1947, 400, "referenced vertex collection is not part of the graph";
     GRAPH_NEGATIVE_EDGE_WEIGHT             = 1948,  400, "negative edge weight found";
+    // Hot backup.
+    HOT_BACKUP_INTERNAL                    = 7001,  500, "hot backup internal error";
+    HOT_RESTORE_INTERNAL                   = 7002,  500, "internal hot restore error";
+    NO_SUCH_HOT_BACKUP                     = 7007,  404, "no such hot backup set can be found";
+    HOT_BACKUP_CONFLICT                    = 7011,  409, "hot backup conflict";
     // Scheduler.
     QUEUE_FULL                             = 21003, 503, "queue is full";
     QUEUE_TIME_REQUIREMENT_VIOLATED        = 21004, 412, "queue time violated";

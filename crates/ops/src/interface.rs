@@ -23,9 +23,10 @@
 
 use std::sync::Arc;
 
-use quince_errors::Result;
+use quince_errors::{ArangoError, Result, NOT_IMPLEMENTED};
 use serde_json::Value;
 
+use crate::backup::{BackupInfo, BackupRequest};
 use crate::catalog::{
     CatalogStats, CollectionProperties, CollectionType, CreateCollection, FiguresReport,
     PropertiesUpdate, StoredDocument,
@@ -50,6 +51,33 @@ pub trait Engine: Send + Sync {
 
     /// Counters for metrics.
     fn stats(&self) -> CatalogStats;
+
+    /// Takes a hot backup of every database (`crate::BackupRequest`). Blocks. Engines
+    /// without backups answer 501 (errorNum 9).
+    fn create_backup(&self, request: &BackupRequest) -> Result<BackupInfo> {
+        let _ = request;
+        Err(ArangoError::new(NOT_IMPLEMENTED))
+    }
+
+    /// Every complete backup, sorted by id; only `id` when given (404/7007 if none). Blocks.
+    fn list_backups(&self, id: Option<&str>) -> Result<Vec<BackupInfo>> {
+        let _ = id;
+        Err(ArangoError::new(NOT_IMPLEMENTED))
+    }
+
+    /// Replaces every database by the backup's state and restarts the engine in place;
+    /// answers the id of the backup that now holds the state before (404/7007 if none).
+    /// Handles taken before it answer errors afterwards. Blocks.
+    fn restore_backup(&self, id: &str) -> Result<String> {
+        let _ = id;
+        Err(ArangoError::new(NOT_IMPLEMENTED))
+    }
+
+    /// Deletes a backup (404/7007 if none). Blocks.
+    fn delete_backup(&self, id: &str) -> Result<()> {
+        let _ = id;
+        Err(ArangoError::new(NOT_IMPLEMENTED))
+    }
 }
 
 /// One database: its collections.

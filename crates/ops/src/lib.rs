@@ -26,6 +26,7 @@
 //! whole; the durability handle is present exactly when the effective `waitForSync` is true and
 //! something was written, and resolving it means every write of the request is durable.
 
+mod backup;
 mod catalog;
 mod checksum;
 mod computed;
@@ -41,6 +42,7 @@ mod schema;
 mod transaction;
 mod users;
 
+pub use backup::{BackupInfo, BackupRequest, BACKUP_TIMEOUT_DEFAULT, BACKUP_TIMEOUT_MAX};
 pub use catalog::{
     check_journal_size, CatalogStats, CollectionProperties, CollectionType, CreateCollection,
     Figures, FiguresReport, IndexFigures, PropertiesUpdate, StoredDocument, JOURNAL_SIZE_MIN,

@@ -32,6 +32,7 @@
 //! All file I/O goes through [`io::FileIo`], so tests can inject torn writes, lost unsynced
 //! data and fsync failures ([`io::SimFileIo`]).
 
+pub mod backup;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod index;

@@ -4,7 +4,8 @@
 //! and the operator's calls: [`log`] (`/_admin/log*`: recent lines, levels, structured
 //! parameters), [`maintenance`] (compaction, routing reload, target version), [`support_info`],
 //! [`options`] (`/_admin/options*`), [`jwt`] (`/_admin/server/jwt`), [`tls`]
-//! (`/_admin/server/tls`) and [`api_calls`] (`/_admin/server/api-calls`).
+//! (`/_admin/server/tls`), [`api_calls`] (`/_admin/server/api-calls`) and [`backup`]
+//! (`/_admin/backup/*`: hot backups taken, restored and deleted).
 //!
 //! What it is not: the logging, the options, the secret files or the certificates themselves,
 //! which belong to the binary and reach these handlers through `crate::state::AdminHooks` and
@@ -15,6 +16,7 @@
 //! (and its own version) in the details.
 
 pub(crate) mod api_calls;
+pub(crate) mod backup;
 pub(crate) mod echo;
 pub(crate) mod jwt;
 pub(crate) mod log;

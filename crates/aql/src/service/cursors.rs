@@ -331,6 +331,19 @@ impl Cursors {
         Ok(())
     }
 
+    /// Forgets every cursor, stopping streaming queries (a restore replaced the data they
+    /// read): requests for them answer 1600 from now on.
+    pub fn clear(&self) {
+        let forgotten: Vec<_> = self.open.lock().drain().map(|(_, c)| c).collect();
+        for cursor in forgotten {
+            if let Some(guard) = cursor.try_lock() {
+                if let Batches::Stream { control, .. } = &guard.batches {
+                    control.kill();
+                }
+            }
+        }
+    }
+
     /// The number of open cursors.
     pub fn len(&self) -> usize {
         self.open.lock().len()

@@ -209,6 +209,7 @@ impl Collection {
         lookup: &IndexLookup,
         visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
     ) -> Result<()> {
+        self.shared.check_open()?;
         if let (Some(edge), EDGE_INDEX_ID) = (&self.edge_index, index_id) {
             let IndexLookup::Edge { direction, vertex } = lookup else {
                 return Err(ArangoError::with_message(
