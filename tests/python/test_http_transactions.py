@@ -631,3 +631,20 @@ def test_import_in_a_transaction_keeps_the_connection(server, http, db_name, api
 
 def test_import_with_an_unknown_transaction_keeps_the_connection(server, db_name, col):
     assert import_then_next_request(server, db_name, col.name, "123456789") == (404, 1655)
+
+
+def test_streaming_cursor_batches_inside_an_exclusive_transaction(http, db_name, api, col):
+    """A streaming cursor pauses its scan between batches. Its next fetch names the transaction,
+    and used to wait for the paused scan, which waited for that fetch: the server hung (and
+    ignored SIGTERM, its workers blocked). Every batch, then the commit, must answer."""
+    assert_success(http.post(f"{api}/document/{col.name}", json=[{"v": i} for i in range(50)]), 202)
+    tid = begin(http, db_name, {"collections": {"exclusive": [col.name]}})
+    query = {"query": "FOR d IN @@c RETURN d.v", "bindVars": {"@c": col.name}, "batchSize": 5,
+             "options": {"stream": True}}
+    body = assert_success(http.post(f"{api}/cursor", json=query, headers=trx(tid), timeout=DEADLINE_S), 201)
+    seen = list(body["result"])
+    while body["hasMore"]:
+        body = assert_success(http.post(f"{api}/cursor/{body['id']}", headers=trx(tid), timeout=DEADLINE_S), 200)
+        seen += body["result"]
+    assert sorted(seen) == list(range(50))
+    assert_state(http.put(f"{api}/transaction/{tid}", timeout=DEADLINE_S), 200, tid, "committed")

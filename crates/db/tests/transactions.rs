@@ -299,3 +299,59 @@ fn transactions_are_listed_and_found_by_id() {
         1651
     );
 }
+
+/// A streaming AQL cursor inside a stream transaction pauses its scan mid-visit until the
+/// client fetches the next batch; that fetch (and any other request naming the transaction)
+/// asks the transaction for its status. A scan that held the transaction's state while
+/// visiting deadlocked the two, and the status request blocked a runtime worker.
+#[test]
+fn a_scan_paused_mid_visit_does_not_block_the_transaction() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    let c = collection(&catalog, "c");
+    for i in 0..10 {
+        insert(&*c, json!({"_key": format!("k{i}"), "v": i})).unwrap();
+    }
+    let trx = begin(&catalog, &["c"]);
+    let tc = trx.database().collection("c").unwrap();
+    insert(&*tc, json!({"_key": "mine", "v": 99})).unwrap();
+    let (paused_tx, paused_rx) = std::sync::mpsc::channel::<()>();
+    let (resume_tx, resume_rx) = std::sync::mpsc::channel::<()>();
+    let scanner = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        tc.scan(&mut |doc| {
+            if seen.is_empty() {
+                paused_tx.send(()).unwrap();
+                resume_rx.recv().unwrap();
+            }
+            seen.push(serde_json::from_slice::<Value>(&doc.json).unwrap()["_key"].clone());
+            true
+        })
+        .unwrap();
+        seen
+    });
+    paused_rx.recv().unwrap();
+    // While the scan waits in its visitor, the transaction still answers.
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let asker = Arc::clone(&trx);
+    std::thread::spawn(move || {
+        let status = asker.status();
+        let count = asker.database().collection("c").unwrap().count();
+        done_tx.send((status, count)).unwrap();
+    });
+    let answered = done_rx.recv_timeout(Duration::from_secs(20));
+    resume_tx.send(()).unwrap();
+    assert_eq!(
+        answered.expect("status and count answered while a scan was paused"),
+        (TransactionStatus::Running, 11)
+    );
+    let mut seen = scanner.join().unwrap();
+    seen.sort_by_key(|k| k.to_string());
+    assert_eq!(
+        seen.len(),
+        11,
+        "every committed document and the transaction's own"
+    );
+    assert!(seen.contains(&json!("mine")));
+    trx.commit().unwrap();
+}

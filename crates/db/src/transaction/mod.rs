@@ -18,7 +18,10 @@
 //! `docs/transactions.md`). Nor is it the storage protocol, which is `quince-storage`'s.
 //!
 //! Invariants: one operation at a time per transaction (its state lock), so a transaction's
-//! operations are ordered; a finished transaction never changes status again and holds no
+//! operations are ordered; no caller's code runs under that lock (scans and index lookups copy
+//! what they need and release it before they visit), so a visitor that waits (a streaming
+//! cursor between batches) blocks no other request of the transaction; its status is read
+//! without the lock; a finished transaction never changes status again and holds no
 //! reservation or collection lock; the registry holds at most [`RUNNING_MAX`] running
 //! transactions per database and remembers at most [`FINISHED_KEPT`] finished ones (for their
 //! status); a transaction idle for longer than the idle timeout is aborted by the maintenance
@@ -31,6 +34,7 @@ mod view;
 mod write;
 
 use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
@@ -125,6 +129,7 @@ impl Transactions {
                 status: TransactionStatus::Running,
                 buffers: BTreeMap::new(),
             }),
+            status: AtomicU8::new(status_code(TransactionStatus::Running)),
             last_used: Mutex::new(Instant::now()),
         });
         self.running.lock().insert(id, Arc::clone(&transaction));
@@ -214,8 +219,30 @@ pub(crate) struct Transaction {
     /// The collections it declared for writing, with their lock mode (exclusive or not).
     locked: Vec<(Arc<Collection>, bool)>,
     state: Mutex<State>,
+    /// `state.status`, readable without waiting for an operation in progress: a request naming
+    /// the transaction asks for it on a runtime worker ([`TransactionOps::status`]). Written
+    /// only under `state`, right after `state.status`.
+    status: AtomicU8,
     /// When its last operation ended (or its begin).
     last_used: Mutex<Instant>,
+}
+
+/// [`TransactionStatus`] as stored in [`Transaction::status`].
+fn status_code(status: TransactionStatus) -> u8 {
+    match status {
+        TransactionStatus::Running => 0,
+        TransactionStatus::Committed => 1,
+        TransactionStatus::Aborted => 2,
+    }
+}
+
+/// The inverse of [`status_code`].
+fn status_of(code: u8) -> TransactionStatus {
+    match code {
+        0 => TransactionStatus::Running,
+        1 => TransactionStatus::Committed,
+        _ => TransactionStatus::Aborted,
+    }
 }
 
 /// What changes while a transaction runs.
@@ -298,6 +325,7 @@ impl Transaction {
             collection.trx_locks.unlock(self.id, *exclusive);
         }
         state.status = status;
+        self.status.store(status_code(status), Ordering::Release);
         let committed = status == TransactionStatus::Committed;
         self.shared.counters.transaction_finished(committed);
         if let Some(database) = self.database.upgrade() {
@@ -330,7 +358,7 @@ impl TransactionOps for Transaction {
     }
 
     fn status(&self) -> TransactionStatus {
-        self.state.lock().status
+        status_of(self.status.load(Ordering::Acquire))
     }
 
     fn database(&self) -> Arc<dyn DatabaseOps> {

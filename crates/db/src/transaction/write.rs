@@ -152,6 +152,13 @@ impl Transaction {
     }
 
     /// Visits every document the transaction sees.
+    ///
+    /// The transaction's own changes to the collection are copied out first and its state is
+    /// released before the first visit: a visitor may wait as long as it likes (a streaming
+    /// cursor waits for the client's next fetch) or call the transaction again, and every other
+    /// request naming the transaction (that fetch included) still gets its state. A key the
+    /// transaction wrote is taken from the copy, never from the store, so a commit that lands
+    /// during the scan shows no document twice.
     pub(crate) fn scan(
         &self,
         collection: &Collection,
@@ -160,12 +167,27 @@ impl Transaction {
         let operation = self.running()?;
         self.check_readable(collection)?;
         let prefix = collection.current_id_prefix();
-        let buffer = operation.state.buffers.get(&collection.id());
+        let (written, own): (HashSet<String>, Vec<StoredDocument>) =
+            match operation.state.buffers.get(&collection.id()) {
+                None => Default::default(),
+                Some(buffer) => (
+                    buffer.changes.keys().cloned().collect(),
+                    buffer
+                        .order
+                        .iter()
+                        .filter_map(|key| buffer.changes[key].new.as_ref())
+                        .map(|(rev, value)| StoredDocument {
+                            rev: RevisionId(*rev).encode(),
+                            json: render_document(value, &prefix),
+                        })
+                        .collect(),
+                ),
+            };
+        drop(operation);
         let mut going = true;
         collection.store.scan(&mut |key, rev, stored| {
-            let mine = buffer.is_some_and(|b| {
-                std::str::from_utf8(key).is_ok_and(|key| b.changes.contains_key(key))
-            });
+            let mine = !written.is_empty()
+                && std::str::from_utf8(key).is_ok_and(|key| written.contains(key));
             if mine {
                 return true;
             }
@@ -175,16 +197,10 @@ impl Transaction {
             });
             going
         })?;
-        if let (true, Some(buffer)) = (going, buffer) {
-            for key in &buffer.order {
-                if let Some((rev, value)) = &buffer.changes[key].new {
-                    let document = StoredDocument {
-                        rev: RevisionId(*rev).encode(),
-                        json: render_document(value, &prefix),
-                    };
-                    if !visit(document) {
-                        break;
-                    }
+        if going {
+            for document in own {
+                if !visit(document) {
+                    break;
                 }
             }
         }
