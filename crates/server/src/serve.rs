@@ -123,10 +123,12 @@ fn run_inner(args: ServeArgs, log: Arc<crate::logging::LogSettings>) -> anyhow::
         budget.connections,
         catalog.clone(),
         socket_address,
-        password,
-        jwt_secrets,
-        log,
-        tls,
+        Settled {
+            root_password: password,
+            jwt_secrets,
+            log,
+            tls,
+        },
     ));
     // Connections that outlived the drain are abandoned here; the catalog closes regardless.
     runtime.shutdown_timeout(Duration::from_secs(1));
@@ -153,16 +155,31 @@ fn listen(address: std::net::SocketAddr) -> std::io::Result<TcpListener> {
     socket.listen(LISTEN_BACKLOG)
 }
 
+/// What [`run`] settled before the runtime started, for [`serve`] to hand to the API.
+struct Settled {
+    /// Root's password.
+    root_password: String,
+    /// The token secrets, the active one first.
+    jwt_secrets: Vec<Vec<u8>>,
+    /// The log levels and the ring of recent lines.
+    log: Arc<crate::logging::LogSettings>,
+    /// The TLS configuration, for an ssl:// endpoint.
+    tls: Option<Arc<TlsServer>>,
+}
+
 async fn serve(
     args: &ServeArgs,
     max_connections: u64,
     catalog: Arc<Catalog>,
     socket_address: std::net::SocketAddr,
-    root_password: String,
-    mut jwt_secrets: Vec<Vec<u8>>,
-    log: Arc<crate::logging::LogSettings>,
-    tls: Option<Arc<TlsServer>>,
+    settled: Settled,
 ) -> anyhow::Result<()> {
+    let Settled {
+        root_password,
+        mut jwt_secrets,
+        log,
+        tls,
+    } = settled;
     let listener =
         listen(socket_address).with_context(|| format!("cannot listen on {socket_address}"))?;
     let local = listener
