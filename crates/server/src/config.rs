@@ -309,6 +309,15 @@ pub struct ServeArgs {
     )]
     pub static_prefix: String,
 
+    /// Compress replies whose body has at least this many bytes with gzip or deflate when
+    /// the client's Accept-Encoding allows it (0: never).
+    #[arg(
+        long = "http.compress-response-threshold",
+        value_name = "BYTES",
+        default_value_t = 0
+    )]
+    pub compress_response_threshold: u64,
+
     /// The log level: trace, debug, info, warning, error (or a tracing filter).
     #[arg(long = "log.level", value_name = "LEVEL", default_value = "info")]
     pub log_level: String,

@@ -179,6 +179,7 @@ async fn serve(
             static_dir: args.static_dir.clone(),
             static_prefix: args.static_prefix.clone(),
             query_memory_limit: args.query_memory_limit,
+            compress_response_threshold: args.compress_response_threshold,
         },
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;

@@ -52,6 +52,9 @@ pub struct ApiConfig {
     /// `--query.memory-limit`: the bytes one query may hold (0: no limit); a query's own
     /// `memoryLimit` may only lower it.
     pub query_memory_limit: u64,
+    /// `--http.compress-response-threshold`: replies with a body of at least this many bytes
+    /// are compressed when the client accepts gzip or deflate (0: never, the default).
+    pub compress_response_threshold: u64,
 }
 
 impl Default for ApiConfig {
@@ -72,6 +75,7 @@ impl Default for ApiConfig {
             static_dir: None,
             static_prefix: crate::static_files::PREFIX_DEFAULT.to_string(),
             query_memory_limit: limits::QUERY_MEMORY_LIMIT_DEFAULT,
+            compress_response_threshold: 0,
         }
     }
 }
