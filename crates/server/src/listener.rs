@@ -2,7 +2,8 @@
 //! hyper.
 //!
 //! What it is: [`serve_connections`], the accept loop. Each connection is served by hyper
-//! (HTTP/1.1 with keep-alive and pipelining, HTTP/1.0 keep-alive, h2c by prior knowledge) and
+//! (HTTP/1.1 with keep-alive and pipelining, HTTP/1.0 keep-alive, h2c by prior knowledge or
+//! by `Upgrade: h2c`, see `crate::h2c`) and
 //! every request is handed to [`quince_api::Api::serve`] with its arrival time, the
 //! connection's addresses and its trust flag as request extensions, and its body wrapped so the
 //! governor can see (and cut) a body that arrives too slowly.
@@ -34,6 +35,7 @@ use tokio::sync::{watch, OwnedSemaphorePermit};
 
 use crate::connection::{ActivityIo, BodyState, Close, Connection, TrackedBody};
 use crate::governor::Governor;
+use crate::h2c;
 
 /// The largest request head (request line and headers) hyper buffers. It is well above the
 /// API's own limits (16 KiB of URL, 64 KiB of headers), so that clients going somewhat over
@@ -129,9 +131,15 @@ impl Served {
             self.connection.clone(),
             self.governor.clock(),
         );
+        let upgrade = h2c::Slot::default();
+        let slot = upgrade.clone();
         let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
             let (api, connection, trust) = (api.clone(), connection.clone(), trust.clone());
+            let switching = h2c::switch(&slot, &mut req);
             async move {
+                if let Some(reply) = switching {
+                    return Ok(reply);
+                }
                 let body = Arc::new(BodyState::default());
                 let _running = connection.request_started(Arc::clone(&body));
                 req.extensions_mut().insert(Received(Instant::now()));
@@ -142,7 +150,9 @@ impl Served {
             }
         });
         let io = ActivityIo::new(stream, self.connection.clone());
-        let http = self.builder.serve_connection(TokioIo::new(io), service);
+        let http = self
+            .builder
+            .serve_connection_with_upgrades(TokioIo::new(io), service.clone());
         let mut http = std::pin::pin!(http);
         let outcome = tokio::select! {
             outcome = http.as_mut() => outcome,
@@ -161,6 +171,12 @@ impl Served {
         };
         if let Err(error) = outcome {
             tracing::debug!(event = "connection.error", %client, %error);
+        }
+        if let Some(upgrading) = upgrade.take() {
+            let served = h2c::serve(upgrading, service, &mut stop, &self.connection).await;
+            if let Err(error) = served {
+                tracing::debug!(event = "connection.error", %client, %error);
+            }
         }
         self.governor.deregister(self.connection.id);
     }

@@ -14,6 +14,7 @@ mod config;
 mod connection;
 mod descriptors;
 mod governor;
+mod h2c;
 mod listener;
 mod serve;
 mod shutdown;
