@@ -1,6 +1,12 @@
 //! The blocking client connection over TLS, against a small rustls server thread with a CA
 //! and certificates made here by rcgen: keep-alive, lazy reconnection, large and fragmented
 //! replies, timeouts, and the refusals (an untrusted CA, a certificate for another name).
+//!
+//! What it is not: a test of the bench's non-blocking TLS lanes (crates/bench/src/runner.rs)
+//! or of the tools against a real `quince serve` (tests/python/test_tls_tools.py).
+//!
+//! Invariants: every server listens on 127.0.0.1 port 0, every CA and file is made here (unique
+//! temporary directories, removed at the end), and every wait is bounded by a timeout.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};

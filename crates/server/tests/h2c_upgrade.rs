@@ -2,6 +2,12 @@
 //! is answered 101 and then as HTTP/2 stream 1, a second request on the same connection
 //! (stream 3) is answered too; requests that may not upgrade (a body, no `HTTP2-Settings`) are
 //! answered over HTTP/1.1 as if the header were not there.
+//!
+//! What it is not: a test of the frame insertion alone (crates/server/src/h2c.rs has those) or
+//! of curl's behaviour (tests/python/test_http2_upgrade.py).
+//!
+//! Invariants: each server runs on port 0 over its own temporary directory and is killed on
+//! drop; every socket read has a timeout.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
