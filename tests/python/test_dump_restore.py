@@ -422,5 +422,6 @@ def test_errors_have_messages_and_exit_status(url, http, source, tmp_path):
     assert no_db.returncode == 1 and "database not found" in no_db.stderr
     unknown = run_tool(url, "dump", "--no-such-option", "1")
     assert unknown.returncode == 2 and "--no-such-option" in unknown.stderr
-    ssl = run_tool("ssl://127.0.0.1:8529", "dump")
-    assert ssl.returncode == 1 and "TLS is not supported here yet" in ssl.stderr
+    # A TLS endpoint whose CA file does not exist stops the tool before it connects.
+    ssl = run_tool("ssl://127.0.0.1:8529", "dump", "--ssl.cafile", str(tmp_path / "no-such-ca.pem"))
+    assert ssl.returncode == 1 and "no-such-ca.pem" in ssl.stderr, ssl.stderr

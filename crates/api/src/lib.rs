@@ -17,7 +17,8 @@
 //!    the operation mode `state::server_mode`), `error` (the error body, and the errors every
 //!    layer shares: unknown path, method not allowed, unauthorized), `request`, `response`,
 //!    `limits` (bounds and defaults), `path` (the `/_db/{name}/` prefix and percent-decoding),
-//!    `body` (size bound and decompression), `credentials` (reading Basic and JWT
+//!    `body` (size bound and decompression), `compression` (`--http.compress-response-threshold`:
+//!    gzip or deflate by `Accept-Encoding`, applied by the pipeline), `credentials` (reading Basic and JWT
 //!    credentials), `auth` (the pipeline's authentication steps over the state), `permission`
 //!    (who the caller is, what they may do), `metrics` (counters), `reply_budget`, `blocking`
 //!    and `static_files` (`--http.static-dir`, served by the pipeline before routing).
@@ -41,6 +42,7 @@
 //! Invariants: every error body has ArangoDB's shape; no success body carries `errorNum`;
 //! every reply has a Content-Length (bodies are whole).
 
+pub mod compression;
 pub mod error;
 #[doc(hidden)]
 pub mod fuzzing;

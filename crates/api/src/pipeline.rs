@@ -8,7 +8,9 @@
 //! requests in flight and queued jobs (503/21003), whether any route serves the path (404,
 //! before the body is read) and the body's size and encoding (413, 415), then either queues
 //! the request as an asynchronous job (`x-arango-async`, see `crate::async_exec`) or calls
-//! the route's handler, and adds the headers every reply carries. Paths under the static mount
+//! the route's handler, compresses the reply when `--http.compress-response-threshold` is on
+//! and the client accepts gzip or deflate (`crate::compression`), and adds the headers every
+//! reply carries. Paths under the static mount
 //! (`--http.static-dir`) leave after the header checks, without credentials.
 //! [`Api::execute`] is the post-check half on its own, for jobs and batch parts.
 //!
@@ -51,7 +53,7 @@ use crate::permission::{self, Caller};
 use crate::request::ApiRequest;
 use crate::response::ApiResponse;
 use crate::state::{Api, ConnectionTrust, Peer, Received, Routed};
-use crate::{async_exec, auth, body, limits, router};
+use crate::{async_exec, auth, body, compression, limits, router};
 
 /// What the pipeline learned about a request, for the reply's headers.
 struct Timing {
@@ -123,6 +125,11 @@ impl Api {
         let version = req.version();
         let http10_keep_alive = req.version() == Version::HTTP_10 && wants_keep_alive(&req);
         let omit_www_authenticate = req.headers().contains_key("x-omit-www-authenticate");
+        let compress_threshold = self.config().compress_response_threshold;
+        let coding = match compress_threshold {
+            0 => None,
+            _ => compression::negotiate(req.headers()),
+        };
         let mut timing = Timing {
             received,
             queued: None,
@@ -146,6 +153,10 @@ impl Api {
                     "internal error while processing the request",
                 ))
             }
+        };
+        let reply = match compress_threshold {
+            0 => reply,
+            threshold => compress_reply(reply, &method, threshold, coding).await,
         };
         self.finish(reply, &method, version, &timing, http10_keep_alive)
     }
@@ -382,6 +393,50 @@ impl Api {
         *response.status_mut() = status;
         *response.headers_mut() = headers;
         response
+    }
+}
+
+/// The reply compressed as `crate::compression` decides; a large body is compressed on the
+/// blocking pool, so no runtime worker spends long on it.
+async fn compress_reply(
+    reply: ApiResponse,
+    method: &Method,
+    threshold: u64,
+    coding: Option<compression::Coding>,
+) -> ApiResponse {
+    let ApiResponse {
+        status,
+        mut headers,
+        body,
+    } = reply;
+    let plan = compression::plan(threshold, coding, method, status, &mut headers, body.len());
+    let compression::Plan::Compress(coding) = plan else {
+        return ApiResponse {
+            status,
+            headers,
+            body,
+        };
+    };
+    let compressed = if body.len() >= compression::BLOCKING_FROM {
+        let input = body.clone();
+        tokio::task::spawn_blocking(move || compression::compress(coding, &input))
+            .await
+            .ok()
+            .flatten()
+    } else {
+        compression::compress(coding, &body)
+    };
+    let body = match compressed {
+        Some(compressed) => {
+            compression::mark(&mut headers, coding);
+            Bytes::from(compressed)
+        }
+        None => body,
+    };
+    ApiResponse {
+        status,
+        headers,
+        body,
     }
 }
 

@@ -69,7 +69,7 @@ pub fn bench_main(args: &[OsString]) -> ExitCode {
         settings.keep_alive,
     )
     .with_basic_auth(&settings.username, &settings.password);
-    let addresses = match setup::resolve_and_check(&settings, &head) {
+    let targets = match setup::resolve_and_check(&settings, &head) {
         Ok(a) => a,
         Err(e) => return setup_failed(e),
     };
@@ -82,7 +82,7 @@ pub fn bench_main(args: &[OsString]) -> ExitCode {
         settings.preload,
         rand::random(),
     );
-    let soft_errors = match setup::prepare(&settings, &workload, &head, addresses[0]) {
+    let soft_errors = match setup::prepare(&settings, &workload, &head, &targets[0]) {
         Ok(e) => e,
         Err(e) => return setup_failed(e),
     };
@@ -91,7 +91,7 @@ pub fn bench_main(args: &[OsString]) -> ExitCode {
     } else {
         head.clone()
     };
-    let mut outcome = runner::run(&settings, &workload, &bench_head, &addresses, &status);
+    let mut outcome = runner::run(&settings, &workload, &bench_head, &targets, &status);
     for key in soft_errors {
         outcome.totals.failures += 1;
         *outcome.totals.errors.entry(key).or_default() += 1;

@@ -17,6 +17,13 @@
 //! What it is not: pipelined. A lane sends its next request only after the whole reply to the
 //! previous one (or its failure), exactly as a blocking arangob thread would.
 //!
+//! Over TLS (an `ssl://` endpoint) the lane keeps a rustls client session beside its socket:
+//! the handshake is done, blocking and bounded by `--connection-timeout`, when connecting; a
+//! request is queued whole into the session and its records written as the socket takes them
+//! (`write_tls`); replies are read as records (`read_tls`, `process_new_packets`) and their
+//! plaintext appended to the receive buffer. The plain path is the same code as before TLS,
+//! behind one branch per write and read.
+//!
 //! Invariants: a lane is in exactly one [`Phase`]; while a request is in flight it has a
 //! deadline (`--request-timeout` since the last progress); the receive buffer holds at most one
 //! response, bounded by [`quince_client::response`]; connecting is blocking but bounded by
@@ -24,14 +31,15 @@
 //! ended.
 
 use std::io::{ErrorKind, Read, Write};
-use std::net::{Shutdown, SocketAddr};
+use std::net::Shutdown;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use mio::net::TcpStream;
 use mio::{Interest, Registry, Token};
 use quince_client::response::{self, Response};
-use quince_client::{Method, RequestHead, Timeouts, TransportError};
+use quince_client::{Method, RequestHead, Target, Timeouts, TransportError};
+use rustls::ClientConnection;
 
 use crate::batch;
 use crate::cases::{thread_offset, Next, Op, Position, ThreadState, Unusable, Workload};
@@ -82,7 +90,7 @@ const REFUSED_BACKOFF: Duration = Duration::from_millis(10);
 pub(crate) struct Lane {
     index: u64,
     token: Token,
-    addr: SocketAddr,
+    target: Target,
     phase: Phase,
     // The workload's state, as arangob keeps it per thread.
     state: ThreadState,
@@ -103,6 +111,8 @@ pub(crate) struct Lane {
     intended: Option<Instant>,
     // The transport.
     stream: Option<TcpStream>,
+    /// The TLS session of the open socket, for an `ssl://` endpoint.
+    tls: Option<Box<ClientConnection>>,
     wants_write: bool,
     written: usize,
     received: Vec<u8>,
@@ -116,14 +126,14 @@ pub(crate) struct Lane {
 }
 
 impl Lane {
-    /// Lane `index` (the workload's thread number) on `addr`, polled under `token`.
-    pub fn new(shared: &Shared<'_>, index: u64, token: Token, addr: SocketAddr) -> Lane {
+    /// Lane `index` (the workload's thread number) to `target`, polled under `token`.
+    pub fn new(shared: &Shared<'_>, index: u64, token: Token, target: Target) -> Lane {
         let settings = shared.settings;
         let now = Instant::now();
         Lane {
             index,
             token,
-            addr,
+            target,
             phase: Phase::Idle,
             state: ThreadState::default(),
             op: Op::default(),
@@ -139,6 +149,7 @@ impl Lane {
             scheduled: 0,
             intended: None,
             stream: None,
+            tls: None,
             wants_write: false,
             written: 0,
             received: Vec::with_capacity(READ_CHUNK),
@@ -165,7 +176,7 @@ impl Lane {
         self.phase == Phase::Done
     }
 
-    /// Opens the TCP connection if it is not open.
+    /// Opens the TCP connection (and does the TLS handshake) if it is not open.
     pub fn connect(
         &mut self,
         shared: &Shared<'_>,
@@ -174,10 +185,15 @@ impl Lane {
         if self.stream.is_some() {
             return Ok(());
         }
-        let stream = std::net::TcpStream::connect_timeout(&self.addr, shared.timeouts.connect)
-            .map_err(|e| TransportError::Connect(e.kind()))?;
+        let stream =
+            std::net::TcpStream::connect_timeout(&self.target.addr, shared.timeouts.connect)
+                .map_err(|e| TransportError::Connect(e.kind()))?;
         // Latency, not throughput per packet, is what a request/reply benchmark measures.
         let _ = stream.set_nodelay(true);
+        let tls = match &self.target.tls {
+            None => None,
+            Some(client) => Some(handshake(client, &stream, shared.timeouts.connect)?),
+        };
         stream
             .set_nonblocking(true)
             .map_err(|e| TransportError::Connect(e.kind()))?;
@@ -186,6 +202,7 @@ impl Lane {
             .register(&mut stream, self.token, Interest::READABLE)
             .map_err(|e| TransportError::Connect(e.kind()))?;
         self.stream = Some(stream);
+        self.tls = tls;
         self.wants_write = false;
         self.received.clear();
         self.connects += 1;
@@ -366,6 +383,9 @@ impl Lane {
     }
 
     fn write(&mut self, shared: &Shared<'_>, registry: &Registry, scratch: &mut [u8]) {
+        if self.tls.is_some() {
+            return self.write_tls(shared, registry, scratch);
+        }
         let stream = self.stream.as_mut().expect("a sending lane is connected");
         while self.written < self.request.len() {
             match stream.write(&self.request[self.written..]) {
@@ -410,6 +430,9 @@ impl Lane {
     }
 
     fn read(&mut self, shared: &Shared<'_>, registry: &Registry, scratch: &mut [u8]) {
+        if self.tls.is_some() {
+            return self.read_tls(shared, registry, scratch);
+        }
         let stream = self.stream.as_mut().expect("a receiving lane is connected");
         loop {
             let (n, eof) = match stream.read(scratch) {
@@ -423,6 +446,111 @@ impl Lane {
                 }
             };
             self.received.extend_from_slice(&scratch[..n]);
+            self.expires = Instant::now() + shared.timeouts.request;
+            match response::parse(&self.received, eof) {
+                Ok(Some(reply)) => return self.complete(shared, registry, Ok(reply)),
+                Ok(None) if eof => {
+                    return self.complete(shared, registry, Err(TransportError::Closed))
+                }
+                Ok(None) => {}
+                Err(bad) => {
+                    let error = TransportError::Malformed(bad.0);
+                    return self.complete(shared, registry, Err(error));
+                }
+            }
+        }
+    }
+
+    /// [`Lane::write`] over TLS: queues the whole request into the session, then writes its
+    /// records as the socket takes them.
+    fn write_tls(&mut self, shared: &Shared<'_>, registry: &Registry, scratch: &mut [u8]) {
+        let stream = self.stream.as_mut().expect("a sending lane is connected");
+        let tls = self.tls.as_mut().expect("a TLS lane has a session");
+        if self.written < self.request.len() {
+            // The session's buffer limit is off: this takes the whole request.
+            if let Err(e) = tls.writer().write_all(&self.request[self.written..]) {
+                return self.complete(shared, registry, Err(TransportError::Send(e.kind())));
+            }
+            self.written = self.request.len();
+        }
+        while tls.wants_write() {
+            match tls.write_tls(stream) {
+                Ok(0) => {
+                    let error = TransportError::Send(ErrorKind::WriteZero);
+                    return self.complete(shared, registry, Err(error));
+                }
+                Ok(_) => self.expires = Instant::now() + shared.timeouts.request,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    if !self.wants_write {
+                        let interest = Interest::READABLE | Interest::WRITABLE;
+                        if let Err(e) = registry.reregister(stream, self.token, interest) {
+                            let error = TransportError::Send(e.kind());
+                            return self.complete(shared, registry, Err(error));
+                        }
+                        self.wants_write = true;
+                    }
+                    return;
+                }
+                Err(e) => {
+                    return self.complete(shared, registry, Err(TransportError::Send(e.kind())))
+                }
+            }
+        }
+        self.phase = Phase::Receiving;
+        if self.wants_write {
+            if let Err(e) = registry.reregister(stream, self.token, Interest::READABLE) {
+                return self.complete(shared, registry, Err(TransportError::Send(e.kind())));
+            }
+            self.wants_write = false;
+            self.read_tls(shared, registry, scratch);
+        }
+    }
+
+    /// [`Lane::read`] over TLS: reads records until the socket has no more, appending their
+    /// plaintext to the receive buffer, until a whole reply is there.
+    fn read_tls(&mut self, shared: &Shared<'_>, registry: &Registry, scratch: &mut [u8]) {
+        loop {
+            let stream = self.stream.as_mut().expect("a receiving lane is connected");
+            let tls = self.tls.as_mut().expect("a TLS lane has a session");
+            let mut eof = match tls.read_tls(stream) {
+                Ok(0) => true,
+                Ok(_) => false,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+                Err(e) => {
+                    let error = TransportError::Receive(e.kind());
+                    return self.complete(shared, registry, Err(error));
+                }
+            };
+            if let Err(e) = tls.process_new_packets() {
+                // The alert that says why goes out if the socket takes it.
+                let _ = tls.write_tls(stream);
+                let error = TransportError::Tls(e.to_string());
+                return self.complete(shared, registry, Err(error));
+            }
+            // Anything the session must answer by itself (a key update): best effort, the
+            // socket has room for a few bytes.
+            while tls.wants_write() && tls.write_tls(stream).is_ok_and(|n| n > 0) {}
+            loop {
+                match tls.reader().read(scratch) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(n) => self.received.extend_from_slice(&scratch[..n]),
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    // Closed without close_notify: the reply's framing decides.
+                    Err(e) if e.kind() == ErrorKind::UnexpectedEof => {
+                        eof = true;
+                        break;
+                    }
+                    Err(e) => {
+                        let error = TransportError::Receive(e.kind());
+                        return self.complete(shared, registry, Err(error));
+                    }
+                }
+            }
             self.expires = Instant::now() + shared.timeouts.request;
             match response::parse(&self.received, eof) {
                 Ok(Some(reply)) => return self.complete(shared, registry, Ok(reply)),
@@ -460,7 +588,7 @@ impl Lane {
                     self.totals.error(ErrorKey::Transport(error.to_string()));
                     self.record(shared, replied);
                 }
-                if matches!(error, TransportError::Connect(_)) {
+                if matches!(error, TransportError::Connect(_) | TransportError::Tls(_)) {
                     self.phase = Phase::Backoff(replied + REFUSED_BACKOFF);
                 }
                 self.disconnect(registry);
@@ -539,6 +667,11 @@ impl Lane {
 
     fn disconnect(&mut self, registry: &Registry) {
         if let Some(mut stream) = self.stream.take() {
+            if let Some(mut tls) = self.tls.take() {
+                // Best effort: the socket is dropped whatever the peer makes of it.
+                tls.send_close_notify();
+                let _ = tls.write_tls(&mut stream);
+            }
             let _ = registry.deregister(&mut stream);
             let _ = stream.shutdown(Shutdown::Both);
         }
@@ -551,6 +684,29 @@ impl Lane {
         self.totals.connects = self.connects;
         self.totals.finished = Some(Instant::now());
     }
+}
+
+/// The TLS handshake on a freshly connected (still blocking) socket, each read and write
+/// bounded by `timeout`.
+fn handshake(
+    client: &quince_client::TlsClient,
+    stream: &std::net::TcpStream,
+    timeout: Duration,
+) -> Result<Box<ClientConnection>, TransportError> {
+    stream
+        .set_read_timeout(Some(timeout))
+        .and_then(|()| stream.set_write_timeout(Some(timeout)))
+        .map_err(|e| TransportError::Connect(e.kind()))?;
+    let mut session = client
+        .session()
+        .map_err(|e| TransportError::Tls(e.to_string()))?;
+    let mut io = stream;
+    while session.is_handshaking() {
+        session
+            .complete_io(&mut io)
+            .map_err(|e| TransportError::from_io(e, TransportError::Connect))?;
+    }
+    Ok(Box::new(session))
 }
 
 /// Counts the failures a reply reports.

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use quince_client::{Method, RequestHead, Timeouts};
+use quince_client::{Method, RequestHead, Target, Timeouts};
 
 use crate::cases::Workload;
 use crate::lane::{Lane, Shared, READ_CHUNK};
@@ -144,12 +144,13 @@ pub fn endpoint_for(connection: u64, endpoints: usize) -> usize {
 }
 
 /// Runs the benchmark: `--concurrency` connections spread over
-/// min(concurrency, available cores) OS threads. `addresses` are the resolved endpoints.
+/// min(concurrency, available cores) OS threads. `targets` are the resolved endpoints (with
+/// their TLS settings).
 pub fn run(
     settings: &Settings,
     workload: &Workload,
     head: &RequestHead,
-    addresses: &[std::net::SocketAddr],
+    targets: &[Target],
     status: &dyn Fn(&str),
 ) -> Outcome {
     let connections = settings.concurrency;
@@ -187,7 +188,7 @@ pub fn run(
                 std::thread::Builder::new()
                     .name(format!("bench-{thread}"))
                     .spawn_scoped(scope, move || {
-                        event_loop(shared, &indexes, addresses, ready, go)
+                        event_loop(shared, &indexes, targets, ready, go)
                     })
                     .expect("spawning a benchmark thread")
             })
@@ -243,7 +244,7 @@ const EVENTS_MAX: usize = 1024;
 fn event_loop(
     shared: &Shared<'_>,
     indexes: &[u64],
-    addresses: &[std::net::SocketAddr],
+    targets: &[Target],
     ready: &Barrier,
     go: &Barrier,
 ) -> Vec<(u64, Totals)> {
@@ -252,8 +253,8 @@ fn event_loop(
         .iter()
         .enumerate()
         .map(|(slot, &index)| {
-            let addr = addresses[endpoint_for(index, addresses.len())];
-            Lane::new(shared, index, mio::Token(slot), addr)
+            let target = &targets[endpoint_for(index, targets.len())];
+            Lane::new(shared, index, mio::Token(slot), target.clone())
         })
         .collect();
     for lane in &mut lanes {
@@ -366,39 +367,210 @@ mod tests {
     /// A server that answers every request (no body expected) with a small JSON reply and
     /// notes whether a request ever arrived before the reply to the previous one was sent.
     fn serve(seen: Arc<Seen>) -> SocketAddr {
+        serve_with(seen, None, 2, false)
+    }
+
+    /// [`serve`], over TLS when `tls` is given, with replies whose body is `body` bytes, each
+    /// closing the connection when `close` is true.
+    fn serve_with(
+        seen: Arc<Seen>,
+        tls: Option<Arc<rustls::ServerConfig>>,
+        body: usize,
+        close: bool,
+    ) -> SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
+        let connection = if close { "Connection: close\r\n" } else { "" };
+        let mut reply =
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {body}\r\n{connection}\r\n").into_bytes();
+        reply.extend(std::iter::repeat_n(b'x', body));
+        let reply: Arc<[u8]> = reply.into();
         std::thread::spawn(move || {
             for socket in listener.incoming() {
-                let mut socket = socket.unwrap();
+                let socket = socket.unwrap();
                 let seen = Arc::clone(&seen);
                 seen.connections.fetch_add(1, Ordering::SeqCst);
-                std::thread::spawn(move || {
-                    let mut buffer = Vec::new();
-                    let mut chunk = [0u8; 4096];
-                    loop {
-                        let n = match socket.read(&mut chunk) {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => n,
-                        };
-                        buffer.extend_from_slice(&chunk[..n]);
-                        let Some(end) = quince_client::response::find(&buffer, b"\r\n\r\n") else {
-                            continue;
-                        };
-                        if buffer.len() > end + 4 {
-                            seen.pipelined.store(true, Ordering::SeqCst);
-                        }
-                        buffer.clear();
-                        seen.requests.fetch_add(1, Ordering::SeqCst);
-                        let reply = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}";
-                        if socket.write_all(reply).is_err() {
-                            return;
-                        }
+                let reply = Arc::clone(&reply);
+                let tls = tls.clone();
+                std::thread::spawn(move || match tls {
+                    None => answer(socket, &seen, &reply, close),
+                    Some(config) => {
+                        let session = rustls::ServerConnection::new(config).unwrap();
+                        let mut stream = rustls::StreamOwned::new(session, socket);
+                        answer(&mut stream, &seen, &reply, close);
+                        stream.conn.send_close_notify();
+                        let _ = stream.flush();
                     }
                 });
             }
         });
         addr
+    }
+
+    /// Answers each request head read from `socket` with `reply` until the peer closes (or,
+    /// with `close`, after the first reply).
+    fn answer(mut socket: impl Read + Write, seen: &Seen, reply: &[u8], close: bool) {
+        let mut buffer = Vec::new();
+        let mut chunk = [0u8; 4096];
+        loop {
+            let n = match socket.read(&mut chunk) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => n,
+            };
+            buffer.extend_from_slice(&chunk[..n]);
+            let Some(end) = quince_client::response::find(&buffer, b"\r\n\r\n") else {
+                continue;
+            };
+            // The body, if the head announces one, belongs to the request.
+            let head = String::from_utf8_lossy(&buffer[..end]).to_ascii_lowercase();
+            let length: usize = head
+                .lines()
+                .find_map(|l| l.strip_prefix("content-length:"))
+                .map_or(0, |v| v.trim().parse().unwrap());
+            if buffer.len() < end + 4 + length {
+                continue;
+            }
+            if buffer.len() > end + 4 + length {
+                seen.pipelined.store(true, Ordering::SeqCst);
+            }
+            buffer.clear();
+            seen.requests.fetch_add(1, Ordering::SeqCst);
+            if socket
+                .write_all(reply)
+                .and_then(|()| socket.flush())
+                .is_err()
+                || close
+            {
+                return;
+            }
+        }
+    }
+
+    /// A server configuration with a certificate for 127.0.0.1 signed by a CA made here, and
+    /// a client configuration trusting that CA.
+    fn test_pki() -> (Arc<rustls::ServerConfig>, Arc<rustls::ClientConfig>) {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
+            .unwrap()
+            .signed_by(&key, &ca, &ca_key)
+            .unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+        let server = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.der().clone()], key)
+            .unwrap();
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(ca.der().clone()).unwrap();
+        let client = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_no_client_auth();
+        (Arc::new(server), Arc::new(client))
+    }
+
+    fn run_against_target(target: Target, settings: &Settings) -> Outcome {
+        let workload = Workload::new(
+            settings.case,
+            &settings.collection,
+            settings.complexity,
+            settings.requests,
+            settings.read_percent,
+            settings.preload,
+            1,
+        );
+        let head = RequestHead::new("_system", "x", true).with_basic_auth("root", "");
+        run(settings, &workload, &head, &[target], &|_| {})
+    }
+
+    fn tls_target(addr: SocketAddr, client: Arc<rustls::ClientConfig>) -> Target {
+        let name = rustls::pki_types::ServerName::IpAddress(addr.ip().into());
+        Target {
+            addr,
+            tls: Some(quince_client::TlsClient::new(client, name)),
+        }
+    }
+
+    #[test]
+    fn tls_lanes_do_exactly_the_requests_with_one_handshake_each() {
+        let (server, client) = test_pki();
+        let seen = Arc::new(Seen::default());
+        // Replies of 100 kB: several TLS records per reply, more than one read per reply.
+        let addr = serve_with(Arc::clone(&seen), Some(server), 100_000, false);
+        let settings = settings(&["--concurrency", "5", "--requests", "501", "--quiet"]);
+        let outcome = run_against_target(tls_target(addr, client), &settings);
+        assert_eq!(outcome.totals.requests, 501);
+        assert_eq!(outcome.totals.failures, 0, "{:?}", outcome.totals.errors);
+        assert_eq!(outcome.totals.connects, 5);
+        assert_eq!(seen.requests.load(Ordering::SeqCst), 501);
+        assert!(!seen.pipelined.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn tls_lanes_send_requests_of_megabytes() {
+        let (server, client) = test_pki();
+        let seen = Arc::new(Seen::default());
+        let addr = serve_with(Arc::clone(&seen), Some(server), 2, false);
+        // Batches of 10 documents of about 3.5 MB each: requests of 35 MB, more than the
+        // socket takes at once, so they go out in pieces as it becomes writable.
+        let settings = settings(&[
+            "--test-case",
+            "document",
+            "--complexity",
+            "100000",
+            "--batch-size",
+            "10",
+            "--concurrency",
+            "2",
+            "--requests",
+            "40",
+            "--quiet",
+        ]);
+        let outcome = run_against_target(tls_target(addr, client), &settings);
+        assert_eq!(outcome.totals.requests, 4);
+        assert_eq!(outcome.totals.operations, 40);
+        assert_eq!(outcome.totals.failures, 0, "{:?}", outcome.totals.errors);
+        assert_eq!(seen.requests.load(Ordering::SeqCst), 4);
+        assert!(!seen.pipelined.load(Ordering::SeqCst));
+    }
+
+    #[test]
+    fn tls_lanes_reconnect_with_a_handshake_after_each_close() {
+        let (server, client) = test_pki();
+        let seen = Arc::new(Seen::default());
+        let addr = serve_with(Arc::clone(&seen), Some(server), 2, true);
+        let settings = settings(&["--concurrency", "2", "--requests", "40", "--quiet"]);
+        let outcome = run_against_target(tls_target(addr, client), &settings);
+        assert_eq!(outcome.totals.requests, 40);
+        assert_eq!(outcome.totals.failures, 0, "{:?}", outcome.totals.errors);
+        assert_eq!(outcome.totals.connects, 40);
+        assert_eq!(seen.connections.load(Ordering::SeqCst), 40);
+    }
+
+    #[test]
+    fn an_untrusted_tls_server_is_a_tls_failure_per_request() {
+        let (server, _) = test_pki();
+        let (_, other_client) = test_pki();
+        let seen = Arc::new(Seen::default());
+        let addr = serve_with(Arc::clone(&seen), Some(server), 2, false);
+        let settings = settings(&["--concurrency", "1", "--requests", "3", "--quiet"]);
+        let outcome = run_against_target(tls_target(addr, other_client), &settings);
+        assert_eq!(outcome.totals.failures, 3);
+        assert_eq!(outcome.totals.connects, 0);
+        assert!(outcome
+            .totals
+            .errors
+            .keys()
+            .all(|key| matches!(key, ErrorKey::Transport(m) if m.starts_with("TLS: "))));
+        assert_eq!(seen.requests.load(Ordering::SeqCst), 0);
     }
 
     fn settings(args: &[&str]) -> Settings {
@@ -419,7 +591,7 @@ mod tests {
             1,
         );
         let head = RequestHead::new("_system", "x", true).with_basic_auth("root", "");
-        run(settings, &workload, &head, &[addr], &|_| {})
+        run(settings, &workload, &head, &[Target::plain(addr)], &|_| {})
     }
 
     /// A server that speaks just enough of the stream-transaction API: a begin answers

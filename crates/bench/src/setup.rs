@@ -14,9 +14,7 @@
 //! index request does not stop the run: it is returned as an error to count, because the
 //! rest of the case still works without the index.
 
-use std::net::SocketAddr;
-
-use quince_client::{encode_segment, Connection, Method, RequestHead, Timeouts};
+use quince_client::{encode_segment, Connection, Method, RequestHead, Target, Timeouts};
 
 use crate::batch::{array_failures, error_num};
 use crate::cases::{docs1m_preload_document, Kind, Workload};
@@ -87,17 +85,22 @@ impl Client<'_> {
     }
 }
 
-/// Resolves every endpoint and checks that each answers `GET /_api/version` (any status:
-/// a 401 is counted by the run itself).
+/// Resolves every endpoint (with its TLS settings for ssl://: one client configuration for
+/// the run, built from `--ssl.cafile` or the system's roots) and checks that each answers
+/// `GET /_api/version` (any status: a 401 is counted by the run itself).
 pub fn resolve_and_check(
     settings: &Settings,
     head: &RequestHead,
-) -> Result<Vec<SocketAddr>, SetupError> {
-    let mut addresses = Vec::new();
+) -> Result<Vec<Target>, SetupError> {
+    let config =
+        quince_client::tls::config_for(&settings.endpoints, settings.ssl_cafile.as_deref())
+            .map_err(SetupError::Unreachable)?;
+    let mut targets = Vec::new();
     for endpoint in &settings.endpoints {
-        let addr = endpoint.resolve().map_err(SetupError::Unreachable)?;
+        let target =
+            Target::resolve_with(endpoint, config.as_ref()).map_err(SetupError::Unreachable)?;
         let mut client = Client {
-            connection: Connection::new(addr, timeouts(settings)),
+            connection: Connection::to(target.clone(), timeouts(settings)),
             head,
         };
         client
@@ -109,9 +112,9 @@ pub fn resolve_and_check(
                 )),
                 other => other,
             })?;
-        addresses.push(addr);
+        targets.push(target);
     }
-    Ok(addresses)
+    Ok(targets)
 }
 
 fn timeouts(settings: &Settings) -> Timeouts {
@@ -127,10 +130,10 @@ pub fn prepare(
     settings: &Settings,
     workload: &Workload,
     head: &RequestHead,
-    addr: SocketAddr,
+    target: &Target,
 ) -> Result<Vec<ErrorKey>, SetupError> {
     let mut client = Client {
-        connection: Connection::new(addr, timeouts(settings)),
+        connection: Connection::to(target.clone(), timeouts(settings)),
         head,
     };
     let mut soft_errors = Vec::new();

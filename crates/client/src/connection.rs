@@ -1,24 +1,39 @@
-//! One blocking HTTP/1.1 client connection over `std::net::TcpStream`.
+//! One blocking HTTP/1.1 client connection over `std::net::TcpStream`, plain or TLS.
 //!
 //! What it is: the transport of `quince import`'s requests and of `quince bench`'s setup
 //! requests (the measured run uses the bench's non-blocking lanes instead). A connection sends
 //! one request (bytes built by [`crate::request`]) and reads exactly one response, keeping the
 //! socket open for the next request unless keep-alive is off or the server closes. It
 //! reconnects lazily: after any transport failure the socket is dropped and the next exchange
-//! opens a new one. It never resends a request itself: an import is not idempotent, so the
-//! caller decides what a failure means.
+//! opens a new one (and, over TLS, does a new handshake). It never resends a request itself:
+//! an import is not idempotent, so the caller decides what a failure means.
 //!
-//! What it is not: pipelined, asynchronous or TLS-capable. It waits for each reply.
+//! Opening one, for a tool:
+//! - [`Connection::open`]`(&endpoint, cafile, timeouts)` in one line: it resolves a parsed
+//!   [`crate::Endpoint`] and, for `ssl://`, trusts the PEM file `cafile` (the tool's
+//!   `--ssl.cafile`) or the system's roots;
+//! - [`Connection::to`]`(target, timeouts)` with a [`crate::tls::Target`] the tool resolved
+//!   itself (to build the TLS configuration once for many connections);
+//! - [`Connection::new`]`(address, timeouts)`: plain TCP, as before TLS existed.
+//!
+//! What it is not: pipelined or asynchronous. It waits for each reply.
 //!
 //! Invariants: the receive buffer never holds more than one response, which
-//! [`crate::response`] bounds; every socket has read and write timeouts.
+//! [`crate::response`] bounds; every socket has read and write timeouts, which bound the TLS
+//! handshake too (done when connecting, so a certificate problem is a [`TransportError::Tls`]
+//! of the connect, never a half-sent request).
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::path::Path;
 use std::time::Duration;
 
+use rustls::{ClientConnection, StreamOwned};
+
+use crate::endpoint::Endpoint;
 use crate::request::{Method, RequestHead};
 use crate::response::{self, Response};
+use crate::tls::Target;
 
 /// Why an exchange produced no response.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +50,9 @@ pub enum TransportError {
     Timeout,
     /// The response could not be parsed.
     Malformed(&'static str),
+    /// The TLS handshake or a TLS record failed (an untrusted certificate, a wrong name, a
+    /// protocol error): what rustls says.
+    Tls(String),
 }
 
 impl std::fmt::Display for TransportError {
@@ -46,6 +64,7 @@ impl std::fmt::Display for TransportError {
             TransportError::Closed => write!(f, "connection closed before a whole response"),
             TransportError::Timeout => write!(f, "timed out"),
             TransportError::Malformed(what) => write!(f, "malformed response: {what}"),
+            TransportError::Tls(what) => write!(f, "TLS: {what}"),
         }
     }
 }
@@ -59,19 +78,65 @@ pub struct Timeouts {
     pub request: Duration,
 }
 
+/// An open socket, plain or with its TLS session.
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<StreamOwned<ClientConnection, TcpStream>>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(tcp) => tcp,
+            Stream::Tls(tls) => &tls.sock,
+        }
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(tcp) => tcp.read(buf),
+            Stream::Tls(tls) => match tls.read(buf) {
+                // A server that closes without close_notify ends the stream all the same (a
+                // truncated body is still caught by the response's framing).
+                Err(e) if e.kind() == ErrorKind::UnexpectedEof => Ok(0),
+                other => other,
+            },
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(tcp) => tcp.write(buf),
+            Stream::Tls(tls) => tls.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(tcp) => tcp.flush(),
+            Stream::Tls(tls) => tls.flush(),
+        }
+    }
+}
+
 /// A client connection to one endpoint.
 pub struct Connection {
-    addr: SocketAddr,
+    target: Target,
     timeouts: Timeouts,
     /// The open socket, if any (opened on first use, dropped after a failure or a close).
-    stream: Option<TcpStream>,
+    stream: Option<Stream>,
     /// The bytes of the response being read, then of the last one read.
     received: Vec<u8>,
     /// Where one read lands before it is appended to `received`.
     scratch: Box<[u8]>,
     /// The request [`Connection::send`] builds, kept to reuse its allocation.
     request: Vec<u8>,
-    /// How many TCP connections this object has opened (the first one included).
+    /// How many TCP connections (with their TLS handshakes) this object has opened (the first
+    /// one included).
     pub connects: u64,
 }
 
@@ -79,10 +144,15 @@ pub struct Connection {
 const READ_CHUNK: usize = 64 * 1024;
 
 impl Connection {
-    /// A connection to `addr`, opened on the first exchange.
+    /// A plain TCP connection to `addr`, opened on the first exchange.
     pub fn new(addr: SocketAddr, timeouts: Timeouts) -> Connection {
+        Connection::to(Target::plain(addr), timeouts)
+    }
+
+    /// A connection to `target` (TLS when it has TLS settings), opened on the first exchange.
+    pub fn to(target: Target, timeouts: Timeouts) -> Connection {
         Connection {
-            addr,
+            target,
             timeouts,
             stream: None,
             received: Vec::with_capacity(READ_CHUNK),
@@ -92,17 +162,33 @@ impl Connection {
         }
     }
 
-    /// The endpoint's address.
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
+    /// A connection to a parsed endpoint, resolved now; over `ssl://` it trusts the CA
+    /// certificates of the PEM file `cafile`, or the system's roots without one. The message
+    /// says what is wrong (a name that does not resolve, an unreadable CA file).
+    pub fn open(
+        endpoint: &Endpoint,
+        cafile: Option<&Path>,
+        timeouts: Timeouts,
+    ) -> Result<Connection, String> {
+        Ok(Connection::to(Target::resolve(endpoint, cafile)?, timeouts))
     }
 
-    /// Opens the TCP connection now if it is not open.
+    /// The endpoint's address.
+    pub fn addr(&self) -> SocketAddr {
+        self.target.addr
+    }
+
+    /// Whether the connection speaks TLS.
+    pub fn is_tls(&self) -> bool {
+        self.target.tls.is_some()
+    }
+
+    /// Opens the TCP connection (and does the TLS handshake) now if it is not open.
     pub fn connect(&mut self) -> Result<(), TransportError> {
         if self.stream.is_some() {
             return Ok(());
         }
-        let stream = TcpStream::connect_timeout(&self.addr, self.timeouts.connect)
+        let stream = TcpStream::connect_timeout(&self.target.addr, self.timeouts.connect)
             .map_err(|e| TransportError::Connect(e.kind()))?;
         // Latency, not throughput per packet, is what a request/reply benchmark measures.
         let _ = stream.set_nodelay(true);
@@ -110,6 +196,21 @@ impl Connection {
             .set_read_timeout(Some(self.timeouts.request))
             .and_then(|()| stream.set_write_timeout(Some(self.timeouts.request)))
             .map_err(|e| TransportError::Connect(e.kind()))?;
+        let stream = match &self.target.tls {
+            None => Stream::Plain(stream),
+            Some(tls) => {
+                let mut session = tls
+                    .session()
+                    .map_err(|e| TransportError::Tls(e.to_string()))?;
+                let mut stream = stream;
+                while session.is_handshaking() {
+                    session
+                        .complete_io(&mut stream)
+                        .map_err(|e| tls_error(e, TransportError::Connect))?;
+                }
+                Stream::Tls(Box::new(StreamOwned::new(session, stream)))
+            }
+        };
         self.stream = Some(stream);
         self.received.clear();
         self.connects += 1;
@@ -153,8 +254,13 @@ impl Connection {
 
     /// Drops the socket (the next exchange reconnects).
     pub fn disconnect(&mut self) {
-        if let Some(stream) = self.stream.take() {
-            let _ = stream.shutdown(Shutdown::Both);
+        if let Some(mut stream) = self.stream.take() {
+            if let Stream::Tls(tls) = &mut stream {
+                // Best effort: the socket is dropped whatever the peer makes of it.
+                tls.conn.send_close_notify();
+                let _ = tls.conn.write_tls(&mut tls.sock);
+            }
+            let _ = stream.tcp().shutdown(Shutdown::Both);
         }
     }
 
@@ -166,7 +272,8 @@ impl Connection {
         self.received.clear();
         stream
             .write_all(request)
-            .map_err(|e| io_error(e, TransportError::Send))?;
+            .and_then(|()| stream.flush())
+            .map_err(|e| tls_error(e, TransportError::Send))?;
         let mut eof = false;
         loop {
             if !self.received.is_empty() || eof {
@@ -180,7 +287,7 @@ impl Connection {
             let n = match stream.read(&mut self.scratch) {
                 Ok(n) => n,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(io_error(e, TransportError::Receive)),
+                Err(e) => return Err(tls_error(e, TransportError::Receive)),
             };
             if n == 0 {
                 eof = true;
@@ -191,10 +298,25 @@ impl Connection {
     }
 }
 
-fn io_error(error: std::io::Error, wrap: fn(ErrorKind) -> TransportError) -> TransportError {
-    match error.kind() {
-        ErrorKind::WouldBlock | ErrorKind::TimedOut => TransportError::Timeout,
-        kind => wrap(kind),
+fn tls_error(error: std::io::Error, wrap: fn(ErrorKind) -> TransportError) -> TransportError {
+    TransportError::from_io(error, wrap)
+}
+
+impl TransportError {
+    /// An I/O error as a transport error: a timeout, a TLS failure (rustls reports those as
+    /// `InvalidData` wrapping its own error), or `wrap` of the error's kind.
+    pub fn from_io(error: std::io::Error, wrap: fn(ErrorKind) -> TransportError) -> TransportError {
+        match error.kind() {
+            ErrorKind::WouldBlock | ErrorKind::TimedOut => TransportError::Timeout,
+            ErrorKind::InvalidData
+                if error
+                    .get_ref()
+                    .is_some_and(|inner| inner.is::<rustls::Error>()) =>
+            {
+                TransportError::Tls(error.to_string())
+            }
+            kind => wrap(kind),
+        }
     }
 }
 

@@ -81,18 +81,6 @@ impl Endpoint {
         })
     }
 
-    /// The endpoint, when it is plain TCP: for a caller that cannot speak TLS (yet).
-    pub fn plain(self) -> Result<Endpoint, String> {
-        if self.tls {
-            Err(format!(
-                "endpoint '{}': TLS is not supported here yet (use tcp://HOST:PORT)",
-                self.text
-            ))
-        } else {
-            Ok(self)
-        }
-    }
-
     /// The first socket address the host name resolves to.
     pub fn resolve(&self) -> Result<SocketAddr, String> {
         self.host_port

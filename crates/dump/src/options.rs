@@ -26,13 +26,18 @@ pub const BATCH_SIZE_MAX: u64 = 1 << 30;
 /// The connection options of both tools.
 #[derive(Args, Debug, Clone)]
 pub struct ServerArgs {
-    /// The server: tcp://HOST:PORT (also http://).
+    /// The server: tcp://HOST:PORT (also http://), or over TLS ssl://HOST:PORT (also https://).
     #[arg(
         long = "server.endpoint",
         value_name = "URL",
         default_value = "tcp://127.0.0.1:8529"
     )]
     pub endpoint: String,
+
+    /// ssl:// endpoints: trust the CA certificates of this PEM file (default: the system's
+    /// trusted roots).
+    #[arg(long = "ssl.cafile", value_name = "FILE")]
+    pub ssl_cafile: Option<std::path::PathBuf>,
 
     /// The database (default `_system`; not with --all-databases).
     #[arg(long = "server.database", value_name = "NAME")]

@@ -6,13 +6,13 @@
 //! request and returns the status and the parsed JSON body. [`Server::another`] opens a second
 //! connection to the same server (one per worker thread), through the same function.
 //!
-//! What it is not: TLS. `ssl://` endpoints are refused by [`quince_client::Endpoint::plain`]
-//! until the client crate speaks TLS; [`open`] is where that will change.
+//! What it is not: TLS itself. For an `ssl://` endpoint the client crate's
+//! [`quince_client::Target`] carries the TLS configuration (built once, from `--ssl.cafile` or
+//! the system's roots), and every connection [`open`] makes speaks TLS.
 //!
 //! Invariants: every request goes to `/_db/<database>/…`; a transport failure or an answer
 //! that is not JSON is an error naming the endpoint, never a panic; a request is never resent.
 
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use quince_client::{Connection, Endpoint, Method, RequestHead, Timeouts};
@@ -29,7 +29,8 @@ const TIMEOUTS: Timeouts = Timeouts {
 /// Where the server is and how to log in: what a further connection needs.
 #[derive(Clone)]
 struct Target {
-    address: SocketAddr,
+    /// The resolved address, and TLS for `ssl://`.
+    address: quince_client::Target,
     /// As written on the command line, for messages.
     endpoint: String,
     host_port: String,
@@ -84,8 +85,8 @@ impl Reply {
 
 /// Opens a connection to the server the options name, for `database`.
 pub fn connect(args: &ServerArgs, database: &str) -> Result<Server, String> {
-    let endpoint = Endpoint::parse(&args.endpoint).and_then(Endpoint::plain)?;
-    let address = endpoint.resolve()?;
+    let endpoint = Endpoint::parse(&args.endpoint)?;
+    let address = quince_client::Target::resolve(&endpoint, args.ssl_cafile.as_deref())?;
     let credentials = args.authentication.then(|| {
         let password = quince_client::password(args.password.clone()).unwrap_or_default();
         (args.username.clone(), password)
@@ -106,7 +107,7 @@ fn open(target: Target, database: &str) -> Server {
         head = head.with_basic_auth(user, password);
     }
     Server {
-        connection: Connection::new(target.address, TIMEOUTS),
+        connection: Connection::to(target.address.clone(), TIMEOUTS),
         target,
         head,
         database: database.to_owned(),

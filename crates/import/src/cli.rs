@@ -31,8 +31,8 @@ use std::time::{Duration, Instant};
 
 use clap::{ArgAction, Args, ValueEnum};
 use quince_client::{
-    encode_segment as encode, parse_bool, Connection, Endpoint, Method, RequestHead, Timeouts,
-    TransportError,
+    encode_segment as encode, parse_bool, Connection, Endpoint, Method, RequestHead, Target,
+    Timeouts, TransportError,
 };
 use serde_json::Value;
 
@@ -174,13 +174,18 @@ pub struct ImportArgs {
           value_parser = parse_interval)]
     pub progress_interval: Duration,
 
-    /// The server: tcp://HOST:PORT (also http://).
+    /// The server: tcp://HOST:PORT (also http://), or over TLS ssl://HOST:PORT (also https://).
     #[arg(
         long = "server.endpoint",
         value_name = "URL",
         default_value = "tcp://127.0.0.1:8529"
     )]
     pub endpoint: String,
+
+    /// ssl:// endpoints: trust the CA certificates of this PEM file (default: the system's
+    /// trusted roots).
+    #[arg(long = "ssl.cafile", value_name = "FILE")]
+    pub ssl_cafile: Option<std::path::PathBuf>,
 
     /// The database.
     #[arg(
@@ -272,15 +277,16 @@ pub fn run(args: ImportArgs) -> ExitCode {
 
 /// Imports; Ok(true) when no document failed.
 fn execute(args: &ImportArgs) -> Result<bool, String> {
-    let endpoint = Endpoint::parse(&args.endpoint).and_then(Endpoint::plain)?;
-    let address = endpoint.resolve()?;
+    let endpoint = Endpoint::parse(&args.endpoint)?;
+    // Resolved, and for ssl:// its TLS configuration built, once for every connection.
+    let target = Target::resolve(&endpoint, args.ssl_cafile.as_deref())?;
     let mut head = RequestHead::new(&args.database, &endpoint.host_port, true);
     if args.authentication {
         let password = quince_client::password(args.password.clone()).unwrap_or_default();
         head = head.with_basic_auth(&args.username, &password);
     }
     let mut setup = Client {
-        connection: Connection::new(address, TIMEOUTS),
+        connection: Connection::to(target.clone(), TIMEOUTS),
         head: &head,
     };
     prepare_collection(&mut setup, args)?;
@@ -307,7 +313,7 @@ fn execute(args: &ImportArgs) -> Result<bool, String> {
             let shared = Arc::clone(&shared);
             let stop = Arc::clone(&stop);
             let client = Client {
-                connection: Connection::new(address, TIMEOUTS),
+                connection: Connection::to(target.clone(), TIMEOUTS),
                 head: &head,
             };
             let import_target = &import_target;
@@ -642,5 +648,165 @@ mod tests {
             Cli::try_parse_from(["x", "--file", "f", "--collection", "c", "--type", "xml"])
                 .is_err()
         );
+    }
+
+    /// A TLS server (certificate for 127.0.0.1 from a CA made here) that logs each request
+    /// line and answers like Quince: the collection exists, an import creates one document
+    /// per line of its body.
+    fn tls_server(dir: &std::path::Path) -> (String, Arc<Mutex<Vec<String>>>) {
+        use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+        use std::io::{Read, Write};
+        let ca_key = KeyPair::generate().unwrap();
+        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        let ca = ca_params.self_signed(&ca_key).unwrap();
+        let key = KeyPair::generate().unwrap();
+        let cert = CertificateParams::new(vec!["127.0.0.1".to_string()])
+            .unwrap()
+            .signed_by(&key, &ca, &ca_key)
+            .unwrap();
+        std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into());
+        let config = Arc::new(
+            rustls::ServerConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_no_client_auth()
+                .with_single_cert(vec![cert.der().clone()], key)
+                .unwrap(),
+        );
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for socket in listener.incoming() {
+                let Ok(socket) = socket else { return };
+                let (config, log) = (Arc::clone(&config), Arc::clone(&log));
+                std::thread::spawn(move || {
+                    let session = rustls::ServerConnection::new(config).unwrap();
+                    let mut tls = rustls::StreamOwned::new(session, socket);
+                    let mut buffer = Vec::new();
+                    let mut chunk = [0u8; 16384];
+                    loop {
+                        let Some(end) = buffer.windows(4).position(|w| w == b"\r\n\r\n") else {
+                            match tls.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                            }
+                            continue;
+                        };
+                        let head = String::from_utf8_lossy(&buffer[..end]).to_string();
+                        let length: usize = head
+                            .lines()
+                            .find_map(|l| {
+                                l.to_ascii_lowercase()
+                                    .strip_prefix("content-length: ")
+                                    .map(str::to_string)
+                            })
+                            .map_or(0, |v| v.trim().parse().unwrap());
+                        if buffer.len() < end + 4 + length {
+                            match tls.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buffer.extend_from_slice(&chunk[..n]),
+                            }
+                            continue;
+                        }
+                        let body: Vec<u8> =
+                            buffer.drain(..end + 4 + length).skip(end + 4).collect();
+                        let line = head.lines().next().unwrap_or_default().to_string();
+                        let import = line.starts_with("POST /_db/_system/_api/import");
+                        let reply = if import {
+                            let created = body
+                                .split(|b| *b == b'\n')
+                                .filter(|l| !l.is_empty())
+                                .count();
+                            format!("{{\"error\":false,\"created\":{created},\"errors\":0,\"empty\":0,\"updated\":0,\"ignored\":0,\"details\":[]}}")
+                        } else {
+                            "{\"error\":false,\"code\":200}".to_string()
+                        };
+                        log.lock().unwrap().push(line);
+                        let reply = format!(
+                            "HTTP/1.1 {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{reply}",
+                            if import { "201 Created" } else { "200 OK" },
+                            reply.len()
+                        );
+                        if tls
+                            .write_all(reply.as_bytes())
+                            .and_then(|()| tls.flush())
+                            .is_err()
+                        {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        (format!("ssl://127.0.0.1:{port}"), seen)
+    }
+
+    #[test]
+    fn imports_over_tls_trusting_the_ca_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (endpoint, log) = tls_server(dir.path());
+        let input = dir.path().join("in.jsonl");
+        std::fs::write(&input, "{\"a\":1}\n{\"a\":2}\n{\"a\":3}\n").unwrap();
+        let cafile = dir.path().join("ca.pem");
+        let cli = Cli::try_parse_from([
+            "x",
+            "--file",
+            input.to_str().unwrap(),
+            "--type",
+            "jsonl",
+            "--collection",
+            "c",
+            "--progress",
+            "false",
+            "--server.endpoint",
+            &endpoint,
+            "--ssl.cafile",
+            cafile.to_str().unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(execute(&cli.args), Ok(true));
+        let log = log.lock().unwrap();
+        assert!(
+            log.iter()
+                .any(|l| l.starts_with("GET /_db/_system/_api/collection/c ")),
+            "{log:?}"
+        );
+        assert!(
+            log.iter()
+                .any(|l| l.starts_with("POST /_db/_system/_api/import?")),
+            "{log:?}"
+        );
+    }
+
+    #[test]
+    fn an_untrusted_tls_server_is_refused_before_any_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let (endpoint, log) = tls_server(dir.path());
+        let input = dir.path().join("in.jsonl");
+        std::fs::write(&input, "{\"a\":1}\n").unwrap();
+        // Trust another CA than the one that signed the server's certificate.
+        let other = tempfile::tempdir().unwrap();
+        let _ = tls_server(other.path());
+        let cafile = other.path().join("ca.pem");
+        let cli = Cli::try_parse_from([
+            "x",
+            "--file",
+            input.to_str().unwrap(),
+            "--collection",
+            "c",
+            "--server.endpoint",
+            &endpoint,
+            "--ssl.cafile",
+            cafile.to_str().unwrap(),
+        ])
+        .unwrap();
+        let error = execute(&cli.args).unwrap_err();
+        assert!(error.contains("TLS: "), "{error}");
+        assert!(log.lock().unwrap().is_empty());
     }
 }

@@ -320,6 +320,15 @@ pub struct ServeArgs {
     )]
     pub static_prefix: String,
 
+    /// Compress replies whose body has at least this many bytes with gzip or deflate when
+    /// the client's Accept-Encoding allows it (0: never).
+    #[arg(
+        long = "http.compress-response-threshold",
+        value_name = "BYTES",
+        default_value_t = 0
+    )]
+    pub compress_response_threshold: u64,
+
     /// The log level: fatal, error, warning, info, debug or trace for every topic, or
     /// TOPIC=LEVEL for one (repeatable, or comma-separated: --log.level info,queries=debug).
     #[arg(
@@ -378,6 +387,7 @@ pub struct ServeArgs {
         value_parser = ["true", "jwt", "false"]
     )]
     pub recording_api: String,
+
     /// For an ssl:// endpoint: a PEM file holding the server's certificate chain and its
     /// private key (required there, ignored for tcp://).
     #[arg(long = "ssl.keyfile", value_name = "FILE")]

@@ -2,7 +2,8 @@
 //! hyper.
 //!
 //! What it is: [`serve_connections`], the accept loop. Each connection is served by hyper
-//! (HTTP/1.1 with keep-alive and pipelining, HTTP/1.0 keep-alive, h2c by prior knowledge) and
+//! (HTTP/1.1 with keep-alive and pipelining, HTTP/1.0 keep-alive, h2c by prior knowledge or
+//! by `Upgrade: h2c`, see `crate::h2c`) and
 //! every request is handed to [`quince_api::Api::serve`] with its arrival time, the
 //! connection's addresses and its trust flag as request extensions, and its body wrapped so the
 //! governor can see (and cut) a body that arrives too slowly. On an ssl:// endpoint the
@@ -39,6 +40,7 @@ use tokio_rustls::TlsAcceptor;
 
 use crate::connection::{ActivityIo, BodyState, Close, Connection, TrackedBody};
 use crate::governor::Governor;
+use crate::h2c;
 use crate::tls::{self, TlsServer};
 
 /// The largest request head (request line and headers) hyper buffers. It is well above the
@@ -143,7 +145,7 @@ impl Served {
         let server = stream.local_addr().unwrap_or(client);
         let peer = Peer { client, server };
         match tls {
-            None => self.serve(stream, peer, &mut stop).await,
+            None => self.serve(stream, peer, Upgrades::H2c, &mut stop).await,
             Some(acceptor) => {
                 // The handshake runs here, in the connection's own task, holding its place;
                 // a stop or an eviction meanwhile just drops it.
@@ -153,7 +155,7 @@ impl Served {
                     _ = self.connection.closed(Close::No) => None,
                 };
                 if let Some(stream) = handshake {
-                    self.serve(stream, peer, &mut stop).await;
+                    self.serve(stream, peer, Upgrades::None, &mut stop).await;
                 }
             }
         }
@@ -161,8 +163,13 @@ impl Served {
     }
 
     /// Serves HTTP on `stream` (plain TCP, or TLS after its handshake) until it closes.
-    async fn serve<S>(&self, stream: S, peer: Peer, stop: &mut watch::Receiver<bool>)
-    where
+    async fn serve<S>(
+        &self,
+        stream: S,
+        peer: Peer,
+        upgrades: Upgrades,
+        stop: &mut watch::Receiver<bool>,
+    ) where
         S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
     {
         let client = peer.client;
@@ -172,9 +179,18 @@ impl Served {
             self.connection.clone(),
             self.governor.clock(),
         );
+        let upgrade = h2c::Slot::default();
+        let slot = upgrade.clone();
         let service = hyper::service::service_fn(move |mut req: Request<Incoming>| {
             let (api, connection, trust) = (api.clone(), connection.clone(), trust.clone());
+            let switching = match upgrades {
+                Upgrades::H2c => h2c::switch(&slot, &mut req),
+                Upgrades::None => None,
+            };
             async move {
+                if let Some(reply) = switching {
+                    return Ok(reply);
+                }
                 let body = Arc::new(BodyState::default());
                 let _running = connection.request_started(Arc::clone(&body));
                 req.extensions_mut().insert(Received(Instant::now()));
@@ -185,7 +201,9 @@ impl Served {
             }
         });
         let io = ActivityIo::new(stream, self.connection.clone());
-        let http = self.builder.serve_connection(TokioIo::new(io), service);
+        let http = self
+            .builder
+            .serve_connection_with_upgrades(TokioIo::new(io), service.clone());
         let mut http = std::pin::pin!(http);
         let outcome = tokio::select! {
             outcome = http.as_mut() => outcome,
@@ -205,7 +223,22 @@ impl Served {
         if let Err(error) = outcome {
             tracing::debug!(event = "connection.error", %client, %error);
         }
+        if let Some(upgrading) = upgrade.take() {
+            let served = h2c::serve(upgrading, service, stop, &self.connection).await;
+            if let Err(error) = served {
+                tracing::debug!(event = "connection.error", %client, %error);
+            }
+        }
     }
+}
+
+/// Which protocol switches a connection offers on an HTTP/1.1 request.
+#[derive(Clone, Copy)]
+enum Upgrades {
+    /// `Upgrade: h2c` (plain TCP: RFC 7540 section 3.2).
+    H2c,
+    /// None: over TLS, HTTP/2 is chosen by ALPN in the handshake, never by an upgrade.
+    None,
 }
 
 /// Completes once the stop flag is true (or its sender is gone, which also means stop).

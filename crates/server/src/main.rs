@@ -16,6 +16,7 @@ mod config;
 mod connection;
 mod descriptors;
 mod governor;
+mod h2c;
 mod listener;
 mod logging;
 mod options_report;

@@ -215,6 +215,7 @@ async fn serve(
             log_api: quince_api::ApiPolicy::parse_switch(&args.log_api).map_err(|e| anyhow!(e))?,
             recording_api: quince_api::ApiPolicy::parse_switch(&args.recording_api)
                 .map_err(|e| anyhow!(e))?,
+            compress_response_threshold: args.compress_response_threshold,
         },
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;

@@ -64,6 +64,9 @@ pub struct ApiConfig {
     /// `--log.recording-api-enabled`: who may read `/_admin/server/api-calls` (default
     /// `true`: administrators).
     pub recording_api: super::ApiPolicy,
+    /// `--http.compress-response-threshold`: replies with a body of at least this many bytes
+    /// are compressed when the client accepts gzip or deflate (0: never, the default).
+    pub compress_response_threshold: u64,
 }
 
 impl Default for ApiConfig {
@@ -89,6 +92,7 @@ impl Default for ApiConfig {
             support_info_api: super::ApiPolicy::Admin,
             log_api: super::ApiPolicy::Admin,
             recording_api: super::ApiPolicy::Admin,
+            compress_response_threshold: 0,
         }
     }
 }
