@@ -399,23 +399,35 @@ impl Lane {
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    if !self.wants_write {
-                        let interest = Interest::READABLE | Interest::WRITABLE;
-                        if let Err(e) = registry.reregister(stream, self.token, interest) {
-                            let error = TransportError::Send(e.kind());
-                            return self.complete(shared, registry, Err(error));
-                        }
-                        self.wants_write = true;
-                    }
-                    return;
+                    return self.wait_writable(shared, registry);
                 }
                 Err(e) => {
                     return self.complete(shared, registry, Err(TransportError::Send(e.kind())))
                 }
             }
         }
+        self.sent(shared, registry, scratch);
+    }
+
+    /// The socket took no more of the request: asks for writable readiness (once), so the
+    /// loop calls [`Lane::write`] again when it drains.
+    fn wait_writable(&mut self, shared: &Shared<'_>, registry: &Registry) {
+        if self.wants_write {
+            return;
+        }
+        let stream = self.stream.as_mut().expect("a sending lane is connected");
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if let Err(e) = registry.reregister(stream, self.token, interest) {
+            return self.complete(shared, registry, Err(TransportError::Send(e.kind())));
+        }
+        self.wants_write = true;
+    }
+
+    /// The whole request is on the socket: the lane waits for the reply.
+    fn sent(&mut self, shared: &Shared<'_>, registry: &Registry, scratch: &mut [u8]) {
         self.phase = Phase::Receiving;
         if self.wants_write {
+            let stream = self.stream.as_mut().expect("a sending lane is connected");
             // Writable readiness would wake the loop on every acknowledgement from now on.
             if let Err(e) = registry.reregister(stream, self.token, Interest::READABLE) {
                 return self.complete(shared, registry, Err(TransportError::Send(e.kind())));
@@ -482,29 +494,14 @@ impl Lane {
                 Ok(_) => self.expires = Instant::now() + shared.timeouts.request,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
-                    if !self.wants_write {
-                        let interest = Interest::READABLE | Interest::WRITABLE;
-                        if let Err(e) = registry.reregister(stream, self.token, interest) {
-                            let error = TransportError::Send(e.kind());
-                            return self.complete(shared, registry, Err(error));
-                        }
-                        self.wants_write = true;
-                    }
-                    return;
+                    return self.wait_writable(shared, registry);
                 }
                 Err(e) => {
                     return self.complete(shared, registry, Err(TransportError::Send(e.kind())))
                 }
             }
         }
-        self.phase = Phase::Receiving;
-        if self.wants_write {
-            if let Err(e) = registry.reregister(stream, self.token, Interest::READABLE) {
-                return self.complete(shared, registry, Err(TransportError::Send(e.kind())));
-            }
-            self.wants_write = false;
-            self.read_tls(shared, registry, scratch);
-        }
+        self.sent(shared, registry, scratch);
     }
 
     /// [`Lane::read`] over TLS: reads records until the socket has no more, appending their
