@@ -18,7 +18,7 @@
 #                                    when the advisory database can be fetched)
 #
 # Works on a fresh Debian machine that has the Rust toolchain and python3: it installs curl,
-# gcc and python3-venv with apt-get only when they are missing, and creates .venv (pinned
+# gcc, openssl and python3-venv with apt-get only when they are missing, and creates .venv (pinned
 # packages from tests/requirements.txt) only when it is missing or the requirements changed.
 # The arangojs stage installs nodejs and npm the same way, and runs `npm ci` in tests/js only
 # when its node_modules is missing or package-lock.json changed.
@@ -103,6 +103,8 @@ command -v cargo >/dev/null 2>&1 || { echo "cargo not found: install the Rust to
 command -v python3 >/dev/null 2>&1 || apt_install python3
 command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates
 command -v gcc >/dev/null 2>&1 || apt_install gcc libc6-dev
+# The TLS suites make their certificate authorities with the openssl command.
+command -v openssl >/dev/null 2>&1 || apt_install openssl
 
 requirements_hash="$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)"
 stamp="$VENV/.quince-requirements"
