@@ -236,10 +236,12 @@ impl Catalog {
 
     /// Creates a database. 1229 for a bad name, 1207 if it exists.
     pub fn create_database(&self, name: &str) -> Result<Arc<Database>> {
-        let shared = self.shared();
-        shared.check_open()?;
+        self.shared().check_open()?;
         validate_database_name(name)?;
         let _ddl = self.ddl.lock();
+        // Read under the lock: a restore that ran while this waited swapped the state.
+        let shared = self.shared();
+        shared.check_open()?;
         if self.databases.read().contains_key(name) {
             return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
         }
@@ -258,6 +260,7 @@ impl Catalog {
             return Err(ArangoError::new(ARANGO_USE_SYSTEM_DATABASE));
         }
         let _ddl = self.ddl.lock();
+        self.shared().check_open()?;
         let database = self
             .database(name)
             .ok_or_else(|| ArangoError::new(ARANGO_DATABASE_NOT_FOUND))?;

@@ -79,7 +79,8 @@ pub struct Collection {
     pub(crate) indexes: RwLock<Vec<Arc<SortedIndex>>>,
     /// The edge index, in an edge collection (also among `hooks`, once recovered).
     pub(crate) edge_index: Option<Arc<EdgeIndex>>,
-    /// Serialises index creation and drop.
+    /// Serialises the collection's schema changes: index creation and drop, and property
+    /// updates (a hot-backup restore holds it while it replaces the state).
     pub(crate) index_ddl: Mutex<()>,
 }
 
@@ -423,6 +424,9 @@ impl Collection {
     /// writes that start deciding after the swap; a write already deciding keeps the rules it
     /// read.
     pub fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties> {
+        // The collection's schema lock (a restore takes it too): its parameter file is written
+        // only while its state is open.
+        let _ddl = self.index_ddl.lock();
         self.shared.check_open()?;
         if let Some(size) = update.journal_size {
             check_journal_size(size)?;

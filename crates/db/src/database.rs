@@ -301,6 +301,8 @@ impl Database {
             .unwrap_or(self.shared.default_journal_size);
         check_journal_size(journal_size)?;
         let _ddl = self.ddl.lock();
+        // Again under the lock: a restore that ran while this waited closed this state.
+        self.shared.check_open()?;
         self.check_not_dropped()?;
         if self.collections.read().contains_key(&request.name) {
             return Err(ArangoError::new(ARANGO_DUPLICATE_NAME));
@@ -335,6 +337,8 @@ impl Database {
     pub fn drop_collection(&self, name: &str, is_system: bool) -> Result<u64> {
         self.shared.check_open()?;
         let _ddl = self.ddl.lock();
+        // Again under the lock: a restore that ran while this waited closed this state.
+        self.shared.check_open()?;
         self.check_not_dropped()?;
         let collection = self.collection(name)?;
         if collection.is_system() && !is_system {
@@ -353,6 +357,8 @@ impl Database {
     pub fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<Collection>> {
         self.shared.check_open()?;
         let _ddl = self.ddl.lock();
+        // Again under the lock: a restore that ran while this waited closed this state.
+        self.shared.check_open()?;
         self.check_not_dropped()?;
         let collection = self.collection(name)?;
         let old_name = collection.name();

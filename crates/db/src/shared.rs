@@ -93,6 +93,9 @@ impl Shared {
     /// A fresh id, durable before it is returned.
     pub(crate) fn allocate_id(&self) -> Result<u64> {
         let mut last = self.id_last.lock();
+        // A closed state (replaced by a restore) hands out nothing: its ids would repeat the
+        // new state's, and its directory is the new state's.
+        self.check_open()?;
         let next = *last + 1;
         let params = CatalogParams { id_last: next };
         write_atomic(&*self.io, &catalog_file(&self.data_dir), &params)?;

@@ -546,3 +546,75 @@ fn a_backup_that_does_not_open_leaves_the_state_before() {
     assert_eq!(common::read(&c, "k")["v"], 2);
     assert!(c.read("after").is_ok());
 }
+
+/// Schema changes racing a restore: each either lands in the state before the restore (kept
+/// as the `previous` backup) or is refused, and never writes into the restored state. An
+/// index build that checked "open" before the restore used to finish after the swap and
+/// rewrite the restored collection's parameter file (its name and indexes, seen after a
+/// restart), and a database create waiting for the catalog's lock took an id from the state
+/// before and wrote into the restored one.
+#[test]
+fn schema_changes_racing_a_restore_never_write_into_the_restored_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = open_os(dir.path());
+    let c = common::collection(&catalog, "c");
+    let docs: Vec<_> = (0..20_000)
+        .map(|i| json!({"v": i, "s": "x".repeat(20)}))
+        .collect();
+    for chunk in docs.chunks(2_000) {
+        for doc in chunk {
+            c.insert(doc.clone(), &opts()).unwrap();
+        }
+    }
+    let id = catalog.create_backup(&request("race")).unwrap().id;
+    for round in 0..4u64 {
+        let system = catalog.database("_system").unwrap();
+        let renamed = format!("renamed{round}");
+        let c = system.rename_collection("c", &renamed).unwrap();
+        let indexer = {
+            let c = Arc::clone(&c);
+            std::thread::spawn(move || {
+                c.create_index(&json!({"type": "persistent", "fields": ["v"]}))
+                    .map(|_| ())
+            })
+        };
+        let creator = {
+            let catalog = Arc::clone(&catalog);
+            std::thread::spawn(move || catalog.create_database(&format!("db{round}")).map(|_| ()))
+        };
+        std::thread::sleep(Duration::from_millis(round * 5));
+        catalog.restore_backup(&id).unwrap();
+        let (indexed, created) = (indexer.join().unwrap(), creator.join().unwrap());
+        if let Err(e) = &indexed {
+            assert_eq!(e.num(), 30, "{e}");
+        }
+        // A database created before the restore is gone with that state; one created after
+        // it is a working database of the restored state.
+        let name = format!("db{round}");
+        if let Some(database) = catalog.database(&name) {
+            assert!(created.is_ok());
+            database.create_collection(create("x")).unwrap();
+            catalog.drop_database(&name).unwrap();
+        } else if let Err(e) = &created {
+            assert_eq!(e.num(), 30, "{e}");
+        }
+    }
+    // What a restart reads from disk is exactly the backup's collection.
+    let data = dir.path().to_path_buf();
+    catalog.shutdown().unwrap();
+    drop(catalog);
+    let reopened = open_os(&data);
+    let system = reopened.database("_system").unwrap();
+    let names: Vec<String> = system.collections().iter().map(|c| c.name()).collect();
+    assert_eq!(names, vec!["c".to_owned()]);
+    let c = system.collection("c").unwrap();
+    assert_eq!(c.count(), 20_000);
+    assert_eq!(
+        c.indexes().len(),
+        1,
+        "only the primary index, as in the backup"
+    );
+    let mut databases = reopened.database_names();
+    databases.sort();
+    assert_eq!(databases, vec!["_system".to_owned()]);
+}

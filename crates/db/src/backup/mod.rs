@@ -256,6 +256,14 @@ impl Catalog {
     pub fn restore_backup(&self, id: &str) -> Result<String> {
         let _backups = self.backups_lock();
         let _ddl = self.ddl_lock();
+        // Every schema change in progress finishes first, in the state before (its databases'
+        // and collections' locks, in the order their own operations take them); those that
+        // wait for these locks find the state closed after the restore and answer 503/30.
+        let databases: Vec<Arc<Database>> = self.databases_now();
+        let _database_ddl: Vec<_> = databases.iter().map(|d| d.ddl_lock()).collect();
+        let collections: Vec<Arc<Collection>> =
+            databases.iter().flat_map(|d| d.collections()).collect();
+        let _collection_ddl: Vec<_> = collections.iter().map(|c| c.index_ddl.lock()).collect();
         let data_dir = self.data_dir().to_path_buf();
         layout::read_meta(&data_dir, id)?;
         let shared = self.shared();

@@ -125,6 +125,8 @@ impl Collection {
         self.shared.check_open()?;
         let mut definition = IndexDefinition::parse(body)?;
         let _ddl = self.index_ddl.lock();
+        // Again under the lock: a restore that ran while this waited closed this state.
+        self.shared.check_open()?;
         let name = self.name();
         if let Some(existing) = self
             .indexes
@@ -179,6 +181,7 @@ impl Collection {
             ));
         }
         let _ddl = self.index_ddl.lock();
+        self.shared.check_open()?;
         let mut hooks = self.hooks.lock();
         let (at, index) = {
             let indexes = self.indexes.read();
