@@ -49,7 +49,9 @@ impl Coding {
 /// runtime worker.
 pub const BLOCKING_FROM: usize = 256 * 1024;
 
-/// How many `Accept-Encoding` elements are looked at (the header block is bounded anyway).
+/// How many `Accept-Encoding` elements are looked at (the header block is bounded anyway); a
+/// header with more gets an uncompressed reply, since a refusal (`q=0`) past the bound would go
+/// unseen.
 const ELEMENTS_MAX: usize = 64;
 
 /// The coding the client prefers among gzip and deflate, if it accepts either.
@@ -61,7 +63,11 @@ pub fn negotiate(headers: &HeaderMap) -> Option<Coding> {
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|text| text.split(','))
-        .take(ELEMENTS_MAX);
+        .take(ELEMENTS_MAX + 1)
+        .collect::<Vec<_>>();
+    if elements.len() > ELEMENTS_MAX {
+        return None;
+    }
     for element in elements {
         let mut parts = element.split(';');
         let coding = parts.next().unwrap_or_default().trim();
@@ -205,6 +211,14 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT_ENCODING, HeaderValue::from_str(value).unwrap());
         negotiate(&headers)
+    }
+
+    #[test]
+    fn a_refusal_past_the_element_bound_is_never_overridden() {
+        let many = format!("*, {}gzip;q=0", "br, ".repeat(ELEMENTS_MAX));
+        assert_eq!(accept(&many), None);
+        let few = format!("*, {}gzip;q=0", "br, ".repeat(ELEMENTS_MAX - 3));
+        assert_eq!(accept(&few), Some(Coding::Deflate));
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //!
 //! Invariants: times are milliseconds since the governor's start and only move forward; a
 //! connection is "in a request" exactly while a service future for it exists; a head counts as
-//! started only by bytes read while no request runs; once cut, a tracked body yields an error,
+//! started only by bytes read while no request runs, and never on a connection that spoke
+//! HTTP/2 (its reads between requests are frames); once cut, a tracked body yields an error,
 //! never more data.
 
 use std::io;
@@ -79,6 +80,10 @@ pub struct Connection {
     idle_since_ms: AtomicU64,
     /// The first read since the connection went idle: a request head started to arrive.
     head_started_ms: AtomicU64,
+    /// Set once the client spoke HTTP/2 (its connection preface arrived): its reads between
+    /// requests are frames (SETTINGS acknowledgements, PINGs, WINDOW_UPDATEs), not the start
+    /// of a request head, so they never start the slow-head clock.
+    multiplexed: AtomicBool,
     /// The last read of any bytes.
     last_read_ms: AtomicU64,
     /// The body of the running request, while it is being read.
@@ -102,6 +107,7 @@ impl Connection {
             requests: AtomicU64::new(0),
             idle_since_ms: AtomicU64::new(now),
             head_started_ms: AtomicU64::new(0),
+            multiplexed: AtomicBool::new(false),
             last_read_ms: AtomicU64::new(now),
             body: Mutex::new(None),
             close: AtomicU8::new(Close::No as u8),
@@ -148,9 +154,19 @@ impl Connection {
     }
 
     /// Records a read of some bytes.
-    fn note_read(&self) {
+    fn note_read(&self, bytes: &[u8]) {
         let now = self.clock.now_ms();
         self.last_read_ms.fetch_max(now, Ordering::AcqRel);
+        if self.multiplexed.load(Ordering::Acquire) {
+            return;
+        }
+        if !self.in_request() && bytes.starts_with(HTTP2_PREFACE_START) {
+            // HTTP/2 by prior knowledge, after ALPN h2, or after a 101 to `Upgrade: h2c`: the
+            // preface starts the connection's HTTP/2 life. (No HTTP/1.1 head starts so: `PRI`
+            // is the preface's own method.)
+            self.multiplexed.store(true, Ordering::Release);
+            return;
+        }
         if !self.in_request() {
             // The first bytes since the connection went idle start a head.
             let _ =
@@ -230,6 +246,9 @@ impl<S> ActivityIo<S> {
     }
 }
 
+/// The start of HTTP/2's client connection preface (RFC 9113 section 3.4).
+const HTTP2_PREFACE_START: &[u8] = b"PRI * HTTP/2.0";
+
 impl<S: AsyncRead + Unpin> AsyncRead for ActivityIo<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
@@ -239,7 +258,7 @@ impl<S: AsyncRead + Unpin> AsyncRead for ActivityIo<S> {
         let before = buf.filled().len();
         let polled = Pin::new(&mut self.inner).poll_read(cx, buf);
         if matches!(polled, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            self.connection.note_read();
+            self.connection.note_read(&buf.filled()[before..]);
         }
         polled
     }

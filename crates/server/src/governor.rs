@@ -350,6 +350,37 @@ mod tests {
         assert!(matches!(poll(), std::task::Poll::Ready(Some(Err(_)))));
     }
 
+    /// Reads `bytes` through an [`ActivityIo`] of `connection`, as the listener does.
+    async fn arrive(connection: &Arc<crate::connection::Connection>, bytes: &[u8]) {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut client, server) = tokio::io::duplex(1024);
+        client.write_all(bytes).await.unwrap();
+        let mut io = crate::connection::ActivityIo::new(server, Arc::clone(connection));
+        let mut buf = vec![0u8; bytes.len()];
+        io.read_exact(&mut buf).await.unwrap();
+    }
+
+    /// An HTTP/2 client's frames between requests (a SETTINGS acknowledgement, a PING) are
+    /// not a slow request head: such a connection used to be closed 10 s after its last
+    /// request, while an HTTP/1.1 head that stalls still is.
+    #[tokio::test(start_paused = true)]
+    async fn frames_between_http2_requests_are_not_a_slow_head() {
+        let g = Governor::new(limits());
+        let h2 = g.register(ip(1));
+        h2.trust_flag().store(true, Ordering::Release);
+        arrive(&h2, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\0\0\0\x04\0\0\0\0\0").await;
+        drop(h2.request_started(Arc::new(BodyState::default())));
+        // A SETTINGS acknowledgement after the request.
+        arrive(&h2, b"\0\0\0\x04\x01\0\0\0\0").await;
+        let h1 = g.register(ip(2));
+        h1.trust_flag().store(true, Ordering::Release);
+        arrive(&h1, b"GET /_api/version HT").await;
+        tokio::time::advance(Duration::from_secs(11)).await;
+        g.sweep();
+        assert_eq!(h2.close_requested(), Close::No);
+        assert_eq!(h1.close_requested(), Close::Now);
+    }
+
     /// A request body whose bytes never come.
     struct Never;
 

@@ -116,6 +116,16 @@ pub fn switch<B>(slot: &Slot, req: &mut Request<B>) -> Option<Response<Full<Byte
 /// Whether a request asks for the h2c upgrade as RFC 7540 §3.2 says, and can have it.
 fn eligible<B>(req: &Request<B>) -> bool {
     let headers = req.headers();
+    // What HTTP/2 would refuse on stream 1 (and so lose the whole connection) stays on
+    // HTTP/1.1, where it is answered: a header list over HTTP/2's bound, or a Host that is not
+    // an authority.
+    let header_list: usize = headers
+        .iter()
+        .map(|(name, value)| name.as_str().len() + value.len() + 32)
+        .sum();
+    let host_ok = headers.get(HOST).is_none_or(|host| {
+        !host.is_empty() && http::uri::Authority::try_from(host.as_bytes()).is_ok()
+    });
     let tokens = |name: http::header::HeaderName| {
         headers
             .get_all(name)
@@ -137,7 +147,13 @@ fn eligible<B>(req: &Request<B>) -> bool {
         && connection.iter().any(|t| t == "upgrade")
         && connection.iter().any(|t| t == "http2-settings")
         && no_body
+        && header_list <= HEADER_LIST_MAX
+        && host_ok
 }
+
+/// The largest header list (RFC 9113's size: name, value and 32 bytes per field) an upgraded
+/// request may have: hyper's HTTP/2 server refuses larger ones.
+const HEADER_LIST_MAX: usize = 16 * 1024;
 
 /// The request as HTTP/2 frames on stream 1: HEADERS (and CONTINUATION) with END_STREAM.
 /// `None` when the request cannot be written as HTTP/2 (no path).
@@ -423,6 +439,22 @@ mod tests {
             builder = builder.header(*name, *value);
         }
         builder.body(()).unwrap()
+    }
+
+    #[test]
+    fn requests_http2_would_refuse_stay_on_http_1_1() {
+        let big = "x".repeat(HEADER_LIST_MAX);
+        assert!(!eligible(&upgrade_request(&[("x-big", big.as_str())])));
+        let mut empty_host = upgrade_request(&[]);
+        empty_host
+            .headers_mut()
+            .insert(HOST, HeaderValue::from_static(""));
+        assert!(!eligible(&empty_host));
+        let mut spaced_host = upgrade_request(&[]);
+        spaced_host
+            .headers_mut()
+            .insert(HOST, HeaderValue::from_static("a b"));
+        assert!(!eligible(&spaced_host));
     }
 
     #[test]
