@@ -126,7 +126,6 @@ impl Transactions {
             options,
             locked,
             state: Mutex::new(State {
-                status: TransactionStatus::Running,
                 buffers: BTreeMap::new(),
             }),
             status: AtomicU8::new(status_code(TransactionStatus::Running)),
@@ -175,7 +174,7 @@ impl Transactions {
             .collect();
         for transaction in idle {
             if let Some(mut state) = transaction.state.try_lock() {
-                if state.status == TransactionStatus::Running {
+                if transaction.status() == TransactionStatus::Running {
                     tracing::info!(event = "transaction.expired", id = transaction.id);
                     transaction.finish(&mut state, TransactionStatus::Aborted);
                 }
@@ -188,7 +187,7 @@ impl Transactions {
         let running: Vec<Arc<Transaction>> = self.running.lock().values().cloned().collect();
         for transaction in running {
             let mut state = transaction.state.lock();
-            if state.status == TransactionStatus::Running {
+            if transaction.status() == TransactionStatus::Running {
                 transaction.finish(&mut state, TransactionStatus::Aborted);
             }
         }
@@ -219,9 +218,10 @@ pub(crate) struct Transaction {
     /// The collections it declared for writing, with their lock mode (exclusive or not).
     locked: Vec<(Arc<Collection>, bool)>,
     state: Mutex<State>,
-    /// `state.status`, readable without waiting for an operation in progress: a request naming
-    /// the transaction asks for it on a runtime worker ([`TransactionOps::status`]). Written
-    /// only under `state`, right after `state.status`.
+    /// Where it is in its life ([`status_code`]). Written only under `state` (by `finish`), so
+    /// it is stable while the lock is held; read without the lock too, since a request naming
+    /// the transaction asks for it on a runtime worker ([`TransactionOps::status`]) and must
+    /// not wait for an operation in progress.
     status: AtomicU8,
     /// When its last operation ended (or its begin).
     last_used: Mutex<Instant>,
@@ -247,7 +247,6 @@ fn status_of(code: u8) -> TransactionStatus {
 
 /// What changes while a transaction runs.
 pub(crate) struct State {
-    status: TransactionStatus,
     /// The changes, per collection id (commit takes the collections in this order).
     buffers: BTreeMap<u64, Buffer>,
 }
@@ -257,7 +256,7 @@ impl Transaction {
     /// committed). The idle clock restarts when the operation ends.
     fn running(&self) -> Result<Operation<'_>> {
         let state = self.state.lock();
-        match state.status {
+        match self.status() {
             TransactionStatus::Running => Ok(Operation {
                 transaction: self,
                 state,
@@ -324,7 +323,6 @@ impl Transaction {
         for (collection, exclusive) in &self.locked {
             collection.trx_locks.unlock(self.id, *exclusive);
         }
-        state.status = status;
         self.status.store(status_code(status), Ordering::Release);
         let committed = status == TransactionStatus::Committed;
         self.shared.counters.transaction_finished(committed);
@@ -371,7 +369,7 @@ impl TransactionOps for Transaction {
 
     fn commit(&self) -> Result<Option<Durability>> {
         let mut state = self.state.lock();
-        match state.status {
+        match self.status() {
             TransactionStatus::Committed => return Ok(None),
             TransactionStatus::Aborted => {
                 return Err(ArangoError::with_message(
@@ -392,7 +390,7 @@ impl TransactionOps for Transaction {
 
     fn abort(&self) -> Result<()> {
         let mut state = self.state.lock();
-        match state.status {
+        match self.status() {
             TransactionStatus::Aborted => Ok(()),
             TransactionStatus::Committed => Err(ArangoError::with_message(
                 TRANSACTION_DISALLOWED_OPERATION,
