@@ -1,5 +1,5 @@
-"""Shared pieces of the benchmark scripts: machine description, free ports, starting Quince and
-nginx, running wrk and parsing its figures. Standard library only."""
+"""Shared pieces of the benchmark scripts: machine description, free ports, starting Quince,
+nginx and Redis, running wrk and parsing its figures. Standard library only."""
 
 import base64
 import json
@@ -125,6 +125,56 @@ class Nginx:
     def stop(self):
         subprocess.run(["nginx", "-c", os.path.join(self.dir, "nginx.conf"), "-p", self.dir,
                         "-s", "stop"], check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class Redis:
+    """A Redis peer on a free port: its append-only file on, written at every event-loop turn
+    and left to the kernel to flush (`appendfsync no`), as Quince's journal is without
+    waitForSync; no snapshots; one I/O thread (Redis's default)."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="quince-bench-redis-")
+        self.port = free_port()
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--dir", self.dir,
+             "--save", "", "--appendonly", "yes", "--appendfsync", "no", "--daemonize", "no",
+             "--logfile", os.path.join(self.dir, "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.1).close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("redis-server did not start")
+
+    def bench(self, test, connections, duration, value_bytes, keys=10000):
+        """Runs redis-benchmark's `test` (set or get) for about `duration` seconds with
+        `connections` clients, no pipelining, random keys among `keys`; returns (requests per
+        second, p50 ms, p99 ms, 0) like wrk's figures. The request count comes from a short
+        calibration run, since redis-benchmark runs by count, not by time."""
+        def run(requests):
+            out = subprocess.run(
+                ["redis-benchmark", "-p", str(self.port), "-t", test, "-c", str(connections),
+                 "-n", str(requests), "-d", str(value_bytes), "-r", str(keys), "--threads", "2",
+                 "--csv"], check=True, capture_output=True, text=True).stdout
+            lines = [line for line in out.splitlines() if line.startswith('"')]
+            header = [h.strip('"') for h in lines[0].split(",")]
+            values = [v.strip('"') for v in lines[1].split(",")]
+            row = dict(zip(header, values))
+            return (float(row["rps"]), float(row["p50_latency_ms"]),
+                    float(row["p99_latency_ms"]), 0)
+        rate = run(20000)[0]
+        return run(max(20000, int(rate * duration)))
+
+    def stop(self):
+        if self.proc:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

@@ -9,9 +9,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_common import Nginx, Quince, machine_description, wrk  # noqa: E402
+from bench_common import Nginx, Quince, Redis, machine_description, wrk  # noqa: E402
 
 DURATION = int(os.environ.get("DURATION", "10"))
+ROUNDS = int(os.environ.get("ROUNDS", "2"))
 DOCS_MEMORY = int(os.environ.get("DOCS_MEMORY", "1000000"))
 GET_KEYS = 10000
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -30,6 +31,12 @@ def load(q, collection, count, batch=1000, key_prefix=None):
         assert out == [] or out == {}, f"load failed: {str(out)[:200]}"
 
 
+def median(results):
+    """The run with the median rate among `results` (wrk-shaped tuples)."""
+    ordered = sorted(results, key=lambda r: r[0])
+    return ordered[len(ordered) // 2]
+
+
 def main():
     threads = os.cpu_count()
     rows = []
@@ -45,25 +52,46 @@ def main():
 
     ng = Nginx(threads)
     ng.start({"doc.json": static_doc})
+    rd = Redis()
+    rd.start()
+    insert_body = json.dumps(ATTRS, separators=(",", ":")).encode()
     try:
         insert_lua = os.path.join(HERE, "insert.lua")
         get_lua = os.path.join(HERE, "get.lua")
+        # Each round runs every side once, alternating; the tables show each side's median.
+        runs = {}
+        for _ in range(ROUNDS):
+            for c in (1, 8):
+                runs.setdefault(("insert", c), []).append(
+                    wrk(f"{q.url}/_db/_system/_api/document/bench", c, DURATION, insert_lua))
+                runs.setdefault(("nginx insert", c), []).append(
+                    wrk(f"{ng.url}/insert", c, DURATION, insert_lua))
+                runs.setdefault(("redis set", c), []).append(
+                    rd.bench("set", c, DURATION, len(insert_body), GET_KEYS))
+            runs.setdefault("get", []).append(
+                wrk(f"{q.url}/_db/_system/_api/document/reads/", 8, DURATION, get_lua,
+                    env={"BENCH_KEYS": str(GET_KEYS)}))
+            runs.setdefault("nginx get", []).append(
+                wrk(f"{ng.url}/static/doc.json", 8, DURATION))
+            runs.setdefault("redis get", []).append(
+                rd.bench("get", 8, DURATION, len(static_doc), GET_KEYS))
         for c in (1, 8):
-            qr = wrk(f"{q.url}/_db/_system/_api/document/bench", c, DURATION, insert_lua)
-            nr = wrk(f"{ng.url}/insert", c, DURATION, insert_lua)
-            rows.append((f"insert, 10 attributes, concurrency {c}, waitForSync false",
-                         qr, nr, "nginx fixed 202 reply"))
-        qr = wrk(f"{q.url}/_db/_system/_api/document/reads/", 8, DURATION, get_lua,
-                 env={"BENCH_KEYS": str(GET_KEYS)})
-        nr = wrk(f"{ng.url}/static/doc.json", 8, DURATION)
-        rows.append(("get by key, concurrency 8", qr, nr,
+            name = f"insert, 10 attributes, concurrency {c}, waitForSync false"
+            rows.append((name, median(runs[("insert", c)]), median(runs[("nginx insert", c)]),
+                         "nginx fixed 202 reply"))
+            rows.append((name, median(runs[("insert", c)]), median(runs[("redis set", c)]),
+                         f"Redis SET ({len(insert_body)}-byte value, AOF)"))
+        rows.append(("get by key, concurrency 8", median(runs["get"]), median(runs["nginx get"]),
                      f"nginx static file ({len(static_doc)} bytes)"))
+        rows.append(("get by key, concurrency 8", median(runs["get"]), median(runs["redis get"]),
+                     f"Redis GET ({len(static_doc)}-byte value)"))
         sync1 = wrk(f"{q.url}/_db/_system/_api/document/bench?waitForSync=true", 1, DURATION,
                     insert_lua)
         sync64 = wrk(f"{q.url}/_db/_system/_api/document/bench?waitForSync=true", 64, DURATION,
                      insert_lua)
     finally:
         ng.stop()
+        rd.stop()
 
     # Memory and restart with DOCS_MEMORY documents.
     q.request("POST", "/_api/collection", {"name": "memory"})
@@ -88,8 +116,12 @@ def main():
         "# Single-server benchmarks (issue 2)",
         "",
         f"Machine: {machine_description()}. Quince release build, `--server.threads {threads}`,",
-        f"nginx with {threads} worker processes, both on loopback; load generator wrk "
-        f"({DURATION} s per run, `--latency`) for both sides, with the same request bytes.",
+        f"nginx with {threads} worker processes, Redis 7 (one I/O thread, append-only file "
+        f"with `appendfsync no`, no snapshots), all on loopback; load generator wrk "
+        f"({DURATION} s per run, `--latency`) for Quince and nginx, with the same request "
+        f"bytes, and `redis-benchmark --threads 2` (no pipelining, {GET_KEYS:,} random keys, "
+        f"values as long as Quince's request or reply body) for Redis. {ROUNDS} rounds, each "
+        f"side once per round, alternating; each figure is the side's median round.",
         "Produced by `bash benches/single-server.sh`.",
         "",
         "| workload | Quince req/s | p50 / p99 ms | peer | peer req/s | p50 / p99 ms | ratio |",
