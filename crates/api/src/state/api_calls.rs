@@ -68,17 +68,28 @@ impl ApiCallLog {
         while !path.is_char_boundary(cut) {
             cut -= 1;
         }
-        let call = ApiCall {
-            unix_secs: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
-            method: method.to_owned(),
-            path: path[..cut].to_owned(),
-            database: database.to_owned(),
-        };
+        let unix_secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         let mut calls = self.calls.lock();
-        if calls.len() == API_CALLS_MAX {
-            calls.pop_front();
+        // A full ring reuses its oldest entry's buffers: no allocation per request.
+        let mut call = match calls.len() == API_CALLS_MAX {
+            true => calls.pop_front().expect("a full ring has an oldest call"),
+            false => ApiCall {
+                unix_secs,
+                method: String::new(),
+                path: String::new(),
+                database: String::new(),
+            },
+        };
+        call.unix_secs = unix_secs;
+        for (field, value) in [
+            (&mut call.method, method),
+            (&mut call.path, &path[..cut]),
+            (&mut call.database, database),
+        ] {
+            field.clear();
+            field.push_str(value);
         }
         calls.push_back(call);
     }
@@ -97,13 +108,26 @@ mod tests {
     fn the_ring_is_bounded_and_lists_newest_first() {
         let log = ApiCallLog::new(true);
         for i in 0..API_CALLS_MAX + 5 {
-            log.record("GET", &format!("/_api/version/{i}"), "_system", "root");
+            // The later calls reuse the oldest entries: each must carry its own fields.
+            let (method, database) = match i < API_CALLS_MAX {
+                true => ("GET", "_system"),
+                false => ("DELETE", "d"),
+            };
+            log.record(method, &format!("/_api/version/{i}"), database, "root");
         }
         let calls = log.newest_first();
         assert_eq!(calls.len(), API_CALLS_MAX);
         assert_eq!(
             calls[0].path,
             format!("/_api/version/{}", API_CALLS_MAX + 4)
+        );
+        assert_eq!(
+            (calls[0].method.as_str(), calls[0].database.as_str()),
+            ("DELETE", "d")
+        );
+        assert_eq!(
+            (calls[5].method.as_str(), calls[5].database.as_str()),
+            ("GET", "_system")
         );
         assert_eq!(calls.last().unwrap().path, "/_api/version/5");
     }
