@@ -27,7 +27,7 @@ impl ApiResponse {
     pub fn empty(status: u16) -> Self {
         ApiResponse {
             status: status_code(status),
-            headers: HeaderMap::new(),
+            headers: reply_headers(),
             body: Bytes::new(),
         }
     }
@@ -40,7 +40,7 @@ impl ApiResponse {
 
     /// A JSON reply from bytes that already hold JSON text.
     pub fn json_bytes(status: u16, body: impl Into<Bytes>) -> Self {
-        let mut headers = HeaderMap::new();
+        let mut headers = reply_headers();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON_CONTENT_TYPE));
         ApiResponse {
             status: status_code(status),
@@ -55,7 +55,7 @@ impl ApiResponse {
         content_type: &'static str,
         body: impl Into<Bytes>,
     ) -> Self {
-        let mut headers = HeaderMap::new();
+        let mut headers = reply_headers();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
         ApiResponse {
             status: status_code(status),
@@ -76,6 +76,16 @@ impl ApiResponse {
         self
     }
 }
+
+/// An empty header map with room for a reply's usual headers and the ones the pipeline adds
+/// to every reply (`server`, `x-content-type-options`, the queue time, `connection`), so that
+/// filling it never grows it.
+fn reply_headers() -> HeaderMap {
+    HeaderMap::with_capacity(REPLY_HEADERS)
+}
+
+/// How many headers [`reply_headers`] makes room for.
+const REPLY_HEADERS: usize = 12;
 
 fn status_code(status: u16) -> StatusCode {
     StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
