@@ -178,11 +178,14 @@ class Redis:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def wrk(url, connections, duration, script=None, threads=None, env=None):
-    """Runs wrk; returns (requests per second, p50 ms, p99 ms, non-2xx count)."""
+def wrk(url, connections, duration, script=None, threads=None, env=None, headers=()):
+    """Runs wrk; returns (requests per second, p50 ms, p99 ms, non-2xx count). `headers` are
+    extra request headers (`"Name: value"`)."""
     threads = threads or min(connections, 2)
     cmd = ["wrk", "-t", str(threads), "-c", str(connections), "-d", f"{duration}s", "--latency",
            "-H", f"Authorization: {AUTH}"]
+    for header in headers:
+        cmd += ["-H", header]
     if script:
         cmd += ["-s", script]
     cmd.append(url)
