@@ -223,3 +223,97 @@ async fn shutdown_drops_jobs_that_cannot_start_in_time() {
         0
     );
 }
+
+/// Fire-and-forget and stored inserts queued back to back run as one batch (one write), yet
+/// each job's reply is exactly the reply the same request gets alone: the duplicate key and
+/// the broken body fail only their own jobs, an array body and another query string start
+/// batches of their own, and the documents are the same as after lone inserts.
+#[tokio::test]
+async fn batched_insert_jobs_answer_as_lone_inserts_do() {
+    let bodies: [(&str, &str); 8] = [
+        ("/_api/document/c", r#"{"_key":"a","v":1}"#),
+        ("/_api/document/c", r#" {"_key":"b","v":2}"#),
+        ("/_api/document/c", r#"{"_key":"a","v":3}"#),
+        ("/_api/document/c", r#"{"_key":"broken""#),
+        ("/_api/document/c", r#"{"_key":"bad key!"}"#),
+        ("/_api/document/c", r#"[{"_key":"x"}]"#),
+        ("/_api/document/c", r#"{"_key":"d","v":4}"#),
+        ("/_api/document/c?returnNew=true", r#"{"_key":"e","v":5}"#),
+    ];
+    let alone = Server::new();
+    let queued = Server::new();
+    for server in [&alone, &queued] {
+        server
+            .root(Method::POST, "/_api/collection", r#"{"name":"c"}"#)
+            .await
+            .assert_success(200);
+    }
+    let mut expected = Vec::new();
+    for (target, body) in bodies {
+        let reply = alone.root(Method::POST, target, body).await;
+        expected.push((reply.status, without_revs(reply.json())));
+    }
+    // Queued without awaiting the runners: they run once the test waits, and the first takes
+    // the jobs queued behind its own.
+    let mut ids = Vec::new();
+    for (target, body) in bodies {
+        let reply = queued
+            .send(async_request(Method::POST, target, body, "store"))
+            .await;
+        assert_eq!(reply.status, 202);
+        ids.push(reply.header("x-arango-async-id").unwrap().to_string());
+    }
+    for (id, expected) in ids.iter().zip(&expected) {
+        wait_done(&queued, id).await;
+        let reply = queued
+            .root(Method::PUT, &format!("/_api/job/{id}"), "")
+            .await;
+        assert_eq!(
+            (reply.status, without_revs(reply.json())),
+            *expected,
+            "job {id}"
+        );
+    }
+    // The first five joined one batch; the array, the next object (behind the array) and the
+    // other query string ran alone.
+    let metrics = queued.root(Method::GET, "/_admin/metrics/v2", "").await;
+    let text = String::from_utf8_lossy(&metrics.body).into_owned();
+    assert!(
+        text.lines()
+            .any(|l| l == "quince_async_jobs_batched_total 5"),
+        "{text}"
+    );
+    for server in [&alone, &queued] {
+        assert_eq!(count(server, "c").await, 5);
+    }
+    for key in ["a", "b", "d", "e", "x"] {
+        let target = format!("/_api/document/c/{key}");
+        let stored = queued.root(Method::GET, &target, "").await.json();
+        let reference = alone.root(Method::GET, &target, "").await.json();
+        assert_eq!(
+            without_revs(stored),
+            without_revs(reference),
+            "document {key}"
+        );
+    }
+}
+
+/// A reply body with every `_rev`/`_oldRev` removed (revisions differ between servers).
+fn without_revs(mut value: serde_json::Value) -> serde_json::Value {
+    match &mut value {
+        serde_json::Value::Object(map) => {
+            map.remove("_rev");
+            map.remove("_oldRev");
+            for (_, v) in map.iter_mut() {
+                *v = without_revs(v.take());
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for v in items.iter_mut() {
+                *v = without_revs(v.take());
+            }
+        }
+        _ => {}
+    }
+    value
+}
