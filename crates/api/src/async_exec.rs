@@ -7,11 +7,7 @@
 //! `store`), the runners (one short-lived tokio task spawned per queued job; it waits for a
 //! job slot, takes the oldest queued job and runs it through [`Api::execute`], the same
 //! router and handlers a synchronous request uses, with the job's cancel flag in reach of
-//! its handler: `crate::state::job_store::cancelled`), and [`drain`]. A runner also takes the
-//! jobs the same owner queued right behind its job when the router says they may join it
-//! (`router::jobs_join`: fire-and-forget inserts into one collection with the same options)
-//! and runs them as one batch ([`Api::execute_batch`]): one write for all of them, each job
-//! still answered as if it had run alone.
+//! its handler: `crate::state::job_store::cancelled`), and [`drain`].
 //!
 //! Why a task per job rather than long-lived workers: a task spawned from a request's task
 //! goes to the same runtime thread's next slot, so a fire-and-forget insert runs on that
@@ -21,8 +17,7 @@
 //!
 //! What it is not: the job table (`crate::state::job_store`, held by the API's state) or the
 //! `/_api/job` endpoints (`crate::job`). It is a step of the pipeline layer: it imports only
-//! the state below it and the router's batching questions, and runs jobs through
-//! `Api::execute` and `Api::execute_batch`, which the pipeline defines.
+//! the state below it, and runs jobs through `Api::execute`, which the pipeline defines.
 //!
 //! Invariants: a job holds its [`Admission`] from the moment it is queued until it finishes
 //! or is cancelled, so queued jobs and requests in flight share the one bound of
@@ -32,8 +27,7 @@
 //! else's jobs behind it; jobs never use more than
 //! `slots` runtime threads at once, so synchronous requests always have a thread; there are
 //! never fewer runners still to run than valid queued jobs (one is spawned per job and each
-//! takes at least one when any is queued), so every queued job is taken, each user's in
-//! arrival order; a job
+//! takes at most one), so every queued job is taken, each user's in arrival order; a job
 //! runs to its end once started (a write is never cut in half: only handlers that wait, such
 //! as `/_admin/sleep`, react to a cancel).
 
@@ -45,20 +39,11 @@ use http::HeaderMap;
 use quince_errors::{ArangoError, QUEUE_FULL, SHUTTING_DOWN};
 
 use crate::response::{ApiResponse, ApiResult};
-use crate::router;
 use crate::state::job_store::{cancelled_reply, run_as_job, Owner, Submitted, ASYNC_ID_HEADER};
 use crate::state::{Admission, Api, Jobs, Routed, Work};
 
 /// The header that asks for asynchronous execution.
 const ASYNC_HEADER: &str = "x-arango-async";
-
-/// The most queued jobs one runner takes as one batch.
-const BATCH_JOBS_MAX: usize = 256;
-
-/// About the most body bytes the jobs of one batch carry beyond its first job's (a job that
-/// would pass it waits for the next batch), so a batch's write holds its collection's writer
-/// lock about as long as one large request may.
-const BATCH_BYTES_MAX: usize = 4 << 20;
 
 /// How many job ids one log line lists when shutdown drops queued jobs.
 const LOGGED_IDS_PER_LINE: usize = 1000;
@@ -127,51 +112,25 @@ fn open_slots(api: &Api) {
     });
 }
 
-/// One runner: waits for a slot, then runs the oldest queued job (if any is left) to its end,
-/// together with the jobs its owner queued right behind it that may join it in one batch
-/// (`router::jobs_join`: fire-and-forget inserts into one collection, say), at most
-/// [`BATCH_JOBS_MAX`] jobs and about [`BATCH_BYTES_MAX`] bytes of bodies.
+/// One runner: waits for a slot, then runs the oldest queued job (if any is left) to its end.
 async fn run_one(api: Weak<Api>, jobs: Arc<Jobs>) {
     let Ok(_slot) = jobs.slots().acquire().await else {
         return;
     };
-    let mut bytes = 0;
-    let batch = jobs.take_batch(BATCH_JOBS_MAX, |first, next| {
-        bytes += next.routed.request.body.len();
-        bytes <= BATCH_BYTES_MAX && router::jobs_join(&first.routed, &next.routed)
-    });
-    let Some(api) = api.upgrade() else {
-        // The API is gone (the server is past its shutdown); nothing can run any more.
-        for taken in batch {
-            jobs.finish(taken.id, cancelled_reply());
-        }
+    let Some(taken) = jobs.take_next() else {
         return;
     };
-    if batch.len() <= 1 {
-        for taken in batch {
+    let reply = match api.upgrade() {
+        Some(api) => {
             let Work { routed, admission } = taken.work;
             let reply = run_as_job(taken.cancel, api.execute(routed)).await;
             drop(admission);
-            jobs.finish(taken.id, reply);
+            reply
         }
-        return;
-    }
-    // A batch's jobs only write: none of them waits for its cancel flag, so the first one's
-    // stands for all (a write is never cut in half).
-    let cancel = Arc::clone(&batch[0].cancel);
-    let mut ids = Vec::with_capacity(batch.len());
-    let mut routed = Vec::with_capacity(batch.len());
-    let mut admissions = Vec::with_capacity(batch.len());
-    for taken in batch {
-        ids.push(taken.id);
-        routed.push(taken.work.routed);
-        admissions.push(taken.work.admission);
-    }
-    let replies = run_as_job(cancel, api.execute_batch(routed)).await;
-    drop(admissions);
-    for (id, reply) in ids.into_iter().zip(replies) {
-        jobs.finish(id, reply);
-    }
+        // The API is gone (the server is past its shutdown); nothing can run any more.
+        None => cancelled_reply(),
+    };
+    jobs.finish(taken.id, reply);
 }
 
 /// Shutdown: stops taking jobs, lets queued ones run within `timeout`, then drops the rest

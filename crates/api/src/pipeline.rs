@@ -111,37 +111,6 @@ impl Api {
         }
     }
 
-    /// Runs queued jobs that `router::jobs_join` accepted as one batch, as [`Api::execute`]
-    /// runs one: one reply per job, in order; errors become replies, and a panic answers
-    /// every job of the batch with 500.
-    pub(crate) async fn execute_batch(&self, jobs: Vec<Routed>) -> Vec<ApiResponse> {
-        let count = jobs.len();
-        let outcome = {
-            let running = std::pin::pin!(router::dispatch_batch(self, jobs));
-            CatchPanic { inner: running }.await
-        };
-        match outcome {
-            Ok(results) => results
-                .into_iter()
-                .map(|result| match result {
-                    Ok(reply) => reply,
-                    Err(err) => render_error(&err, true),
-                })
-                .collect(),
-            Err(message) => {
-                tracing::error!(event = "api.handler_panicked", jobs = count, %message);
-                (0..count)
-                    .map(|_| {
-                        error_response(&ArangoError::with_message(
-                            INTERNAL,
-                            "internal error while processing the request",
-                        ))
-                    })
-                    .collect()
-            }
-        }
-    }
-
     /// Answers one request.
     pub async fn serve<B>(&self, req: Request<B>) -> Response<Full<Bytes>>
     where

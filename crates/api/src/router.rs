@@ -19,10 +19,7 @@
 //!   handler within the row's own bound (`/_api/import` and `--http.max-import-size`);
 //! - whether the path needs credentials ([`Credentials`]) and whether it is in the fast lane
 //!   outside the queue bound ([`Lane`]: job management, so a full queue can still be inspected
-//!   and cancelled);
-//! - whether queued jobs of the row may run in batches ([`JobBatches`]: several
-//!   fire-and-forget inserts into one collection become one write), which [`jobs_join`] and
-//!   [`dispatch_batch`] offer to `crate::async_exec`.
+//!   and cancelled).
 //!
 //! The pipeline asks [`resolve`] for these policies and calls the row; it names no family.
 //! **Adding an endpoint family (say `/_api/cursor`) takes one module and one row here**: the
@@ -51,7 +48,7 @@ use crate::error::unknown_path;
 use crate::permission;
 use crate::request::ApiRequest;
 use crate::response::ApiResult;
-use crate::state::{Api, ApiConfig, Routed};
+use crate::state::{Api, ApiConfig};
 use crate::{
     admin, batch, collection, database, document, edges, gharial, import, index, job, open_auth,
     query, server_mode, tasks, token, transaction, user,
@@ -79,23 +76,6 @@ pub(crate) type Handler = for<'a> fn(Ctx<'a>) -> Reply<'a>;
 /// A family's handler for a body the pipeline did not read: the request (its body empty), the
 /// body, and the bound on its bytes (raw and decoded).
 pub(crate) type StreamHandler = for<'a> fn(ApiRequest, BodyStream<'a>, usize) -> Reply<'a>;
-
-/// A family's handler for several queued jobs at once: the requests (each with its suffix
-/// filled and the row's permission policy passed), one result per request, in order.
-pub(crate) type BatchHandler = for<'a> fn(&'a Api, Vec<ApiRequest>) -> BatchReply<'a>;
-
-/// What a [`BatchHandler`] returns.
-pub(crate) type BatchReply<'a> = Pin<Box<dyn Future<Output = Vec<ApiResult>> + Send + 'a>>;
-
-/// How a family runs queued jobs in batches (see `crate::async_exec`).
-#[derive(Clone, Copy)]
-pub(crate) struct JobBatches {
-    /// True when a job may join a batch that `first` starts; the router has checked that both
-    /// have the same method, path and query string.
-    pub joins: fn(first: &ApiRequest, next: &ApiRequest) -> bool,
-    /// Runs a batch.
-    pub handler: BatchHandler,
-}
 
 /// Who checks the caller's permission levels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,8 +142,6 @@ pub(crate) struct Route {
     lane: Lane,
     /// Whether `x-arango-trx-id` makes the request run inside that stream transaction.
     transactional: bool,
-    /// How queued jobs of the row run in batches, when they may.
-    job_batches: Option<JobBatches>,
 }
 
 /// A row whose prefix may be followed by more segments, with the default policies: the
@@ -178,7 +156,6 @@ const fn family(prefix: &'static [&'static str], handler: Handler) -> Route {
         credentials: Credentials::Required,
         lane: Lane::Queued,
         transactional: false,
-        job_batches: None,
     }
 }
 
@@ -224,15 +201,6 @@ impl Route {
         }
     }
 
-    /// Queued jobs of the row that `batches.joins` accepts run together, through
-    /// `batches.handler`.
-    const fn batches_jobs(self, batches: JobBatches) -> Route {
-        Route {
-            job_batches: Some(batches),
-            ..self
-        }
-    }
-
     /// A synchronous request's body streams to `handler`, within `limit` bytes.
     const fn streams(self, handler: StreamHandler, limit: fn(&ApiConfig) -> usize) -> Route {
         Route {
@@ -274,7 +242,7 @@ const JOBS: Handler = handler!(|c| job::handle(c.api, c.req).await);
 /// first.
 #[rustfmt::skip]
 static ROUTES: &[Route] = &[
-    family(&["_api", "document"], handler!(|c| document::handle(c.req).await)).own_permissions().in_transactions().batches_jobs(document::JOB_BATCHES),
+    family(&["_api", "document"], handler!(|c| document::handle(c.req).await)).own_permissions().in_transactions(),
     family(&["_api", "collection"], handler!(|c| collection::handle(c.api, c.req).await)).own_permissions().in_transactions(),
     family(&["_api", "transaction"], handler!(|c| transaction::handle(c.req).await)).own_permissions(),
     family(&["_api", "cursor"], handler!(|c| query::cursor(c.api, c.req).await)).own_permissions().in_transactions(),
@@ -456,69 +424,6 @@ pub(crate) async fn dispatch(
         return Err(unknown_path(&req.path));
     };
     matched.dispatch(api, req, segments, uri, extensions).await
-}
-
-/// True when queued job `next` may run in one batch with `first`: the same row, which runs
-/// jobs in batches and accepts the pair, the same method, path and query string, and neither
-/// inside a stream transaction.
-pub(crate) fn jobs_join(first: &Routed, next: &Routed) -> bool {
-    let Some(matched) = resolve(&first.segments).matched else {
-        return false;
-    };
-    let Some(batches) = matched.route.job_batches else {
-        return false;
-    };
-    let same_route = resolve(&next.segments)
-        .matched
-        .is_some_and(|m| std::ptr::eq(m.route, matched.route));
-    let outside_transactions = [first, next]
-        .iter()
-        .all(|r| r.request.header(transaction::TRX_HEADER).is_none());
-    same_route
-        && outside_transactions
-        && first.request.method == next.request.method
-        && first.segments == next.segments
-        && first.uri.query() == next.uri.query()
-        && (batches.joins)(&first.request, &next.request)
-}
-
-/// Runs queued jobs that [`jobs_join`] accepted as one batch: each request's suffix is filled
-/// and the row's permission policy applied (a refusal answers that job alone), then the
-/// row's batch handler runs the rest. One result per job, in order.
-pub(crate) async fn dispatch_batch(api: &Api, jobs: Vec<Routed>) -> Vec<ApiResult> {
-    let matched = resolve(&jobs[0].segments)
-        .matched
-        .expect("a batch's jobs have a row");
-    let batches = matched
-        .route
-        .job_batches
-        .expect("a batch's row runs jobs in batches");
-    let mut results: Vec<Option<ApiResult>> = Vec::with_capacity(jobs.len());
-    let mut admitted = Vec::with_capacity(jobs.len());
-    let mut positions = Vec::with_capacity(jobs.len());
-    for (i, job) in jobs.into_iter().enumerate() {
-        let mut req = job.request;
-        req.suffix = matched.suffix(job.segments);
-        match matched.check_permissions(&req) {
-            Ok(()) => {
-                results.push(None);
-                positions.push(i);
-                admitted.push(req);
-            }
-            Err(err) => results.push(Some(Err(err))),
-        }
-    }
-    if !admitted.is_empty() {
-        let replies = (batches.handler)(api, admitted).await;
-        assert_eq!(replies.len(), positions.len(), "one reply per job");
-        for (i, reply) in positions.into_iter().zip(replies) {
-            results[i] = Some(reply);
-        }
-    }
-    results
-        .into_iter()
-        .map(|r| r.expect("every job has a result"))
-        .collect()
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@
 //! storage error, never 201. Body errors (400/600, 400/1227) are reported before a missing
 //! collection (404/1203), as ArangoDB does.
 
-mod batch;
 mod multi;
 pub(crate) mod params;
 pub(crate) mod render;
@@ -35,7 +34,6 @@ use serde_json::Value;
 use crate::request::ApiRequest;
 use crate::response::ApiResult;
 
-pub(crate) use batch::JOB_BATCHES;
 use params::WriteKind;
 
 /// Handles every request under `/_api/document`.

@@ -77,7 +77,6 @@ impl Metrics {
             uptime: rest.uptime,
             worker_threads: rest.worker_threads,
             in_flight: rest.in_flight,
-            batched_jobs: rest.batched_jobs,
         }
     }
 }
@@ -93,8 +92,6 @@ pub(crate) struct SnapshotInputs {
     pub worker_threads: u64,
     /// Requests past the access checks and not yet answered, and queued or running jobs.
     pub in_flight: u64,
-    /// Asynchronous jobs that ran in a batch with others.
-    pub batched_jobs: u64,
 }
 
 /// Every figure at one moment.
@@ -110,7 +107,6 @@ pub(crate) struct Snapshot {
     pub uptime: Duration,
     pub worker_threads: u64,
     pub in_flight: u64,
-    pub batched_jobs: u64,
 }
 
 impl Snapshot {
@@ -177,11 +173,6 @@ impl Snapshot {
                 "quince_auth_failures_total",
                 "Failed authentications (wrong password, bad token, unknown user) since start.",
                 self.auth_failures,
-            ),
-            (
-                "quince_async_jobs_batched_total",
-                "Asynchronous jobs that ran in one batch with others (one write) since start.",
-                self.batched_jobs,
             ),
         ];
         for (name, help, value) in counters {

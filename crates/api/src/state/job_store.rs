@@ -29,7 +29,7 @@
 //! sums over the table's done jobs.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -247,23 +247,6 @@ impl<W> Inner<W> {
     }
 }
 
-/// Marks queued job `id` running and hands out its work; None when it is not queued (cancelled
-/// or deleted while it waited).
-fn mark_running<W>(inner: &mut Inner<W>, id: JobId) -> Option<Taken<W>> {
-    let job = inner
-        .jobs
-        .get_mut(&id)
-        .filter(|job| matches!(job.state, State::Queued(_)))?;
-    let cancel = Arc::new(CancelFlag::default());
-    let State::Queued(work) = std::mem::replace(&mut job.state, State::Running(cancel.clone()))
-    else {
-        unreachable!("checked to be queued above");
-    };
-    inner.queued -= 1;
-    inner.running += 1;
-    Some(Taken { id, work, cancel })
-}
-
 /// The job table; `W` is the work a queued job carries.
 pub(crate) struct JobStore<W> {
     inner: Mutex<Inner<W>>,
@@ -275,8 +258,6 @@ pub(crate) struct JobStore<W> {
     result_bytes_max: usize,
     /// The most jobs one owner may have queued or running.
     per_owner_max: usize,
-    /// Jobs taken in batches of two or more since start.
-    batched: AtomicU64,
 }
 
 impl<W> JobStore<W> {
@@ -311,7 +292,6 @@ impl<W> JobStore<W> {
             results_max,
             result_bytes_max,
             per_owner_max,
-            batched: AtomicU64::new(0),
         }
     }
 
@@ -356,27 +336,10 @@ impl<W> JobStore<W> {
 
     /// Takes the next queued job, owners in turn (each owner's jobs in arrival order), and
     /// marks it running; None when nothing is queued.
-    #[cfg(test)]
     pub(crate) fn take_next(&self) -> Option<Taken<W>> {
-        self.take_batch(1, |_, _| false).pop()
-    }
-
-    /// Takes the next queued job as [`JobStore::take_next`] does, then, up to `max` jobs in
-    /// all, the jobs queued right behind it by the same owner for which `joins(first, next)`
-    /// holds, in arrival order, stopping at the first that does not join; marks them all
-    /// running. Empty when nothing is queued. Other owners' turns are unchanged: a batch
-    /// counts as its owner's turn.
-    pub(crate) fn take_batch(
-        &self,
-        max: usize,
-        mut joins: impl FnMut(&W, &W) -> bool,
-    ) -> Vec<Taken<W>> {
         let mut inner = self.inner.lock();
-        let mut batch = Vec::new();
-        let owner = loop {
-            let Some(owner) = inner.turns.pop_front() else {
-                return batch;
-            };
+        loop {
+            let owner = inner.turns.pop_front()?;
             let queue = inner
                 .queues
                 .get_mut(&owner)
@@ -385,51 +348,26 @@ impl<W> JobStore<W> {
             if queue.is_empty() {
                 inner.queues.remove(&owner);
             } else {
-                inner.turns.push_back(owner.clone());
+                inner.turns.push_back(owner);
             }
-            // A job cancelled (now done) or deleted while queued never runs.
-            if let Some(taken) = mark_running(&mut inner, id) {
-                batch.push(taken);
-                break owner;
-            }
-        };
-        while batch.len() < max {
-            let Some(queue) = inner.queues.get_mut(&owner) else {
-                break;
+            let Some(job) = inner
+                .jobs
+                .get_mut(&id)
+                .filter(|job| matches!(job.state, State::Queued(_)))
+            else {
+                // Cancelled (now done) or deleted while queued: it never runs.
+                continue;
             };
-            let id = *queue.front().expect("a queue in the table is not empty");
-            let next = match inner.jobs.get(&id) {
-                Some(Job {
-                    state: State::Queued(work),
-                    ..
-                }) => Some(work),
-                _ => None,
+            let cancel = Arc::new(CancelFlag::default());
+            let State::Queued(work) =
+                std::mem::replace(&mut job.state, State::Running(cancel.clone()))
+            else {
+                unreachable!("checked to be queued above");
             };
-            if let Some(work) = next {
-                if !joins(&batch[0].work, work) {
-                    break;
-                }
-            }
-            let queue = inner.queues.get_mut(&owner).expect("checked above");
-            queue.pop_front();
-            if queue.is_empty() {
-                inner.queues.remove(&owner);
-                inner.turns.retain(|o| o != &owner);
-            }
-            if let Some(taken) = mark_running(&mut inner, id) {
-                batch.push(taken);
-            }
+            inner.queued -= 1;
+            inner.running += 1;
+            return Some(Taken { id, work, cancel });
         }
-        if batch.len() > 1 {
-            self.batched
-                .fetch_add(batch.len() as u64, Ordering::Relaxed);
-        }
-        batch
-    }
-
-    /// Jobs taken in batches of two or more since start.
-    pub(crate) fn batched(&self) -> u64 {
-        self.batched.load(Ordering::Relaxed)
     }
 
     /// Records a finished job's reply (dropped for fire-and-forget and deleted jobs).
@@ -858,47 +796,6 @@ mod tests {
             store.fetch(secret, viewer("root")),
             Fetched::Done(_)
         ));
-    }
-
-    #[test]
-    fn a_batch_takes_the_joining_jobs_right_behind_the_first_of_one_owner() {
-        let store: JobStore<&str> = JobStore::new(100);
-        let same = |a: &&str, b: &&str| a == b;
-        let a1 = submit(&store, "alice", "x", true);
-        let b1 = submit(&store, "bob", "x", false);
-        let a2 = submit(&store, "alice", "x", false);
-        let cancelled_one = submit(&store, "alice", "x", true);
-        let a3 = submit(&store, "alice", "x", true);
-        let a4 = submit(&store, "alice", "y", true);
-        let a5 = submit(&store, "alice", "x", true);
-        assert!(store.cancel(cancelled_one, ALICE, cancelled));
-        // Alice's turn: her joining jobs in arrival order, the cancelled one skipped, up to the
-        // first that does not join.
-        let batch = store.take_batch(10, same);
-        assert_eq!(
-            batch.iter().map(|t| t.id).collect::<Vec<_>>(),
-            vec![a1, a2, a3]
-        );
-        // Bob's turn comes next, then Alice's again.
-        let batch = store.take_batch(10, same);
-        assert_eq!(batch.iter().map(|t| t.id).collect::<Vec<_>>(), vec![b1]);
-        let batch = store.take_batch(1, same);
-        assert_eq!(batch.iter().map(|t| t.id).collect::<Vec<_>>(), vec![a4]);
-        // `max` bounds a batch; an emptied queue leaves no turn behind.
-        let a6 = submit(&store, "alice", "x", true);
-        let batch = store.take_batch(1, same);
-        assert_eq!(batch.iter().map(|t| t.id).collect::<Vec<_>>(), vec![a5]);
-        let batch = store.take_batch(10, same);
-        assert_eq!(batch.iter().map(|t| t.id).collect::<Vec<_>>(), vec![a6]);
-        assert!(store.take_batch(10, same).is_empty());
-        assert_eq!(store.pending(), (0, 7));
-        let c1 = submit(&store, "carol", "x", true);
-        let c2 = submit(&store, "carol", "x", true);
-        let batch = store.take_batch(10, same);
-        assert_eq!(batch.iter().map(|t| t.id).collect::<Vec<_>>(), vec![c1, c2]);
-        assert!(store.take_next().is_none());
-        // Only batches of two or more count.
-        assert_eq!(store.batched(), 5);
     }
 
     #[tokio::test]

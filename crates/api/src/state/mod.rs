@@ -263,7 +263,6 @@ impl Api {
             uptime: self.uptime(),
             worker_threads,
             in_flight: self.in_flight.load(Ordering::Relaxed) as u64,
-            batched_jobs: self.jobs().batched(),
         })
     }
 
