@@ -24,6 +24,7 @@
 use std::sync::Arc;
 
 use quince_errors::{ArangoError, Result, NOT_IMPLEMENTED};
+use quince_model::object_text::ObjectText;
 use serde_json::Value;
 
 use crate::backup::{BackupInfo, BackupRequest};
@@ -32,7 +33,8 @@ use crate::catalog::{
     PropertiesUpdate, StoredDocument,
 };
 use crate::index::{IndexDescription, IndexHit, IndexLookup};
-use crate::request::{read_conflict, selector, ReadRequest, WriteRequest, WriteResults};
+use crate::options::WriteOptions;
+use crate::request::{read_conflict, selector, ReadRequest, WriteKind, WriteRequest, WriteResults};
 use crate::transaction::{TransactionOps, TransactionOptions};
 
 /// The databases of a server.
@@ -187,6 +189,19 @@ pub trait CollectionOps: Send + Sync {
 
     /// Writes each item of `request` (see [`WriteResults`]).
     fn write(&self, request: WriteRequest) -> WriteResults;
+
+    /// Inserts each of `documents`, bodies checked as object text: the same as [`write`] of an
+    /// insert request whose items are the documents' objects, which is what this default does.
+    /// An engine overrides it to store the text without building a tree.
+    ///
+    /// [`write`]: CollectionOps::write
+    fn insert_texts(&self, documents: Vec<ObjectText>, options: WriteOptions) -> WriteResults {
+        let items = documents
+            .iter()
+            .map(|document| Value::Object(document.to_object()))
+            .collect();
+        self.write(WriteRequest::new(WriteKind::Insert, items, options))
+    }
 
     /// Every index: the primary index first (id 0, name `primary`, over `_key`), in an edge
     /// collection the edge index next (id 1, name `edge`, over `_from` and `_to`:
