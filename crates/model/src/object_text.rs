@@ -15,10 +15,13 @@
 //! Objects with more than [`OBJECT_MEMBERS_MAX`] members also take the slow route, which
 //! bounds the duplicate checks here.
 //!
+//! [`ObjectText::scan_array`] does the same for a body that is an array of objects.
+//!
 //! Invariants: `scan(b, d)` is `Some(t)` only when `json::parse(b, d)` is an object `v`, and
 //! then `t.text() == serde_json::to_vec(&v)` (so `t.to_object() == v`); the system attributes
 //! are recorded for the top level only; a number whose text reads back as another number takes
-//! the slow route.
+//! the slow route. `scan_array(b, d)` is `Some(ts)` only when `json::parse(b, d)` is a
+//! non-empty array of objects, `ts` holding what `scan` holds for each of them.
 
 use serde_json::{Map, Value};
 
@@ -107,6 +110,45 @@ impl ObjectText {
             system,
             depth_max,
         })
+    }
+
+    /// The objects of a body that must be a non-empty JSON array of objects, when every one
+    /// of them can take the fast route (the array counts as one level of `depth_max`).
+    pub fn scan_array(body: &[u8], depth_max: usize) -> Option<Vec<ObjectText>> {
+        let mut scanner = Scanner {
+            input: body,
+            pos: 0,
+            out: Vec::new(),
+            names: Vec::new(),
+        };
+        scanner.skip_whitespace();
+        if scanner.next()? != b'[' {
+            return None;
+        }
+        let depth_max = depth_max.checked_sub(1)?;
+        let mut documents = Vec::new();
+        loop {
+            scanner.skip_whitespace();
+            if scanner.peek()? != b'{' {
+                return None;
+            }
+            let mut system = [None; 5];
+            scanner.object(depth_max, Some(&mut system))?;
+            let capacity = scanner.out.len() + 16;
+            documents.push(ObjectText {
+                text: std::mem::replace(&mut scanner.out, Vec::with_capacity(capacity)),
+                system,
+                depth_max,
+            });
+            scanner.skip_whitespace();
+            match scanner.next()? {
+                b',' => {}
+                b']' => break,
+                _ => return None,
+            }
+        }
+        scanner.skip_whitespace();
+        (scanner.pos == body.len()).then_some(documents)
     }
 
     /// The compact text of the whole object.

@@ -56,6 +56,9 @@ pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
             if let Some(document) = ObjectText::scan(&req.body, req.json_depth_max) {
                 return single::insert_text(&req, &collection, document).await;
             }
+            if let Some(documents) = ObjectText::scan_array(&req.body, req.json_depth_max) {
+                return multi::insert_texts(&req, &collection, documents).await;
+            }
             match req.json_body()? {
                 Value::Array(items) => multi::insert(&req, &collection, items).await,
                 Value::Object(document) => single::insert(&req, &collection, document).await,

@@ -39,10 +39,11 @@ use std::sync::{Arc, Mutex};
 use quince_errors::{ArangoError, Result};
 use quince_ops::{
     CollectionOps, Durability, OverwriteMode, WriteKind, WriteOptions, WriteOutcome, WriteRequest,
+    WriteResults,
 };
 use serde_json::{Map, Value};
 
-use super::convert::{excerpt, render_map, Conversion, Invalid, RecordKind};
+use super::convert::{excerpt, render_map, Conversion, Converted, Invalid, RecordKind};
 use super::options::{ImportOptions, OnDuplicate};
 
 /// Documents written per batch under the import lock.
@@ -78,7 +79,7 @@ pub(crate) struct Report {
 
 /// A converted document waiting for its batch: the document, its record kind, its position in
 /// details, and where its record is in [`Pending::raw`].
-type Waiting = (Map<String, Value>, RecordKind, u64, Range<usize>);
+type Waiting = (Converted, RecordKind, u64, Range<usize>);
 
 /// Converted documents waiting for the next batch write.
 #[derive(Default)]
@@ -155,7 +156,7 @@ impl Writer {
     /// A document converted from `raw` (a record of `kind`).
     pub fn document(
         &mut self,
-        doc: Map<String, Value>,
+        doc: Converted,
         kind: RecordKind,
         raw: &[u8],
         conversion: &Conversion,
@@ -194,13 +195,7 @@ impl Writer {
         let guard = IMPORT_LOCKS[slot]
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let documents: Vec<Value> = pending
-            .docs
-            .iter_mut()
-            .map(|(doc, ..)| Value::Object(std::mem::take(doc)))
-            .collect();
-        let request = WriteRequest::new(WriteKind::Insert, documents, self.options.clone());
-        let results = self.collection.write(request);
+        let results = write_batch(&*self.collection, &mut pending.docs, &self.options);
         drop(guard);
         let (written, durability) = (results.items, results.durability);
         self.durability = Durability::newest(self.durability.take(), durability);
@@ -277,4 +272,34 @@ impl Writer {
         self.details_bytes += detail.len();
         self.details.push(detail);
     }
+}
+
+/// Inserts the documents of one batch in one call (they are left empty): as object texts when
+/// every one took the fast route, else as objects.
+fn write_batch(
+    collection: &dyn CollectionOps,
+    docs: &mut [Waiting],
+    options: &WriteOptions,
+) -> WriteResults {
+    let all_text = docs
+        .iter()
+        .all(|(doc, ..)| matches!(doc, Converted::Text(_)));
+    let taken = docs
+        .iter_mut()
+        .map(|(doc, ..)| std::mem::replace(doc, Converted::Object(Map::new())));
+    if all_text {
+        let texts = taken
+            .map(|doc| match doc {
+                Converted::Text(text) => text,
+                Converted::Object(_) => unreachable!("every document is text"),
+            })
+            .collect();
+        return collection.insert_texts(texts, options.clone());
+    }
+    let documents: Vec<Value> = taken.map(|doc| Value::Object(doc.into_object())).collect();
+    collection.write(WriteRequest::new(
+        WriteKind::Insert,
+        documents,
+        options.clone(),
+    ))
 }

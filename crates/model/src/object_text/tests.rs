@@ -210,6 +210,70 @@ proptest! {
     }
 }
 
+/// The checks of [`agrees_with_slow_route`] for an array body.
+fn array_agrees_with_slow_route(body: &[u8], depth_max: usize) -> Option<Vec<ObjectText>> {
+    let scanned = ObjectText::scan_array(body, depth_max)?;
+    let parsed = parse(body, depth_max).expect("the scan accepted what the parser refuses");
+    let Value::Array(items) = parsed else {
+        panic!("the scan accepted a non-array");
+    };
+    assert_eq!(scanned.len(), items.len());
+    for (text, item) in scanned.iter().zip(&items) {
+        let object = item
+            .as_object()
+            .expect("the scan accepted a non-object item");
+        assert_eq!(text.text(), serde_json::to_vec(object).unwrap());
+        assert_eq!(&text.to_object(), object);
+        assert_eq!(
+            text.attribute(SystemAttribute::Key).as_ref(),
+            object.get("_key")
+        );
+    }
+    Some(scanned)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    #[test]
+    fn scanned_arrays_hold_what_parsed_arrays_hold(
+        docs in proptest::collection::vec(document(), 1..5),
+        seed in 1u64..,
+        edit in proptest::option::of((any::<usize>(), any::<u8>())),
+    ) {
+        let docs: Vec<Value> = docs.into_iter().map(Value::Object).collect();
+        let compact = serde_json::to_vec(&docs).unwrap();
+        prop_assert!(array_agrees_with_slow_route(&compact, 64).is_some());
+        let mut text = String::new();
+        spell(&Value::Array(docs), &mut Choices(seed), &mut text);
+        let mut bytes = text.into_bytes();
+        if let Some((at, byte)) = edit {
+            let at = at % bytes.len();
+            bytes[at] = byte;
+        }
+        for depth in [1, 2, 3, 64] {
+            array_agrees_with_slow_route(&bytes, depth);
+        }
+    }
+}
+
+#[test]
+fn arrays_of_anything_but_objects_take_the_slow_route() {
+    for body in [
+        &b"[]"[..],
+        b"[{},1]",
+        b"[{}",
+        b"[{}] x",
+        b"{}",
+        b"[{},]",
+        b"[[{}]]",
+    ] {
+        assert!(ObjectText::scan_array(body, 64).is_none(), "{:?}", body);
+    }
+    assert!(array_agrees_with_slow_route(b" [ {} , {\"a\":[1]} ] ", 3).is_some());
+    assert!(ObjectText::scan_array(b"[{\"a\":[1]}]", 2).is_none());
+}
+
 #[test]
 fn duplicates_bad_json_and_deep_nesting_take_the_slow_route() {
     for body in [
