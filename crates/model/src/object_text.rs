@@ -176,13 +176,6 @@ impl ObjectText {
         }
     }
 
-    /// The top-level members of `names` that are present, in text order.
-    pub fn members_of(&self, names: &[SystemAttribute]) -> Vec<Member> {
-        let mut found: Vec<Member> = names.iter().filter_map(|n| self.member(*n)).collect();
-        found.sort_by_key(|m| m.start);
-        found
-    }
-
     /// Appends every top-level member except those of `skip` as `,"name":value`, in order.
     pub fn write_members_except(&self, skip: &[SystemAttribute], out: &mut Vec<u8>) {
         let mut cursor = 1; // after `{`
@@ -194,7 +187,22 @@ impl ObjectText {
                 out.extend_from_slice(segment);
             }
         };
-        for member in self.members_of(skip) {
+        // The members to skip, in text order (at most the five system attributes).
+        let mut found = [Member {
+            start: 0,
+            value: 0,
+            end: 0,
+        }; 5];
+        let mut n = 0;
+        for member in skip.iter().filter_map(|name| self.member(*name)) {
+            if !found[..n].contains(&member) {
+                found[n] = member;
+                n += 1;
+            }
+        }
+        let found = &mut found[..n];
+        found.sort_unstable_by_key(|m| m.start);
+        for member in found.iter() {
             write(&self.text[cursor..member.start], out);
             cursor = member.end;
             if self.text[cursor] == b',' {
@@ -206,6 +214,20 @@ impl ObjectText {
         }
     }
 }
+
+/// The bytes that end a run of plain string content: the closing quote, a backslash and the
+/// control characters JSON forbids in strings.
+const STRING_STOPS: [bool; 256] = {
+    let mut stops = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        stops[b] = true;
+        b += 1;
+    }
+    stops[b'"' as usize] = true;
+    stops[b'\\' as usize] = true;
+    stops
+};
 
 /// The one pass over a body: checks it, writes its compact text to `out`.
 struct Scanner<'a> {
@@ -351,14 +373,17 @@ impl Scanner<'_> {
         let mut i = start + 1;
         let mut escaped = false;
         loop {
-            match *self.input.get(i)? {
+            // Skip the bytes that are copied as they are, then look at the one that is not.
+            while !STRING_STOPS[usize::from(*self.input.get(i)?)] {
+                i += 1;
+            }
+            match self.input[i] {
                 b'"' => break,
                 b'\\' => {
                     escaped = true;
                     i += 2;
                 }
-                0..=0x1f => return None,
-                _ => i += 1,
+                _ => return None,
             }
         }
         let literal = &self.input[start..=i];
