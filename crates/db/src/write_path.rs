@@ -1,6 +1,9 @@
 //! The one write path of a [`Collection`]: every insert, replace, update and remove (single,
-//! multi-document, import batch, batch-request part: they all arrive as a [`WriteRequest`]),
-//! and every truncate, passes through [`Collection::write`] or [`Collection::truncate`].
+//! multi-document, import batch, batch-request part: they all arrive as a [`WriteRequest`], or,
+//! for inserts whose bodies were checked as object text, through `Collection::insert_texts` in
+//! `insert_text.rs`), and every truncate, passes through [`Collection::write`] (or
+//! `insert_texts`, which shares its steps from preparing on: `write_prepared`) or
+//! [`Collection::truncate`].
 //! (A stream transaction decides its writes with the same decisions, `decide_op`, and commits
 //! them through the storage engine's transaction groups: `transaction/commit.rs`.)
 //!

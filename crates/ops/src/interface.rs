@@ -3,7 +3,8 @@
 //! What it is: three object-safe traits, one per level of ArangoDB's URL space: [`Engine`]
 //! (databases), [`DatabaseOps`] (a database's collections) and [`CollectionOps`] (a
 //! collection's properties and documents). Document writes take a [`WriteRequest`] (options
-//! in) and give [`WriteResults`] (one result per item out, and an engine-neutral
+//! in; inserts may also come as checked object text, [`CollectionOps::insert_texts`]) and give
+//! [`WriteResults`] (one result per item out, and an engine-neutral
 //! [`crate::Durability`] future); bulk reads take a [`ReadRequest`] and hand each item's result
 //! to a visitor. Implementations: the local engine (`quince-db`), the in-memory fake
 //! ([`crate::fake`], for api tests and the conformance suite), and later a cluster

@@ -7,7 +7,9 @@
 //! one atomic step per document; `ignore` turns a unique-constraint failure into `ignored`),
 //! and counts what happened. The inserts of a batch are one call of the database layer
 //! (`insert_many_deferred`: one writer-lock acquisition and one journal append per run of
-//! documents), each still its own insert with its own outcome.
+//! documents), each still its own insert with its own outcome. A batch whose documents all took
+//! the fast route (checked object text, `convert::Converted::Text`) goes as text
+//! (`insert_texts`), any other as objects.
 //!
 //! All or nothing: with `complete=true` the import runs inside a stream transaction (its own,
 //! or the request's `x-arango-trx-id`): the writer stops at the first failure and the importer
