@@ -83,7 +83,8 @@ def main():
             for name in order:
                 figures[name].append(one(bins[name], work, path))
                 ins, imp, rps = figures[name][-1]
-                line = f"round {round_ + 1} {name}: insert {ins:.2f} µs CPU/request ({rps:,.0f} req/s)"
+                line = (f"round {round_ + 1} {name}: insert {ins:.2f} µs CPU/request "
+                        f"({rps:,.0f} req/s)")
                 if DOCS:
                     line += f", import {imp:.2f} µs CPU/document"
                 print(line, flush=True)
