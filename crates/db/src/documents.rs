@@ -202,7 +202,12 @@ impl Collection {
     /// The key of a document to insert: its `_key` (checked against the key generator's rules)
     /// or a generated one.
     pub(crate) fn insert_key(&self, body: &Map<String, Value>) -> Result<String> {
-        match body.get("_key") {
+        self.insert_key_of(body.get("_key"))
+    }
+
+    /// [`Collection::insert_key`] of a body whose `_key` is `key`.
+    pub(crate) fn insert_key_of(&self, key: Option<&Value>) -> Result<String> {
+        match key {
             None => self.keygen.generate(),
             Some(Value::String(key)) => {
                 self.keygen.accept_user_key(key)?;
@@ -267,6 +272,11 @@ impl Collection {
                 self.write_over(key, existing, body, Overwrite::Update, None, options, sync)
             }
         }
+    }
+
+    /// True when the collection's rules (computed values, schema) apply to `event`.
+    pub(crate) fn rules_apply(&self, event: WriteEvent) -> bool {
+        self.meta.read().rules.applies_to(event)
     }
 
     /// `body` after the collection's rules for `event` (computed values, then the schema;

@@ -29,6 +29,7 @@ mod debris;
 mod documents;
 mod hooks;
 mod index;
+mod insert_text;
 mod local;
 mod maintenance;
 mod params;

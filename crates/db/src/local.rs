@@ -14,12 +14,13 @@
 use std::sync::Arc;
 
 use quince_errors::Result;
+use quince_model::object_text::ObjectText;
 
 use quince_ops::{
     BackupInfo, BackupRequest, CatalogStats, CollectionOps, CollectionProperties, CollectionType,
     CreateCollection, DatabaseOps, Engine, FiguresReport, IndexDescription, IndexHit, IndexLookup,
-    PropertiesUpdate, StoredDocument, TransactionOps, TransactionOptions, WriteRequest,
-    WriteResults,
+    PropertiesUpdate, StoredDocument, TransactionOps, TransactionOptions, WriteOptions,
+    WriteRequest, WriteResults,
 };
 use serde_json::Value;
 
@@ -177,6 +178,10 @@ impl CollectionOps for Collection {
 
     fn write(&self, request: WriteRequest) -> WriteResults {
         Collection::write(self, request)
+    }
+
+    fn insert_texts(&self, documents: Vec<ObjectText>, options: WriteOptions) -> WriteResults {
+        Collection::insert_texts(self, documents, options)
     }
 
     fn indexes(&self) -> Vec<IndexDescription> {

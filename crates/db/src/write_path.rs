@@ -1,6 +1,9 @@
 //! The one write path of a [`Collection`]: every insert, replace, update and remove (single,
-//! multi-document, import batch, batch-request part: they all arrive as a [`WriteRequest`]),
-//! and every truncate, passes through [`Collection::write`] or [`Collection::truncate`].
+//! multi-document, import batch, batch-request part: they all arrive as a [`WriteRequest`], or,
+//! for inserts whose bodies were checked as object text, through `Collection::insert_texts` in
+//! `insert_text.rs`), and every truncate, passes through [`Collection::write`] (or
+//! `insert_texts`, which shares its steps from preparing on: `write_prepared`) or
+//! [`Collection::truncate`].
 //! (A stream transaction decides its writes with the same decisions, `decide_op`, and commits
 //! them through the storage engine's transaction groups: `transaction/commit.rs`.)
 //!
@@ -33,6 +36,7 @@ use std::sync::Arc;
 
 use quince_errors::{ArangoError, Result};
 use quince_model::key::is_valid_key;
+use quince_model::object_text::ObjectText;
 use quince_model::rev::RevisionId;
 use quince_storage::{Existing, Mutation};
 use serde_json::{Map, Value};
@@ -58,6 +62,8 @@ pub(crate) struct Prepared {
 
 pub(crate) enum PreparedOp {
     Insert(Map<String, Value>),
+    /// An insert whose body is checked object text (`insert_text.rs`).
+    InsertText(ObjectText),
     Modify {
         body: Map<String, Value>,
         how: Overwrite,
@@ -96,13 +102,27 @@ impl Collection {
                 };
             }
         }
+        let prepared = ops.into_iter().map(|op| op.and_then(|op| self.prepare(op)));
+        self.write_prepared(prepared, count, &options, sync)
+    }
+
+    /// Writes prepared items (`count` of them, each prepared in input order as the iterator is
+    /// drained): a lone item as one record, several as one storage group.
+    pub(crate) fn write_prepared(
+        &self,
+        items: impl Iterator<Item = Result<(String, PreparedOp)>>,
+        count: usize,
+        options: &WriteOptions,
+        sync: bool,
+    ) -> WriteResults {
+        let mut items = items;
         if count == 1 {
             // The single-document forms: no bookkeeping of positions.
-            let op = ops.into_iter().next().expect("one item");
-            let (outcome, durability) = match op.and_then(|op| self.prepare(op)) {
+            let item = items.next().expect("one item");
+            let (outcome, durability) = match item {
                 Ok((key, op)) => {
                     let prepared = Prepared { item: 0, key, op };
-                    let run = self.write_run(std::slice::from_ref(&prepared), &options, sync);
+                    let run = self.write_run(std::slice::from_ref(&prepared), options, sync);
                     let outcome = run.outcomes.into_iter().next().expect("one outcome");
                     (outcome, run.durability)
                 }
@@ -119,15 +139,15 @@ impl Collection {
         let mut results: Vec<Option<Result<WriteOutcome>>> = Vec::with_capacity(count);
         results.resize_with(count, || None);
         let mut prepared: Vec<Prepared> = Vec::with_capacity(count);
-        for (item, op) in ops.into_iter().enumerate() {
-            match op.and_then(|op| self.prepare(op)) {
+        for (item, prepared_item) in items.enumerate() {
+            match prepared_item {
                 Ok((key, op)) => prepared.push(Prepared { item, key, op }),
                 Err(err) => results[item] = Some(Err(err)),
             }
         }
         let mut durability = None;
         if !prepared.is_empty() {
-            let run = self.write_run(&prepared, &options, sync);
+            let run = self.write_run(&prepared, options, sync);
             for (p, outcome) in prepared.iter().zip(run.outcomes) {
                 results[p.item] = Some(outcome);
             }
@@ -294,6 +314,11 @@ impl Collection {
                 // Bad edge ends refuse the insert whatever it finds (an `ignore` included).
                 self.insert_edge(body)?;
                 self.decide_insert(key, body, current, options, sync)
+            }
+            PreparedOp::InsertText(body) => {
+                // As above: bad edge ends refuse the insert whatever it finds.
+                let edge = self.text_edge_ends(body)?;
+                self.decide_insert_text(key, body, edge, current, options, sync)
             }
             PreparedOp::Modify {
                 body,

@@ -18,6 +18,7 @@ use quince_errors::{ArangoError, Result, ARANGO_INVALID_EDGE_ATTRIBUTE};
 use serde_json::{Map, Value};
 
 use crate::key::parse_handle;
+use crate::object_text::{ObjectText, SystemAttribute};
 use crate::rev::RevisionId;
 
 /// What every stored document starts with.
@@ -90,6 +91,50 @@ pub fn encode_document(
         out.push(b':');
         write_json(&mut out, value);
     }
+    out.push(b'}');
+    out
+}
+
+/// The stored bytes of one version of a document whose body is checked object text: the same
+/// bytes as [`encode_document`] of `body.to_object()` (the user attributes are spliced from the
+/// text instead of written from a tree). `key` must be a legal key.
+pub fn encode_object_text(
+    key: &str,
+    rev: RevisionId,
+    edge: Option<EdgeEnds<'_>>,
+    body: &ObjectText,
+) -> Vec<u8> {
+    assert!(
+        crate::key::is_valid_key(key),
+        "encode_object_text with illegal key {key:?}"
+    );
+    let mut out = Vec::with_capacity(48 + key.len() + body.text().len());
+    out.extend_from_slice(KEY_PREFIX);
+    out.extend_from_slice(key.as_bytes());
+    out.push(b'"');
+    out.extend_from_slice(REV_PREFIX);
+    out.extend_from_slice(rev.encode().as_bytes());
+    out.push(b'"');
+    let skip: &[SystemAttribute] = if let Some(ends) = edge {
+        out.extend_from_slice(b",\"_from\":");
+        write_str(&mut out, ends.from);
+        out.extend_from_slice(b",\"_to\":");
+        write_str(&mut out, ends.to);
+        &[
+            SystemAttribute::Key,
+            SystemAttribute::Id,
+            SystemAttribute::Rev,
+            SystemAttribute::From,
+            SystemAttribute::To,
+        ]
+    } else {
+        &[
+            SystemAttribute::Key,
+            SystemAttribute::Id,
+            SystemAttribute::Rev,
+        ]
+    };
+    body.write_members_except(skip, &mut out);
     out.push(b'}');
     out
 }

@@ -3,8 +3,10 @@
 //! What it is: names of databases and collections ([`names`]), document keys and handles
 //! ([`key`]), `_rev` values and the hybrid logical clock ([`rev`]), key generators ([`keygen`]),
 //! the merge rules of update ([`merge`]), the stored form of a document and its rendering
-//! ([`document`]), and the JSON body parser that rejects duplicate attribute names and bounds
-//! nesting ([`json`]), and AQL's type and value order that queries and indexes share ([`order`]).
+//! ([`document`]), the JSON body parser that rejects duplicate attribute names and bounds
+//! nesting ([`json`]), the one-pass check of an object body that the insert fast route stores
+//! without a tree ([`object_text`]), and AQL's type and value order that queries and indexes
+//! share ([`order`]).
 //!
 //! What it is not: storage or HTTP. Nothing here reads a file or knows a status code beyond the
 //! error codes it returns.
@@ -18,5 +20,6 @@ pub mod key;
 pub mod keygen;
 pub mod merge;
 pub mod names;
+pub mod object_text;
 pub mod order;
 pub mod rev;

@@ -3,7 +3,8 @@
 //! What it is: three object-safe traits, one per level of ArangoDB's URL space: [`Engine`]
 //! (databases), [`DatabaseOps`] (a database's collections) and [`CollectionOps`] (a
 //! collection's properties and documents). Document writes take a [`WriteRequest`] (options
-//! in) and give [`WriteResults`] (one result per item out, and an engine-neutral
+//! in; inserts may also come as checked object text, [`CollectionOps::insert_texts`]) and give
+//! [`WriteResults`] (one result per item out, and an engine-neutral
 //! [`crate::Durability`] future); bulk reads take a [`ReadRequest`] and hand each item's result
 //! to a visitor. Implementations: the local engine (`quince-db`), the in-memory fake
 //! ([`crate::fake`], for api tests and the conformance suite), and later a cluster
@@ -24,6 +25,7 @@
 use std::sync::Arc;
 
 use quince_errors::{ArangoError, Result, NOT_IMPLEMENTED};
+use quince_model::object_text::ObjectText;
 use serde_json::Value;
 
 use crate::backup::{BackupInfo, BackupRequest};
@@ -32,7 +34,8 @@ use crate::catalog::{
     PropertiesUpdate, StoredDocument,
 };
 use crate::index::{IndexDescription, IndexHit, IndexLookup};
-use crate::request::{read_conflict, selector, ReadRequest, WriteRequest, WriteResults};
+use crate::options::WriteOptions;
+use crate::request::{read_conflict, selector, ReadRequest, WriteKind, WriteRequest, WriteResults};
 use crate::transaction::{TransactionOps, TransactionOptions};
 
 /// The databases of a server.
@@ -187,6 +190,19 @@ pub trait CollectionOps: Send + Sync {
 
     /// Writes each item of `request` (see [`WriteResults`]).
     fn write(&self, request: WriteRequest) -> WriteResults;
+
+    /// Inserts each of `documents`, bodies checked as object text: the same as [`write`] of an
+    /// insert request whose items are the documents' objects, which is what this default does.
+    /// An engine overrides it to store the text without building a tree.
+    ///
+    /// [`write`]: CollectionOps::write
+    fn insert_texts(&self, documents: Vec<ObjectText>, options: WriteOptions) -> WriteResults {
+        let items = documents
+            .iter()
+            .map(|document| Value::Object(document.to_object()))
+            .collect();
+        self.write(WriteRequest::new(WriteKind::Insert, items, options))
+    }
 
     /// Every index: the primary index first (id 0, name `primary`, over `_key`), in an edge
     /// collection the edge index next (id 1, name `edge`, over `_from` and `_to`:

@@ -28,6 +28,7 @@ use std::sync::Arc;
 
 use http::Method;
 use quince_errors::{ArangoError, Result};
+use quince_model::object_text::ObjectText;
 use quince_ops::{CollectionOps, Durability};
 use serde_json::Value;
 
@@ -50,6 +51,14 @@ pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
         }
         Method::POST => {
             let collection = insert_collection_name(&req)?.to_owned();
+            // The fast route: an object or an array of objects whose text can be stored as is
+            // (anything else, errors included, takes the parser's route below).
+            if let Some(document) = ObjectText::scan(&req.body, req.json_depth_max) {
+                return single::insert_text(&req, &collection, document).await;
+            }
+            if let Some(documents) = ObjectText::scan_array(&req.body, req.json_depth_max) {
+                return multi::insert_texts(&req, &collection, documents).await;
+            }
             match req.json_body()? {
                 Value::Array(items) => multi::insert(&req, &collection, items).await,
                 Value::Object(document) => single::insert(&req, &collection, document).await,

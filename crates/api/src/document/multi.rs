@@ -17,6 +17,7 @@
 use std::sync::Arc;
 
 use quince_errors::ArangoError;
+use quince_model::object_text::ObjectText;
 use quince_ops::{CollectionOps, ReadRequest, WriteOptions, WriteRequest};
 use serde_json::Value;
 
@@ -34,7 +35,30 @@ pub(super) async fn insert(
     collection_name: &str,
     items: Vec<Value>,
 ) -> ApiResult {
+    write(
+        req,
+        collection_name,
+        WriteKind::Insert,
+        Items::Values(items),
+    )
+    .await
+}
+
+/// [`insert`] of a body already checked as an array of object texts: the same steps and
+/// reply, with the documents handed to the engine as text (`CollectionOps::insert_texts`).
+pub(super) async fn insert_texts(
+    req: &ApiRequest,
+    collection_name: &str,
+    documents: Vec<ObjectText>,
+) -> ApiResult {
+    let items = Items::Texts(documents);
     write(req, collection_name, WriteKind::Insert, items).await
+}
+
+/// The items of a write request: as parsed, or (inserts) as checked object texts.
+enum Items {
+    Values(Vec<Value>),
+    Texts(Vec<ObjectText>),
 }
 
 /// `PUT` (replace) or `PATCH` (update) `/_api/document/{coll}` with an array of objects, each
@@ -46,7 +70,7 @@ pub(super) async fn modify(
     kind: WriteKind,
 ) -> ApiResult {
     assert!(matches!(kind, WriteKind::Replace | WriteKind::Update));
-    write(req, collection_name, kind, items).await
+    write(req, collection_name, kind, Items::Values(items)).await
 }
 
 /// `DELETE /_api/document/{coll}` with an array of selectors.
@@ -55,7 +79,13 @@ pub(super) async fn remove(
     collection_name: &str,
     selectors: Vec<Value>,
 ) -> ApiResult {
-    write(req, collection_name, WriteKind::Remove, selectors).await
+    write(
+        req,
+        collection_name,
+        WriteKind::Remove,
+        Items::Values(selectors),
+    )
+    .await
 }
 
 /// `PUT /_api/document/{coll}?onlyget`: read each selected document (200, documents inline).
@@ -92,15 +122,27 @@ async fn write(
     req: &ApiRequest,
     collection_name: &str,
     kind: WriteKind,
-    items: Vec<Value>,
+    items: Items,
 ) -> ApiResult {
     req.require(crate::permission::Access::Write, collection_name)?;
     let options: WriteOptions = params::write_options(req, kind, false);
     let silent = params::silent(req);
     let collection: Arc<dyn CollectionOps> = collection(req, collection_name)?;
-    let count = items.len();
-    let request = WriteRequest::new(kind, items, options);
-    let results = blocking(move || Ok(collection.write(request))).await?;
+    let (count, results) = match items {
+        Items::Values(items) => {
+            let count = items.len();
+            let request = WriteRequest::new(kind, items, options);
+            (
+                count,
+                blocking(move || Ok(collection.write(request))).await?,
+            )
+        }
+        Items::Texts(documents) => {
+            let count = documents.len();
+            let write = move || Ok(collection.insert_texts(documents, options));
+            (count, blocking(write).await?)
+        }
+    };
     let synced = results.synced;
     durable(results.durability).await?;
     let mut reply = MultiReply::new(silent, count, req.replies.budget());

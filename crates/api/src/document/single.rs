@@ -14,6 +14,7 @@
 
 use http::header::ETAG;
 use quince_errors::ArangoError;
+use quince_model::object_text::ObjectText;
 use quince_ops::WriteRequest;
 use serde_json::{Map, Value};
 
@@ -85,6 +86,25 @@ pub(super) async fn insert(
     let options = params::write_options(req, WriteKind::Insert, true);
     let request = WriteRequest::new(WriteKind::Insert, vec![Value::Object(document)], options);
     let outcome = write_one(collection.write(request)).await?;
+    Ok(single_write_reply(
+        req.database.name(),
+        &outcome,
+        WriteKind::Insert,
+        params::silent(req),
+    ))
+}
+
+/// [`insert`] of a body already checked as object text: the same steps and reply, with the
+/// document handed to the engine as text (`CollectionOps::insert_texts`).
+pub(super) async fn insert_text(
+    req: &ApiRequest,
+    collection_name: &str,
+    document: ObjectText,
+) -> ApiResult {
+    req.require(crate::permission::Access::Write, collection_name)?;
+    let collection = collection(req, collection_name)?;
+    let options = params::write_options(req, WriteKind::Insert, true);
+    let outcome = write_one(collection.insert_texts(vec![document], options)).await?;
     Ok(single_write_reply(
         req.database.name(),
         &outcome,

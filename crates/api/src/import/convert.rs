@@ -14,6 +14,7 @@
 
 use quince_errors::{ArangoError, ARANGO_DOCUMENT_TYPE_INVALID, ARANGO_INVALID_EDGE_ATTRIBUTE};
 use quince_errors::{HTTP_BAD_PARAMETER, HTTP_CORRUPTED_JSON};
+use quince_model::object_text::ObjectText;
 use serde_json::{Map, Value};
 
 /// The longest excerpt of a document or line quoted in a detail string, as in ArangoDB.
@@ -65,7 +66,44 @@ pub(crate) struct Conversion {
     pub header: Option<Vec<String>>,
 }
 
+/// A converted record, as the writer takes it.
+#[derive(Debug)]
+pub(crate) enum Converted {
+    /// Checked object text (the fast route: a JSON object bound for a document collection
+    /// whose text can be stored as is; see `quince_model::object_text`).
+    Text(ObjectText),
+    /// The document as an object.
+    Object(Map<String, Value>),
+}
+
+impl Converted {
+    /// The document as an object, whichever route it took.
+    pub fn into_object(self) -> Map<String, Value> {
+        match self {
+            Converted::Text(text) => text.to_object(),
+            Converted::Object(object) => object,
+        }
+    }
+}
+
 impl Conversion {
+    /// Converts a record for the writer: by the fast route when it can take it (an object
+    /// record for a document collection, so no prefix or edge check applies), else as
+    /// [`Conversion::convert`] does, with the same result.
+    pub fn document(
+        &self,
+        kind: RecordKind,
+        raw: &[u8],
+        position: u64,
+    ) -> Result<Converted, Invalid> {
+        if kind == RecordKind::Object && !self.edge {
+            if let Some(text) = ObjectText::scan(raw, self.depth_max) {
+                return Ok(Converted::Text(text));
+            }
+        }
+        self.convert(kind, raw, position).map(Converted::Object)
+    }
+
     /// Converts a record of either kind; `position` is what details call it.
     pub fn convert(
         &self,

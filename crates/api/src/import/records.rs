@@ -256,7 +256,7 @@ fn record(
     conversion: &Conversion,
     writer: &mut Writer,
 ) -> Result<(), Failure> {
-    match conversion.convert(kind, raw, position) {
+    match conversion.document(kind, raw, position) {
         Ok(doc) => writer.document(doc, kind, raw, conversion)?,
         Err(invalid) => writer.invalid(invalid)?,
     }

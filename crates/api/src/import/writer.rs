@@ -7,7 +7,9 @@
 //! one atomic step per document; `ignore` turns a unique-constraint failure into `ignored`),
 //! and counts what happened. The inserts of a batch are one call of the database layer
 //! (`insert_many_deferred`: one writer-lock acquisition and one journal append per run of
-//! documents), each still its own insert with its own outcome.
+//! documents), each still its own insert with its own outcome. A batch whose documents all took
+//! the fast route (checked object text, `convert::Converted::Text`) goes as text
+//! (`insert_texts`), any other as objects.
 //!
 //! All or nothing: with `complete=true` the import runs inside a stream transaction (its own,
 //! or the request's `x-arango-trx-id`): the writer stops at the first failure and the importer
@@ -39,10 +41,11 @@ use std::sync::{Arc, Mutex};
 use quince_errors::{ArangoError, Result};
 use quince_ops::{
     CollectionOps, Durability, OverwriteMode, WriteKind, WriteOptions, WriteOutcome, WriteRequest,
+    WriteResults,
 };
 use serde_json::{Map, Value};
 
-use super::convert::{excerpt, render_map, Conversion, Invalid, RecordKind};
+use super::convert::{excerpt, render_map, Conversion, Converted, Invalid, RecordKind};
 use super::options::{ImportOptions, OnDuplicate};
 
 /// Documents written per batch under the import lock.
@@ -78,7 +81,7 @@ pub(crate) struct Report {
 
 /// A converted document waiting for its batch: the document, its record kind, its position in
 /// details, and where its record is in [`Pending::raw`].
-type Waiting = (Map<String, Value>, RecordKind, u64, Range<usize>);
+type Waiting = (Converted, RecordKind, u64, Range<usize>);
 
 /// Converted documents waiting for the next batch write.
 #[derive(Default)]
@@ -155,7 +158,7 @@ impl Writer {
     /// A document converted from `raw` (a record of `kind`).
     pub fn document(
         &mut self,
-        doc: Map<String, Value>,
+        doc: Converted,
         kind: RecordKind,
         raw: &[u8],
         conversion: &Conversion,
@@ -194,13 +197,7 @@ impl Writer {
         let guard = IMPORT_LOCKS[slot]
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let documents: Vec<Value> = pending
-            .docs
-            .iter_mut()
-            .map(|(doc, ..)| Value::Object(std::mem::take(doc)))
-            .collect();
-        let request = WriteRequest::new(WriteKind::Insert, documents, self.options.clone());
-        let results = self.collection.write(request);
+        let results = write_batch(&*self.collection, &mut pending.docs, &self.options);
         drop(guard);
         let (written, durability) = (results.items, results.durability);
         self.durability = Durability::newest(self.durability.take(), durability);
@@ -277,4 +274,34 @@ impl Writer {
         self.details_bytes += detail.len();
         self.details.push(detail);
     }
+}
+
+/// Inserts the documents of one batch in one call (they are left empty): as object texts when
+/// every one took the fast route, else as objects.
+fn write_batch(
+    collection: &dyn CollectionOps,
+    docs: &mut [Waiting],
+    options: &WriteOptions,
+) -> WriteResults {
+    let all_text = docs
+        .iter()
+        .all(|(doc, ..)| matches!(doc, Converted::Text(_)));
+    let taken = docs
+        .iter_mut()
+        .map(|(doc, ..)| std::mem::replace(doc, Converted::Object(Map::new())));
+    if all_text {
+        let texts = taken
+            .map(|doc| match doc {
+                Converted::Text(text) => text,
+                Converted::Object(_) => unreachable!("every document is text"),
+            })
+            .collect();
+        return collection.insert_texts(texts, options.clone());
+    }
+    let documents: Vec<Value> = taken.map(|doc| Value::Object(doc.into_object())).collect();
+    collection.write(WriteRequest::new(
+        WriteKind::Insert,
+        documents,
+        options.clone(),
+    ))
 }
