@@ -12,8 +12,8 @@
 //! round of the store finished, raises `synced` and fires all their callbacks. Up to
 //! [`ROUNDS_IN_FLIGHT`] rounds of a store run at once: writers that arrive while a round
 //! fsyncs form the next round, which starts its own fsync at once instead of waiting for the
-//! first to return (overlapping fsyncs of one file are cheap: the second one's data is mostly
-//! the first one's, and the device flushes them together), and answers after it. The thread
+//! first to return (on the machine of `docs/benchmarks/notes-perf-sync.md` overlapping fsyncs
+//! cost far less than back-to-back ones), and answers after it. The thread
 //! that finished a round runs the store's next one itself, without waking another thread. No
 //! timer: a lone write is fsynced at once. [`WriteTicket::wait`] is the blocking form, built on
 //! the callback.
