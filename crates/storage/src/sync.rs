@@ -4,19 +4,14 @@
 //! What it is: a per-store coordinator over `seq` numbers. A write hands back a
 //! [`WriteTicket`] (its `seq` and the journal its record went to). [`WriteTicket::on_durable`]
 //! registers a callback: it fires at once when an fsync already covered the record, and
-//! otherwise joins the store's list of waiters and, unless a round of the store is collecting
-//! waiters already, schedules one on the shared syncer threads (`syncer.rs`). A syncer round
-//! takes every waiter of the store, issues ONE `sync_data` of the journal holding the newest
-//! of them (preceded by the fsync of any full journal handed off but not synced yet, and by a
-//! directory fsync for a journal whose entry is not durable yet), waits until every earlier
-//! round of the store finished, raises `synced` and fires all their callbacks. Up to
-//! [`ROUNDS_IN_FLIGHT`] rounds of a store run at once: writers that arrive while a round
-//! fsyncs form the next round, which starts its own fsync at once instead of waiting for the
-//! first to return (on the machine of `docs/benchmarks/notes-perf-sync.md` overlapping fsyncs
-//! cost far less than back-to-back ones), and answers after it. The thread
-//! that finished a round runs the store's next one itself, without waking another thread. No
-//! timer: a lone write is fsynced at once. [`WriteTicket::wait`] is the blocking form, built on
-//! the callback.
+//! otherwise joins the store's list of waiters and schedules the store on the shared syncer
+//! threads (`syncer.rs`). A syncer round takes every waiter of the store, issues ONE
+//! `sync_data` of the journal holding the newest of them (preceded by the fsync of any full
+//! journal handed off but not synced yet, and by a directory fsync for a journal whose entry
+//! is not durable yet), raises `synced` and fires all their callbacks. Writers that arrive
+//! during that fsync wait for the next round, which the same syncer thread starts as soon as it answered this one (no
+//! hand-off to another thread, no timer: a lone write is fsynced at once). [`WriteTicket::wait`]
+//! is the blocking form, built on the callback.
 //!
 //! What it is not: a timer. The background fsync of unsynced writes after `sync_interval` is
 //! `Store::maintain`, which uses the same path through `Store::sync`.
@@ -36,16 +31,8 @@
 //!   when an fsync failed (then the store is poisoned first, and every waiter, present and
 //!   future, gets an error: nothing more is ever acknowledged) or when another failure
 //!   poisoned the store while it waited.
-//! - At most [`ROUNDS_IN_FLIGHT`] rounds of a store are queued or running (`rounds`), at most
-//!   one of them collecting waiters (`collecting`), so the queue is bounded by twice the number
-//!   of stores. Rounds are numbered when they take their waiters and answer in that order
-//!   (`finished`): a round raises `synced` and answers `Ok` only after every earlier round
-//!   succeeded (a failed one poisoned the store, which fails every later round), so `synced`
-//!   always names a prefix of the log even though fsyncs overlap; a round waits only for
-//!   rounds that took their waiters before it, which are running, so the wait is bounded. An
-//!   fsync's `Ok` is trusted only because the file layer fails it when an overlapping fsync of
-//!   the same file failed (`io/cached.rs`, through which the catalog opens every store). The
-//!   waiter list is
+//! - The store is in the syncers' queue at most once (`queued`), so one store never has two
+//!   rounds in flight and the queue is bounded by the number of stores. The waiter list is
 //!   bounded by the writes in flight, which the server bounds; the hand-off list by the
 //!   journals filled between two maintenance passes.
 //! - Callbacks run on a syncer thread (or on the registering thread when already durable),
@@ -57,19 +44,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use crate::datafile::DataFile;
 use crate::error::StorageError;
 use crate::manifest::FileSet;
 use crate::poison::Poison;
 use crate::store::Store;
-
-/// How many rounds of one store may be in flight at once: while one fsyncs, the next one takes
-/// the writers that arrived meanwhile and starts its own fsync without waiting for the first to
-/// return. On the 2-core virtual machine of `docs/benchmarks/notes-perf-sync.md` a lone fsync
-/// took about 4 ms and two overlapping ones about 0.2-0.3 ms each.
-pub(crate) const ROUNDS_IN_FLIGHT: usize = 2;
 
 /// What a durability callback is told: `Ok` once an fsync covered the write, else why not.
 pub type DurableCallback = Box<dyn FnOnce(Result<(), StorageError>) + Send + 'static>;
@@ -148,14 +129,8 @@ struct SyncState {
     synced: u64,
     /// Callbacks waiting for an fsync, in registration order.
     waiters: Vec<Waiter>,
-    /// Rounds of the store in the syncers' queue or running (at most [`ROUNDS_IN_FLIGHT`]).
-    rounds: usize,
-    /// One of them has not taken its waiters yet: new waiters join it.
-    collecting: bool,
-    /// Rounds that took their waiters: the next one to do so gets this number.
-    taken: u64,
-    /// Rounds finished (answered): they finish in the order they took their waiters.
-    finished: u64,
+    /// The store is in the syncers' queue or a round is running for it.
+    queued: bool,
     /// When the last fsync finished.
     last_sync: Instant,
     /// Full journals handed off for sealing (footer appended, not yet renamed to datafiles),
@@ -177,8 +152,6 @@ struct HandedOff {
 /// The group-commit coordinator of one store, shared with the syncer threads.
 pub struct GroupCommit {
     state: Mutex<SyncState>,
-    /// Signalled when a round finished: the next one in order may answer.
-    turn: Condvar,
     /// The store's latch: a failed fsync sets it, and a set latch fails every waiter.
     poison: Arc<Poison>,
     /// The store's directory: to fsync it, and to name files in errors.
@@ -199,14 +172,10 @@ impl GroupCommit {
         poison: Arc<Poison>,
     ) -> GroupCommit {
         GroupCommit {
-            turn: Condvar::new(),
             state: Mutex::new(SyncState {
                 synced,
                 waiters: Vec::new(),
-                rounds: 0,
-                collecting: false,
-                taken: 0,
-                finished: 0,
+                queued: false,
                 last_sync: Instant::now(),
                 handed_off: Vec::new(),
             }),
@@ -283,59 +252,30 @@ impl GroupCommit {
             return done(Err(error));
         }
         state.waiters.push(Waiter { seq, journal, done });
-        let schedule = !state.collecting && state.rounds < ROUNDS_IN_FLIGHT;
-        if schedule {
-            state.rounds += 1;
-            state.collecting = true;
-        }
+        let schedule = !state.queued;
+        state.queued = true;
         drop(state);
         if schedule {
             crate::syncer::schedule(self);
         }
     }
 
-    /// One syncer round: takes every current waiter, covers them with one fsync (which may
-    /// overlap the previous round's), waits until every earlier round finished, and answers
-    /// them all. Runs on a syncer thread. Sets `again` (before the first callback runs, so a
-    /// panicking callback cannot lose it) when it is the round's job to start the store's next
-    /// one: writers are waiting and no other round collects them; the caller then runs it (at
-    /// once on the same thread, unless other stores wait: `syncer.rs`).
+    /// One syncer round: covers every current waiter with one fsync and answers them all. Runs
+    /// on a syncer thread, for one store at a time (`queued`). Sets `again` (before the first
+    /// callback runs, so a panicking callback cannot lose it) when writers joined during the
+    /// fsync: the store then stays `queued`, and the caller owes it the next round (it runs it
+    /// at once, on the same thread, unless other stores wait: `syncer.rs`).
     pub(crate) fn round(self: &Arc<Self>, again: &mut bool) {
-        let (waiters, number) = {
-            let mut state = self.state.lock();
-            state.collecting = false;
-            let number = state.taken;
-            state.taken += 1;
-            (std::mem::take(&mut state.waiters), number)
-        };
+        let waiters = std::mem::take(&mut self.state.lock().waiters);
         let outcome = self.cover(&waiters);
         let mut state = self.state.lock();
-        // In order: a round's fsync says nothing about the writes of an earlier round that
-        // failed, and `synced` names a prefix of the log.
-        while state.finished != number {
-            self.turn.wait(&mut state);
-        }
-        // An earlier round that failed poisoned the store: nothing after it is acknowledged.
-        let outcome = outcome.and_then(|()| self.poison.check());
-        if outcome.is_ok() {
-            if let Some(newest) = waiters.iter().map(|w| w.seq).max() {
-                state.synced = state.synced.max(newest);
-                state.last_sync = Instant::now();
-            }
-        }
-        state.finished += 1;
-        self.turn.notify_all();
         let mut answered = waiters;
         if outcome.is_err() {
             // Writers that joined during the failed fsync cannot be acknowledged either.
             answered.append(&mut state.waiters);
         }
-        state.rounds -= 1;
-        *again = !state.waiters.is_empty() && !state.collecting && state.rounds < ROUNDS_IN_FLIGHT;
-        if *again {
-            state.rounds += 1;
-            state.collecting = true;
-        }
+        *again = !state.waiters.is_empty();
+        state.queued = *again;
         drop(state);
         answered.sort_by_key(|w| w.seq);
         for waiter in answered {
@@ -410,15 +350,19 @@ impl GroupCommit {
             }
         }
         // A failure elsewhere may have poisoned the store while we synced; after that, an
-        // fsync's success says nothing about earlier writes. (`round` raises `synced`.)
-        self.poison.check()
+        // fsync's success says nothing about earlier writes.
+        self.poison.check()?;
+        let mut state = self.state.lock();
+        state.synced = state.synced.max(newest.seq);
+        state.last_sync = Instant::now();
+        Ok(())
     }
 
     /// True when records past `synced` exist up to `written`, no round is pending, and the last
     /// fsync is `interval` old.
     fn due(&self, written: u64, interval: Duration) -> bool {
         let state = self.state.lock();
-        written > state.synced && state.rounds == 0 && state.last_sync.elapsed() >= interval
+        written > state.synced && !state.queued && state.last_sync.elapsed() >= interval
     }
 }
 

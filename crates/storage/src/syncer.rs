@@ -3,8 +3,8 @@
 //!
 //! What it is: a FIFO of stores that have waiters and [`SYNCERS`] threads named `quince-sync-N`,
 //! started on first use, that take a store from the queue and run its rounds (one fsync, then
-//! the callbacks; the next round of the store at once on the same thread when no other store
-//! waits). Two threads may run rounds of one store at once, their fsyncs overlapping. Why a shared pool rather than a thread per store, or the waiting
+//! the callbacks; again at once on the same thread while writers joined during the fsync and no
+//! other store waits). Why a shared pool rather than a thread per store, or the waiting
 //! writers themselves: a writer that waits parks a thread per request (64 writers wake 64
 //! threads per fsync); a thread per store costs a thread per collection, most of them idle,
 //! and needs a lifecycle tied to each store. A pool of a few threads wakes one thread per
@@ -13,13 +13,11 @@
 //!
 //! What it is not: a scheduler of anything else. Rounds never take a store's writer lock.
 //!
-//! Invariants: a store has at most `ROUNDS_IN_FLIGHT` (2) rounds queued or running (its
-//! `rounds`), so the queue is bounded by twice the number of stores; a round whose store needs
-//! a next round runs it on the same thread only while the queue is empty, else re-queues the
-//! store at the back, so one busy store cannot starve the others; a round may wait for an
-//! earlier round of its store, which is running on another thread (or the calling one), never
-//! for a queued one; threads never exit, and hold no store while idle. If no thread could be
-//! started (the OS refused), rounds run on the calling thread,
+//! Invariants: a store is queued at most once at a time (its `queued` flag), so the queue is
+//! bounded by the number of stores; a round that finds new waiters runs the store's next round
+//! on the same thread only while the queue is empty, else re-queues the store at the back, so
+//! one busy store cannot starve the others; threads never exit, and hold no store
+//! while idle. If no thread could be started (the OS refused), rounds run on the calling thread,
 //! which then blocks for the fsync: slower, still correct.
 
 use std::collections::VecDeque;
@@ -62,7 +60,7 @@ fn threads() -> usize {
     })
 }
 
-/// Queues a round for `store` (which the caller just counted in its `rounds`).
+/// Queues a round for `store` (whose `queued` flag the caller just set).
 pub(crate) fn schedule(store: Arc<GroupCommit>) {
     if threads() == 0 {
         // No syncer thread: the caller runs the rounds, as many as its store needs.
@@ -92,10 +90,9 @@ fn work() {
     }
 }
 
-/// Runs rounds for `store` on this thread while it is this thread's job to start the next one
-/// (writers joined and no other round of the store collects them): it starts right after this
-/// round's callbacks, without waking another thread (on a busy machine a woken thread may wait
-/// milliseconds for a CPU).
+/// Runs rounds for `store` while writers keep joining during its fsyncs, on this thread: the
+/// next fsync starts right after this round's callbacks, without waking another thread (on a
+/// busy machine the woken thread may wait milliseconds for a CPU, with no fsync in flight).
 /// When other stores wait, the store goes to the back of the queue instead, so that one busy
 /// store cannot starve the others.
 fn serve(store: Arc<GroupCommit>) {

@@ -98,10 +98,7 @@ fn waiters_that_arrive_during_an_fsync_share_the_next_one() {
     let syncs_before = io.stats().syncs;
     let store_syncs_before = store.stats().syncs;
     let (sender, receiver) = mpsc::channel();
-    // The first waiter starts a round; the other 49 register while its slow fsync runs. They
-    // share at most two more: the round that starts at once beside the first one (two rounds
-    // of a store may be in flight) and, for those that registered after that one took its
-    // waiters, the round after it.
+    // The first waiter starts a round; the other 49 register while its slow fsync runs.
     for i in 0..50u64 {
         let ticket = put_deferred(&store, format!("k{i}").as_bytes(), i + 1, b"v");
         report_on(ticket, &io, &sender);
@@ -110,7 +107,7 @@ fn waiters_that_arrive_during_an_fsync_share_the_next_one() {
         receiver.recv_timeout(HANG).unwrap().1.unwrap();
     }
     let syncs = io.stats().syncs - syncs_before;
-    assert!(syncs <= 3, "{syncs} fsyncs for 50 waiters");
+    assert!(syncs <= 2, "{syncs} fsyncs for 50 waiters");
     assert_eq!(store.stats().syncs - store_syncs_before, syncs);
 }
 

@@ -19,20 +19,17 @@
 //! - `sync_data` skips the fsync only when every write that *returned* before it was covered
 //!   by an earlier fsync; a write still on its way counts as not covered; a handle from `open`
 //!   fsyncs on its first `sync_data` (earlier processes' writes may not be durable);
-//! - the fsyncs of one handle may overlap (group commit keeps two in flight), but one returns
-//!   `Ok` only once every fsync of the handle that started before it returned has returned too
-//!   and none of them failed: the kernel reports a writeback error to ONE of overlapping fsyncs
-//!   of a file, which may be another than the one whose data was lost; a failure is final:
-//!   every later `sync_data` of the handle fails;
+//! - the fsyncs of one handle run one at a time, each recording its outcome before the next
+//!   starts, and a failure is final: every later `sync_data` of the handle fails;
 //! - `open` and `create_new` fail exactly as the inner calls do (they open at once).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 
 use super::{FileHandle, FileIo};
 
@@ -69,12 +66,10 @@ struct SyncState {
     /// An fsync of the handle failed (while closing its descriptor, or asked for): the
     /// handle's data is in doubt, and every later `sync_data` fails.
     failed: Mutex<Option<(io::ErrorKind, String)>>,
-    /// The fsyncs of the handle in flight: the kernel reports a writeback error to one fsync
-    /// only, so an fsync that returned `Ok` waits for every one that overlapped it and fails
-    /// when one of those did (see [`SyncState::fsync`]).
-    flight: Mutex<Flight>,
-    /// Signalled whenever an fsync of the handle returned.
-    landed: Condvar,
+    /// Held around "fsync, then record what it said", so that of two fsyncs of one file (a
+    /// seal's and a syncer round's, or an eviction's) the second sees the first's failure:
+    /// the kernel reports a writeback error to one fsync only.
+    fsync: Mutex<()>,
     /// The handle came from `open`: what earlier processes wrote may not be durable yet, so
     /// the first `sync_data` fsyncs even though this handle wrote nothing.
     unverified: std::sync::atomic::AtomicBool,
@@ -92,52 +87,24 @@ impl SyncState {
             .map(|(kind, text)| io::Error::new(*kind, text.clone()))
     }
 
-    /// Fsyncs `descriptor` and records the outcome: the writes counted before it as covered,
-    /// or the failure for good. `Ok` only when this fsync succeeded and so did every fsync of
-    /// the handle that started before this one returned (they may have taken the kernel's
-    /// report of an error that hit this one's writes).
-    fn fsync(&self, descriptor: &Descriptor) -> io::Result<()> {
-        let ticket = {
-            let mut flight = self.flight.lock();
-            let ticket = flight.next;
-            flight.next += 1;
-            flight.outstanding.insert(ticket);
-            ticket
-        };
+    /// Fsyncs `descriptor` (the caller holds `fsync`) and records the outcome: the writes
+    /// counted before it as covered, or the failure for good.
+    fn fsync_locked(&self, descriptor: &Descriptor) -> io::Result<()> {
         let written = self.written.load(Ordering::Acquire);
-        let result = descriptor.sync_data();
-        let mut flight = self.flight.lock();
-        if let Err(e) = &result {
-            self.failed
-                .lock()
-                .get_or_insert_with(|| (e.kind(), e.to_string()));
+        match descriptor.sync_data() {
+            Ok(()) => {
+                self.synced.fetch_max(written, Ordering::AcqRel);
+                self.unverified.store(false, Ordering::Release);
+                Ok(())
+            }
+            Err(e) => {
+                self.failed
+                    .lock()
+                    .get_or_insert_with(|| (e.kind(), e.to_string()));
+                Err(e)
+            }
         }
-        flight.outstanding.remove(&ticket);
-        let horizon = flight.next;
-        self.landed.notify_all();
-        // Bounded: only fsyncs already in flight are waited for, and none of them waits for
-        // this one (its ticket is gone).
-        while flight.outstanding.first().is_some_and(|&t| t < horizon) {
-            self.landed.wait(&mut flight);
-        }
-        drop(flight);
-        result?;
-        if let Some(error) = self.failure() {
-            return Err(error);
-        }
-        self.synced.fetch_max(written, Ordering::AcqRel);
-        self.unverified.store(false, Ordering::Release);
-        Ok(())
     }
-}
-
-/// The fsyncs of one handle in flight.
-#[derive(Default)]
-struct Flight {
-    /// The ticket of the next fsync to start.
-    next: u64,
-    /// The tickets of the fsyncs started and not returned yet.
-    outstanding: BTreeSet<u64>,
 }
 
 #[derive(Default)]
@@ -356,10 +323,11 @@ impl Shared {
 
 /// Closes `descriptor`, fsyncing it first when it holds writes no fsync covered.
 fn close(descriptor: &Descriptor, sync: &SyncState) {
+    let _fsync = sync.fsync.lock();
     if !sync.dirty() {
         return;
     }
-    if let Err(e) = sync.fsync(descriptor) {
+    if let Err(e) = sync.fsync_locked(descriptor) {
         tracing::error!(event = "file_cache.sync_on_close_failed", error = %e);
     }
 }
@@ -393,11 +361,16 @@ impl FileHandle for CachedHandle {
         // The descriptor first, then the lock: getting it may close another handle's
         // descriptor, which takes that handle's lock.
         let descriptor = self.shared.descriptor(self.id)?;
+        let _fsync = self.sync.fsync.lock();
+        // An fsync that failed while this one waited for the lock still counts.
+        if let Some(error) = self.sync.failure() {
+            return Err(error);
+        }
         if !self.sync.dirty() && !self.sync.unverified.load(Ordering::Acquire) {
             // Everything written was covered (maybe by the fsync that closed the descriptor).
             return Ok(());
         }
-        self.sync.fsync(&descriptor)
+        self.sync.fsync_locked(&descriptor)
     }
 
     fn len(&self) -> io::Result<u64> {
@@ -658,122 +631,6 @@ mod tests {
         fn sync_dir(&self, path: &Path) -> io::Result<()> {
             self.sim.sync_dir(path)
         }
-    }
-
-    /// What the test sends a scripted fsync.
-    type Outcome = std::sync::mpsc::Receiver<io::Result<()>>;
-
-    /// A `FileIo` over `SimFileIo` whose fsyncs each announce themselves (their number, from
-    /// 0) and then return whatever the test sends for that number.
-    #[derive(Clone)]
-    struct ScriptedIo {
-        sim: SimFileIo,
-        entered: std::sync::mpsc::Sender<usize>,
-        outcomes: Arc<Mutex<Vec<Option<Outcome>>>>,
-        calls: Arc<AtomicU64>,
-    }
-
-    struct ScriptedHandle {
-        inner: Box<dyn FileHandle>,
-        io: ScriptedIo,
-    }
-
-    impl FileHandle for ScriptedHandle {
-        fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> io::Result<()> {
-            self.inner.read_exact_at(buf, offset)
-        }
-        fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
-            self.inner.write_all_at(buf, offset)
-        }
-        fn sync_data(&self) -> io::Result<()> {
-            let n = self.io.calls.fetch_add(1, Ordering::SeqCst) as usize;
-            let outcome = self.io.outcomes.lock()[n]
-                .take()
-                .expect("one outcome per fsync");
-            self.io.entered.send(n).unwrap();
-            outcome.recv().unwrap()?;
-            self.inner.sync_data()
-        }
-        fn len(&self) -> io::Result<u64> {
-            self.inner.len()
-        }
-        fn set_len(&self, len: u64) -> io::Result<()> {
-            self.inner.set_len(len)
-        }
-    }
-
-    impl FileIo for ScriptedIo {
-        fn open(&self, path: &Path) -> io::Result<Box<dyn FileHandle>> {
-            let inner = self.sim.open(path)?;
-            let io = self.clone();
-            Ok(Box::new(ScriptedHandle { inner, io }))
-        }
-        fn create_new(&self, path: &Path) -> io::Result<Box<dyn FileHandle>> {
-            let inner = self.sim.create_new(path)?;
-            let io = self.clone();
-            Ok(Box::new(ScriptedHandle { inner, io }))
-        }
-        fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
-            self.sim.rename(from, to)
-        }
-        fn remove_file(&self, path: &Path) -> io::Result<()> {
-            self.sim.remove_file(path)
-        }
-        fn create_dir_all(&self, path: &Path) -> io::Result<()> {
-            self.sim.create_dir_all(path)
-        }
-        fn remove_dir_all(&self, path: &Path) -> io::Result<()> {
-            self.sim.remove_dir_all(path)
-        }
-        fn list_dir(&self, path: &Path) -> io::Result<Vec<PathBuf>> {
-            self.sim.list_dir(path)
-        }
-        fn exists(&self, path: &Path) -> bool {
-            self.sim.exists(path)
-        }
-        fn sync_dir(&self, path: &Path) -> io::Result<()> {
-            self.sim.sync_dir(path)
-        }
-    }
-
-    /// Overlapping fsyncs of one file (group commit keeps two in flight): the kernel reports a
-    /// writeback error to one of them only, here to the one that started second and returned
-    /// last. The first one's kernel call returned `Ok` before that, but its writes may be the
-    /// ones lost: it must not report success.
-    #[test]
-    fn an_fsync_fails_when_an_overlapping_one_failed_after_it_returned() {
-        let (entered, announced) = std::sync::mpsc::channel();
-        let (first, first_outcome) = std::sync::mpsc::channel();
-        let (second, second_outcome) = std::sync::mpsc::channel();
-        let scripted = ScriptedIo {
-            sim: SimFileIo::new(),
-            entered,
-            outcomes: Arc::new(Mutex::new(vec![Some(first_outcome), Some(second_outcome)])),
-            calls: Arc::new(AtomicU64::new(0)),
-        };
-        scripted.sim.create_dir_all(Path::new("/d")).unwrap();
-        let io = CachedFileIo::new(Arc::new(scripted), 4);
-        let handle: Arc<dyn FileHandle> = Arc::from(io.create_new(Path::new("/d/j")).unwrap());
-        handle.write_all_at(b"first", 0).unwrap();
-        let sync = |handle: &Arc<dyn FileHandle>| {
-            let handle = handle.clone();
-            std::thread::spawn(move || handle.sync_data())
-        };
-        let a = sync(&handle);
-        assert_eq!(announced.recv().unwrap(), 0);
-        handle.write_all_at(b"second", 8).unwrap();
-        let b = sync(&handle);
-        assert_eq!(announced.recv().unwrap(), 1);
-        first.send(Ok(())).unwrap();
-        second
-            .send(Err(io::Error::other("writeback failed")))
-            .unwrap();
-        assert!(b.join().unwrap().is_err());
-        assert!(
-            a.join().unwrap().is_err(),
-            "an fsync overlapped by a failed one must not acknowledge anything"
-        );
-        assert!(handle.sync_data().is_err(), "and the failure is final");
     }
 
     /// The power-cut test's finding: a write counted before it reached the file let an fsync
