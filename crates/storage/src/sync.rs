@@ -9,9 +9,9 @@
 //! `sync_data` of the journal holding the newest of them (preceded by the fsync of any full
 //! journal handed off but not synced yet, and by a directory fsync for a journal whose entry
 //! is not durable yet), raises `synced` and fires all their callbacks. Writers that arrive
-//! during that fsync wait for the next round, which the same syncer thread starts as soon as it answered this one (no
-//! hand-off to another thread, no timer: a lone write is fsynced at once). [`WriteTicket::wait`]
-//! is the blocking form, built on the callback.
+//! during that fsync wait for the next round, which the same syncer thread starts as soon as
+//! it answered this one (no hand-off to another thread, no timer: a lone write is fsynced at
+//! once). [`WriteTicket::wait`] is the blocking form, built on the callback.
 //!
 //! What it is not: a timer. The background fsync of unsynced writes after `sync_interval` is
 //! `Store::maintain`, which uses the same path through `Store::sync`.
