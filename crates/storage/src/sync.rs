@@ -8,8 +8,10 @@
 //! threads (`syncer.rs`). A syncer round takes every waiter of the store, issues ONE
 //! `sync_data` of the journal holding the newest of them (preceded by the fsync of any full
 //! journal handed off but not synced yet, and by a directory fsync for a journal whose entry
-//! is not durable yet), raises `synced` and fires all their callbacks. Writers that arrive during that fsync wait for the next round, which starts as
-//! soon as this one ends. [`WriteTicket::wait`] is the blocking form, built on the callback.
+//! is not durable yet), raises `synced` and fires all their callbacks. Writers that arrive
+//! during that fsync wait for the next round, which the same syncer thread starts as soon as
+//! it answered this one (no hand-off to another thread, no timer: a lone write is fsynced at
+//! once). [`WriteTicket::wait`] is the blocking form, built on the callback.
 //!
 //! What it is not: a timer. The background fsync of unsynced writes after `sync_interval` is
 //! `Store::maintain`, which uses the same path through `Store::sync`.
@@ -258,9 +260,12 @@ impl GroupCommit {
         }
     }
 
-    /// One syncer round: covers every current waiter with one fsync and answers them. Runs on
-    /// a syncer thread, for one store at a time (`queued`).
-    pub(crate) fn round(self: Arc<Self>) {
+    /// One syncer round: covers every current waiter with one fsync and answers them all. Runs
+    /// on a syncer thread, for one store at a time (`queued`). Sets `again` (before the first
+    /// callback runs, so a panicking callback cannot lose it) when writers joined during the
+    /// fsync: the store then stays `queued`, and the caller owes it the next round (it runs it
+    /// at once, on the same thread, unless other stores wait: `syncer.rs`).
+    pub(crate) fn round(self: &Arc<Self>, again: &mut bool) {
         let waiters = std::mem::take(&mut self.state.lock().waiters);
         let outcome = self.cover(&waiters);
         let mut state = self.state.lock();
@@ -269,13 +274,9 @@ impl GroupCommit {
             // Writers that joined during the failed fsync cannot be acknowledged either.
             answered.append(&mut state.waiters);
         }
-        let again = !state.waiters.is_empty();
-        state.queued = again;
+        *again = !state.waiters.is_empty();
+        state.queued = *again;
         drop(state);
-        if again {
-            // Before answering, so that the next fsync starts while these callbacks run.
-            crate::syncer::schedule(self.clone());
-        }
         answered.sort_by_key(|w| w.seq);
         for waiter in answered {
             let result = match &outcome {
