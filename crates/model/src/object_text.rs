@@ -81,8 +81,19 @@ pub struct Member {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectText {
     text: Vec<u8>,
-    system: [Option<Member>; 5],
+    /// Where the top-level system attributes are; boxed, and only when there is one, so that
+    /// a text takes less room than the `Value` it stands for (an array body of tiny documents
+    /// holds one text per document until all are written).
+    system: Option<Box<SystemMembers>>,
     depth_max: usize,
+}
+
+/// The top-level system attributes of an object, by [`SystemAttribute`].
+type SystemMembers = [Option<Member>; 5];
+
+/// `system` boxed when it holds any attribute.
+fn boxed(system: SystemMembers) -> Option<Box<SystemMembers>> {
+    system.iter().any(Option::is_some).then(|| Box::new(system))
 }
 
 impl ObjectText {
@@ -107,7 +118,7 @@ impl ObjectText {
         }
         Some(ObjectText {
             text: scanner.out,
-            system,
+            system: boxed(system),
             depth_max,
         })
     }
@@ -137,7 +148,7 @@ impl ObjectText {
             let capacity = scanner.out.len() + 16;
             documents.push(ObjectText {
                 text: std::mem::replace(&mut scanner.out, Vec::with_capacity(capacity)),
-                system,
+                system: boxed(system),
                 depth_max,
             });
             scanner.skip_whitespace();
@@ -158,7 +169,7 @@ impl ObjectText {
 
     /// Where the top-level attribute `name` is, if the object has it.
     pub fn member(&self, name: SystemAttribute) -> Option<Member> {
-        self.system[name as usize]
+        self.system.as_ref()?[name as usize]
     }
 
     /// The value of the top-level attribute `name`, if the object has it.
