@@ -13,7 +13,8 @@
 //! "take the slow route": [`crate::json::parse`] then answers exactly as it always did
 //! (malformed JSON, duplicate attributes, nesting beyond the bound, bad UTF-8 all end there).
 //! Objects with more than [`OBJECT_MEMBERS_MAX`] members also take the slow route, which
-//! bounds the duplicate checks here.
+//! bounds the duplicate checks here, and so do bodies dense in numbers that are not small
+//! integers ([`REWRITTEN_NUMBERS_FREE`]), which cost more here than there.
 //!
 //! [`ObjectText::scan_array`] does the same for a body that is an array of objects.
 //!
@@ -28,6 +29,16 @@ use serde_json::{Map, Value};
 /// The most members one object (at any depth) may have on the fast route; bigger ones take
 /// the slow route, so the duplicate check here stays quadratic in a small number.
 pub const OBJECT_MEMBERS_MAX: usize = 64;
+
+/// How many numbers that are not small integers (fractions, exponents, big integers, `-0`) a
+/// body may hold before their density counts: past it, a body with more than one such number
+/// per [`BYTES_PER_REWRITTEN_NUMBER`] bytes read so far takes the slow route, where it costs
+/// less (each is read and written again by serde_json here; an array of floats took 1.7 times,
+/// one of 20-digit integers 4.7 times the slow route's time).
+pub const REWRITTEN_NUMBERS_FREE: usize = 16;
+
+/// See [`REWRITTEN_NUMBERS_FREE`].
+pub const BYTES_PER_REWRITTEN_NUMBER: usize = 32;
 
 /// A top-level attribute the stored form writes itself or drops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,6 +116,7 @@ impl ObjectText {
             pos: 0,
             out: Vec::with_capacity(body.len()),
             names: Vec::new(),
+            rewritten_numbers: 0,
         };
         scanner.skip_whitespace();
         if scanner.peek()? != b'{' {
@@ -131,6 +143,7 @@ impl ObjectText {
             pos: 0,
             out: Vec::new(),
             names: Vec::new(),
+            rewritten_numbers: 0,
         };
         scanner.skip_whitespace();
         if scanner.next()? != b'[' {
@@ -247,6 +260,8 @@ struct Scanner<'a> {
     out: Vec<u8>,
     /// The member names (ranges of `out`) of the objects being read, innermost last.
     names: Vec<(usize, usize)>,
+    /// How many numbers were read and written again by serde_json (see [`Scanner::number`]).
+    rewritten_numbers: usize,
 }
 
 impl Scanner<'_> {
@@ -441,6 +456,14 @@ impl Scanner<'_> {
         if simple && token.len() <= 18 && token != b"-0" {
             self.out.extend_from_slice(token);
         } else {
+            // Each costs a serde_json call of its own, several times what the slow route
+            // spends on a number: a body dense in such numbers takes the slow route.
+            self.rewritten_numbers += 1;
+            if self.rewritten_numbers > REWRITTEN_NUMBERS_FREE
+                && self.rewritten_numbers * BYTES_PER_REWRITTEN_NUMBER > self.pos
+            {
+                return None;
+            }
             let value: Value = serde_json::from_slice(token).ok()?;
             let at = self.out.len();
             serde_json::to_writer(&mut self.out, &value).ok()?;
