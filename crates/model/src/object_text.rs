@@ -253,6 +253,21 @@ const STRING_STOPS: [bool; 256] = {
     stops
 };
 
+/// Writes the string serde_json decoded as serde_json writes it, with no owned copy between.
+struct WriteString<'o>(&'o mut Vec<u8>);
+
+impl serde::de::Visitor<'_> for WriteString<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
+        serde_json::to_writer(self.0, v).map_err(E::custom)
+    }
+}
+
 /// The one pass over a body: checks it, writes its compact text to `out`.
 struct Scanner<'a> {
     input: &'a [u8],
@@ -415,8 +430,8 @@ impl Scanner<'_> {
         let literal = &self.input[start..=i];
         self.pos = i + 1;
         if escaped {
-            let decoded: String = serde_json::from_slice(literal).ok()?;
-            serde_json::to_writer(&mut self.out, &decoded).ok()?;
+            let mut de = serde_json::Deserializer::from_slice(literal);
+            serde::Deserializer::deserialize_str(&mut de, WriteString(&mut self.out)).ok()?;
         } else {
             std::str::from_utf8(&literal[1..literal.len() - 1]).ok()?;
             self.out.extend_from_slice(literal);
