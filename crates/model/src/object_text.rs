@@ -13,7 +13,8 @@
 //! "take the slow route": [`crate::json::parse`] then answers exactly as it always did
 //! (malformed JSON, duplicate attributes, nesting beyond the bound, bad UTF-8 all end there).
 //! Objects with more than [`OBJECT_MEMBERS_MAX`] members also take the slow route, which
-//! bounds the duplicate checks here.
+//! bounds the duplicate checks here, and so do bodies dense in numbers that are not small
+//! integers ([`REWRITTEN_NUMBERS_FREE`]), which cost more here than there.
 //!
 //! [`ObjectText::scan_array`] does the same for a body that is an array of objects.
 //!
@@ -28,6 +29,16 @@ use serde_json::{Map, Value};
 /// The most members one object (at any depth) may have on the fast route; bigger ones take
 /// the slow route, so the duplicate check here stays quadratic in a small number.
 pub const OBJECT_MEMBERS_MAX: usize = 64;
+
+/// How many numbers that are not small integers (fractions, exponents, big integers, `-0`) a
+/// body may hold before their density counts: past it, a body with more than one such number
+/// per [`BYTES_PER_REWRITTEN_NUMBER`] bytes read so far takes the slow route, where it costs
+/// less (each is read and written again by serde_json here; an array of floats took 1.7 times,
+/// one of 20-digit integers 4.7 times the slow route's time).
+pub const REWRITTEN_NUMBERS_FREE: usize = 16;
+
+/// See [`REWRITTEN_NUMBERS_FREE`].
+pub const BYTES_PER_REWRITTEN_NUMBER: usize = 32;
 
 /// A top-level attribute the stored form writes itself or drops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -81,8 +92,19 @@ pub struct Member {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObjectText {
     text: Vec<u8>,
-    system: [Option<Member>; 5],
+    /// Where the top-level system attributes are; boxed, and only when there is one, so that
+    /// a text takes less room than the `Value` it stands for (an array body of tiny documents
+    /// holds one text per document until all are written).
+    system: Option<Box<SystemMembers>>,
     depth_max: usize,
+}
+
+/// The top-level system attributes of an object, by [`SystemAttribute`].
+type SystemMembers = [Option<Member>; 5];
+
+/// `system` boxed when it holds any attribute.
+fn boxed(system: SystemMembers) -> Option<Box<SystemMembers>> {
+    system.iter().any(Option::is_some).then(|| Box::new(system))
 }
 
 impl ObjectText {
@@ -94,6 +116,7 @@ impl ObjectText {
             pos: 0,
             out: Vec::with_capacity(body.len()),
             names: Vec::new(),
+            rewritten_numbers: 0,
         };
         scanner.skip_whitespace();
         if scanner.peek()? != b'{' {
@@ -107,7 +130,7 @@ impl ObjectText {
         }
         Some(ObjectText {
             text: scanner.out,
-            system,
+            system: boxed(system),
             depth_max,
         })
     }
@@ -120,6 +143,7 @@ impl ObjectText {
             pos: 0,
             out: Vec::new(),
             names: Vec::new(),
+            rewritten_numbers: 0,
         };
         scanner.skip_whitespace();
         if scanner.next()? != b'[' {
@@ -137,7 +161,7 @@ impl ObjectText {
             let capacity = scanner.out.len() + 16;
             documents.push(ObjectText {
                 text: std::mem::replace(&mut scanner.out, Vec::with_capacity(capacity)),
-                system,
+                system: boxed(system),
                 depth_max,
             });
             scanner.skip_whitespace();
@@ -158,7 +182,7 @@ impl ObjectText {
 
     /// Where the top-level attribute `name` is, if the object has it.
     pub fn member(&self, name: SystemAttribute) -> Option<Member> {
-        self.system[name as usize]
+        self.system.as_ref()?[name as usize]
     }
 
     /// The value of the top-level attribute `name`, if the object has it.
@@ -229,6 +253,21 @@ const STRING_STOPS: [bool; 256] = {
     stops
 };
 
+/// Writes the string serde_json decoded as serde_json writes it, with no owned copy between.
+struct WriteString<'o>(&'o mut Vec<u8>);
+
+impl serde::de::Visitor<'_> for WriteString<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<(), E> {
+        serde_json::to_writer(self.0, v).map_err(E::custom)
+    }
+}
+
 /// The one pass over a body: checks it, writes its compact text to `out`.
 struct Scanner<'a> {
     input: &'a [u8],
@@ -236,6 +275,8 @@ struct Scanner<'a> {
     out: Vec<u8>,
     /// The member names (ranges of `out`) of the objects being read, innermost last.
     names: Vec<(usize, usize)>,
+    /// How many numbers were read and written again by serde_json (see [`Scanner::number`]).
+    rewritten_numbers: usize,
 }
 
 impl Scanner<'_> {
@@ -389,8 +430,8 @@ impl Scanner<'_> {
         let literal = &self.input[start..=i];
         self.pos = i + 1;
         if escaped {
-            let decoded: String = serde_json::from_slice(literal).ok()?;
-            serde_json::to_writer(&mut self.out, &decoded).ok()?;
+            let mut de = serde_json::Deserializer::from_slice(literal);
+            serde::Deserializer::deserialize_str(&mut de, WriteString(&mut self.out)).ok()?;
         } else {
             std::str::from_utf8(&literal[1..literal.len() - 1]).ok()?;
             self.out.extend_from_slice(literal);
@@ -430,15 +471,28 @@ impl Scanner<'_> {
         if simple && token.len() <= 18 && token != b"-0" {
             self.out.extend_from_slice(token);
         } else {
+            // Each costs a serde_json call of its own, several times what the slow route
+            // spends on a number: a body dense in such numbers takes the slow route.
+            self.rewritten_numbers += 1;
+            if self.rewritten_numbers > REWRITTEN_NUMBERS_FREE
+                && self.rewritten_numbers * BYTES_PER_REWRITTEN_NUMBER > self.pos
+            {
+                return None;
+            }
             let value: Value = serde_json::from_slice(token).ok()?;
             let at = self.out.len();
             serde_json::to_writer(&mut self.out, &value).ok()?;
             // serde_json's float reading is not exact (no `float_roundtrip`): the text written
             // may read back as a neighbouring float. The slow route stores that same text, but
             // the text must also read back as the body's value ([`ObjectText::to_object`]).
-            let again: Value = serde_json::from_slice(&self.out[at..]).ok()?;
-            if again != value {
-                return None;
+            // Text written as the body spelled it reads back as the body did, unread again
+            // (the usual float: reading every one twice made float arrays ~1.8x slower than
+            // the slow route).
+            if self.out[at..] != *token {
+                let again: Value = serde_json::from_slice(&self.out[at..]).ok()?;
+                if again != value {
+                    return None;
+                }
             }
         }
         Some(())

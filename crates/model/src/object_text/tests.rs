@@ -350,3 +350,92 @@ fn system_attributes_are_spliced_out_in_place() {
         br#"{"_key":"k","_rev":"_"}"#
     );
 }
+
+/// A body of many tiny documents (`[{},{},…]`, 3 bytes each) is held as texts until every one
+/// is written, one `ObjectText` each: a text must take no more room than the parsed object it
+/// stands in for, or the fast route needs several times the parsing route's memory for such a
+/// body (before: 192 bytes a text against 72 for a `Value`; a 16 MiB body of `{}` peaked at
+/// 1.2 GiB against 0.4 GiB, and took 3 times as long).
+#[test]
+fn a_text_takes_no_more_room_than_the_value_it_stands_for() {
+    let text = std::mem::size_of::<ObjectText>();
+    let value = std::mem::size_of::<Value>();
+    assert!(text <= value, "ObjectText {text} bytes, Value {value}");
+}
+
+/// Nesting at the deepest bound the server allows is scanned (and one level more refused)
+/// within a quarter of a server thread's 4 MiB stack, in an unoptimised build too; objects and
+/// arrays alternate, as both recurse.
+#[test]
+fn nesting_at_the_deepest_bound_fits_a_small_stack() {
+    use crate::json::JSON_DEPTH_LIMIT;
+    let nested = |depth: usize| {
+        let mut body = Vec::new();
+        for level in 1..depth {
+            body.extend_from_slice(if level % 2 == 1 { b"{\"a\":" } else { b"[" });
+        }
+        body.extend_from_slice(b"{}");
+        for level in (1..depth).rev() {
+            body.push(if level % 2 == 1 { b'}' } else { b']' });
+        }
+        body
+    };
+    let scan = move || {
+        let at_bound = nested(JSON_DEPTH_LIMIT);
+        let text = ObjectText::scan(&at_bound, JSON_DEPTH_LIMIT).expect("at the bound");
+        assert_eq!(text.text(), &at_bound[..]);
+        assert!(ObjectText::scan(&nested(JSON_DEPTH_LIMIT + 1), JSON_DEPTH_LIMIT).is_none());
+        let mut array = b"[".to_vec();
+        array.extend_from_slice(&nested(JSON_DEPTH_LIMIT - 1));
+        array.push(b']');
+        assert!(ObjectText::scan_array(&array, JSON_DEPTH_LIMIT).is_some());
+        let mut array = b"[".to_vec();
+        array.extend_from_slice(&nested(JSON_DEPTH_LIMIT));
+        array.push(b']');
+        assert!(ObjectText::scan_array(&array, JSON_DEPTH_LIMIT).is_none());
+    };
+    std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(scan)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+/// Numbers that are not small integers are each read and written again by serde_json on the
+/// fast route, several times what the slow route spends on one: a body dense in them takes the
+/// slow route (an array of 0.1s took 1.7 times, one of 20-digit integers 4.7 times as long),
+/// one with a few of them among other text does not.
+#[test]
+fn bodies_dense_in_rewritten_numbers_take_the_slow_route() {
+    let dense =
+        |number: &str, count: usize| format!("{{\"a\":[{}]}}", vec![number; count].join(","));
+    for number in ["0.1", "1e5", "12345678901234567890", "-0"] {
+        let few = dense(number, REWRITTEN_NUMBERS_FREE);
+        assert!(
+            agrees_with_slow_route(few.as_bytes(), 64).is_some(),
+            "{few}"
+        );
+        let many = dense(number, 1000);
+        assert!(ObjectText::scan(many.as_bytes(), 64).is_none(), "{number}");
+        assert!(parse(many.as_bytes(), 64).is_ok());
+        let array = format!("[{many}]");
+        assert!(
+            ObjectText::scan_array(array.as_bytes(), 64).is_none(),
+            "{number}"
+        );
+    }
+    let text = "x".repeat(BYTES_PER_REWRITTEN_NUMBER);
+    let spread: Vec<String> = (0..1000)
+        .map(|i| format!("\"{text}{i}\":[{i}.5]"))
+        .collect();
+    let spread = format!(
+        "{{\"o\":[{}]}}",
+        spread
+            .iter()
+            .map(|m| format!("{{{m}}}"))
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    assert!(agrees_with_slow_route(spread.as_bytes(), 64).is_some());
+}
