@@ -58,6 +58,19 @@ pub fn edge_ends(body: &Map<String, Value>) -> Result<EdgeEnds<'_>> {
     })
 }
 
+/// The start every stored version has, `{"_key":"<key>","_rev":"<rev>"`, in a buffer with room
+/// for `capacity` bytes in all.
+fn stored_head(key: &str, rev: RevisionId, capacity: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capacity);
+    out.extend_from_slice(KEY_PREFIX);
+    out.extend_from_slice(key.as_bytes());
+    out.push(b'"');
+    out.extend_from_slice(REV_PREFIX);
+    out.extend_from_slice(rev.encode().as_bytes());
+    out.push(b'"');
+    out
+}
+
 /// The stored bytes of one version of a document. `key` must be a legal key.
 pub fn encode_document(
     key: &str,
@@ -69,13 +82,7 @@ pub fn encode_document(
         crate::key::is_valid_key(key),
         "encode_document with illegal key {key:?}"
     );
-    let mut out = Vec::with_capacity(64 + body.len() * 16);
-    out.extend_from_slice(KEY_PREFIX);
-    out.extend_from_slice(key.as_bytes());
-    out.push(b'"');
-    out.extend_from_slice(REV_PREFIX);
-    out.extend_from_slice(rev.encode().as_bytes());
-    out.push(b'"');
+    let mut out = stored_head(key, rev, 64 + body.len() * 16);
     if let Some(ends) = edge {
         out.extend_from_slice(b",\"_from\":");
         write_json(&mut out, &Value::from(ends.from));
@@ -108,13 +115,7 @@ pub fn encode_object_text(
         crate::key::is_valid_key(key),
         "encode_object_text with illegal key {key:?}"
     );
-    let mut out = Vec::with_capacity(48 + key.len() + body.text().len());
-    out.extend_from_slice(KEY_PREFIX);
-    out.extend_from_slice(key.as_bytes());
-    out.push(b'"');
-    out.extend_from_slice(REV_PREFIX);
-    out.extend_from_slice(rev.encode().as_bytes());
-    out.push(b'"');
+    let mut out = stored_head(key, rev, 48 + key.len() + body.text().len());
     let skip: &[SystemAttribute] = if let Some(ends) = edge {
         out.extend_from_slice(b",\"_from\":");
         write_str(&mut out, ends.from);
