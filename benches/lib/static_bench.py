@@ -130,7 +130,8 @@ def main():
         "configuration in `benches/lib/nginx.conf.in`); both on loopback serving the same",
         f"{FILE_SIZE}-byte file. Client: `ab -k -c C -n {REQUESTS}` (HTTP/1.0 keep-alive), the",
         f"mean of {RUNS} runs per level, Quince and nginx alternating, as in",
-        "`seeds/http-layer-shootout.txt`. Produced by `bash benches/static-files.sh`.",
+        'ArangoDB\'s 2012 "HTTP Layer Benchmarking" shootout. Produced by '
+        "`bash benches/static-files.sh`.",
         "",
         "![requests per second by concurrency](static-files.svg)",
         "",
