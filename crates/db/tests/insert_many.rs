@@ -5,27 +5,10 @@
 
 mod common;
 
-use common::{collection, create, open_os, opts, read};
+use common::{collection, comparable, create, open_os, opts, read};
 use quince_db::{Collection, CollectionType, OverwriteMode, WriteOptions, WriteOutcome};
 use quince_errors::Result;
 use serde_json::{json, Value};
-
-/// An outcome without its revisions (which differ between two runs), comparable across runs.
-fn comparable(result: &Result<WriteOutcome>) -> Value {
-    let strip = |doc: &Option<Value>| {
-        doc.clone().map(|mut d| {
-            d.as_object_mut().unwrap().remove("_rev");
-            d
-        })
-    };
-    match result {
-        Ok(o) => json!({
-            "id": o.id, "key": o.key, "replaced": o.old_rev.is_some(),
-            "new": strip(&o.new), "old": strip(&o.old), "synced": o.synced,
-        }),
-        Err(e) => json!({ "error": e.num(), "status": e.status, "message": e.message.to_string() }),
-    }
-}
 
 fn items() -> Vec<Value> {
     vec![

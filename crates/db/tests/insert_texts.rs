@@ -8,32 +8,14 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{create, open_os, opts};
+use common::{comparable, create, open_os, opts};
 use proptest::prelude::*;
 use quince_db::{
     Catalog, Collection, CollectionOps, CollectionType, OverwriteMode, WriteKind, WriteOptions,
-    WriteOutcome, WriteRequest,
+    WriteRequest,
 };
-use quince_errors::Result;
 use quince_model::object_text::ObjectText;
 use serde_json::{json, Map, Value};
-
-/// An outcome without its revisions, comparable across runs.
-fn comparable(result: &Result<WriteOutcome>) -> Value {
-    let strip = |doc: &Option<Value>| {
-        doc.clone().map(|mut d| {
-            d.as_object_mut().unwrap().remove("_rev");
-            d
-        })
-    };
-    match result {
-        Ok(o) => json!({
-            "id": o.id, "key": o.key, "replaced": o.old_rev.is_some(), "synced": o.synced,
-            "new": strip(&o.new), "old": strip(&o.old),
-        }),
-        Err(e) => json!({ "error": e.num(), "status": e.status, "message": e.message.to_string() }),
-    }
-}
 
 /// The stored bytes of every document (as reads render them), `_rev` values blanked, by key.
 fn stored(c: &Collection) -> Vec<(String, String)> {

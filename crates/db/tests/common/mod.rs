@@ -7,9 +7,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use quince_db::{Catalog, Collection, CollectionType, CreateCollection, DbConfig, WriteOptions};
+use quince_db::{
+    Catalog, Collection, CollectionType, CreateCollection, DbConfig, WriteOptions, WriteOutcome,
+};
+use quince_errors::Result;
 use quince_storage::io::{FileIo, OsFileIo, SimFileIo};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// A catalog's configuration over `io` in `dir`.
 pub fn config(dir: &Path, io: Arc<dyn FileIo>) -> DbConfig {
@@ -63,4 +66,22 @@ pub fn opts() -> WriteOptions {
 /// The document `key` as JSON.
 pub fn read(collection: &Collection, key: &str) -> Value {
     serde_json::from_slice(&collection.read(key).expect("document exists").json).unwrap()
+}
+
+/// A write's outcome without its revisions (which differ between two runs), comparable across
+/// runs: its id, key, whether it replaced, durability, new and old versions, or its error.
+pub fn comparable(result: &Result<WriteOutcome>) -> Value {
+    let strip = |doc: &Option<Value>| {
+        doc.clone().map(|mut d| {
+            d.as_object_mut().unwrap().remove("_rev");
+            d
+        })
+    };
+    match result {
+        Ok(o) => json!({
+            "id": o.id, "key": o.key, "replaced": o.old_rev.is_some(),
+            "new": strip(&o.new), "old": strip(&o.old), "synced": o.synced,
+        }),
+        Err(e) => json!({ "error": e.num(), "status": e.status, "message": e.message.to_string() }),
+    }
 }
