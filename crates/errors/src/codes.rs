@@ -115,6 +115,39 @@ error_codes! {
     ARANGO_INCOMPLETE_READ                 = 1240,  500, "incomplete read";
     // Storage engine I/O.
     ARANGO_IO_ERROR                        = 1305,  500, "storage engine I/O error";
+    // Replication and cluster.
+    REPLICATION_WRITE_CONCERN_NOT_FULFILLED = 1429,  403, "write concern not fulfilled";
+    CLUSTER_SERVER_UNKNOWN                 = 1449,  400, "got a request from an unknown server";
+    CLUSTER_TOO_MANY_SHARDS                = 1450,  400, "too many shards";
+    CLUSTER_COULD_NOT_CREATE_COLLECTION_IN_PLAN = 1454,  500, "could not create collection in plan";
+    CLUSTER_COULD_NOT_CREATE_COLLECTION    = 1456,  500, "could not create collection";
+    CLUSTER_TIMEOUT                        = 1457,  500, "timeout in cluster operation";
+    CLUSTER_COULD_NOT_REMOVE_COLLECTION_IN_PLAN = 1458,  500, "could not remove collection from plan";
+    CLUSTER_COULD_NOT_CREATE_DATABASE_IN_PLAN = 1460,  500, "could not create database in plan";
+    CLUSTER_COULD_NOT_CREATE_DATABASE      = 1461,  500, "could not create database";
+    CLUSTER_COULD_NOT_REMOVE_DATABASE_IN_PLAN = 1462,  500, "could not remove database from plan";
+    CLUSTER_SHARD_GONE                     = 1464,  500, "no responsible shard found";
+    CLUSTER_CONNECTION_LOST                = 1465,  500, "cluster internal HTTP connection broken";
+    CLUSTER_MUST_NOT_SPECIFY_KEY           = 1466,  400, "must not specify _key for this collection";
+    CLUSTER_GOT_CONTRADICTING_ANSWERS      = 1467,  500, "got contradicting answers from different shards";
+    CLUSTER_NOT_ALL_SHARDING_ATTRIBUTES_GIVEN = 1468,  400, "not all sharding attributes given";
+    CLUSTER_MUST_NOT_CHANGE_SHARDING_ATTRIBUTES = 1469,  400, "must not change the value of a shard key attribute";
+    CLUSTER_UNSUPPORTED                    = 1470,  501, "unsupported operation or parameter for clusters";
+    CLUSTER_ONLY_ON_COORDINATOR            = 1471,  501, "this operation is only valid on a coordinator in a cluster";
+    CLUSTER_READING_PLAN_AGENCY            = 1472,  500, "error reading Plan in agency";
+    CLUSTER_ONLY_ON_DBSERVER               = 1477,  501, "this operation is only valid on a DBserver in a cluster";
+    CLUSTER_BACKEND_UNAVAILABLE            = 1478,  503, "A cluster backend which was required for the operation could not be reached";
+    CLUSTER_CHAIN_OF_DISTRIBUTESHARDSLIKE  = 1484,  400, "chain of distributeShardsLike references";
+    CLUSTER_MUST_NOT_DROP_COLL_OTHER_DISTRIBUTESHARDSLIKE = 1485,  400, "must not drop collection while another has a distributeShardsLike attribute pointing to it";
+    CLUSTER_UNKNOWN_DISTRIBUTESHARDSLIKE   = 1486,  400, "must not have a distributeShardsLike attribute pointing to an unknown collection";
+    CLUSTER_INSUFFICIENT_DBSERVERS         = 1487,  500, "the number of current dbservers is lower than the requested replicationFactor";
+    CLUSTER_COULD_NOT_DROP_FOLLOWER        = 1488,  500, "a follower could not be dropped in agency";
+    CLUSTER_SHARD_LEADER_REFUSES_REPLICATION = 1489,  406, "a shard leader refuses to perform a replication operation";
+    CLUSTER_SHARD_FOLLOWER_REFUSES_OPERATION = 1490,  406, "a shard follower refuses to perform an operation that is not a replication";
+    CLUSTER_SHARD_LEADER_RESIGNED          = 1491,  503, "a (former) shard leader refuses to perform an operation, because it has resigned in the meantime";
+    CLUSTER_AGENCY_COMMUNICATION_FAILED    = 1492,  500, "some agency operation failed";
+    CLUSTER_LEADERSHIP_CHALLENGE_ONGOING   = 1495,  503, "leadership challenge is ongoing";
+    CLUSTER_NOT_LEADER                     = 1496,  503, "not a leader";
     // Queries and cursors.
     QUERY_KILLED                           = 1500,  410, "query killed";
     QUERY_PARSE                            = 1501,  400, "syntax error";

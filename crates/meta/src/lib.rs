@@ -1,0 +1,33 @@
+//! `quince-meta`: the metadata store a Quince cluster keeps its Plan, Current, Target and
+//! Health in (ArangoDB calls it the agency).
+//!
+//! What it is: one interface, [`MetaStore`], with etcd's semantics: keys are `/`-separated tree
+//! paths; every change gets a store-wide revision; a transaction applies its operations only
+//! when all its preconditions hold ([`Txn`]); a watch delivers every change under a prefix
+//! from a given revision on, in order ([`Watch`]); a key may be bound to a lease that expires
+//! unless kept alive ([`MetaStore::grant_lease`]); an election over leases picks one leader
+//! ([`election`]). Implementations: [`MemoryStore`], in-process and deterministic (time is a
+//! [`Clock`] the caller may drive), for simulation tests; and etcd through the `etcd-client`
+//! crate (`etcd.rs`) for real clusters.
+//!
+//! What it is not: a consensus protocol (etcd is the consensus), or the cluster's layout (the
+//! `quince-cluster` crate names the keys and their values).
+//!
+//! Invariants (every implementation):
+//! - revisions grow by one per successful transaction that changed something, start at 1 for
+//!   an empty store, and a key's `mod_revision` is the revision of its last change;
+//! - a watch from revision `r` sees every change with revision `>= r` under its prefix exactly
+//!   once, in revision order, or fails with [`MetaError::Compacted`];
+//! - a lease's keys disappear together (one revision, delete events) when it expires or is
+//!   revoked; an expired lease cannot be kept alive again;
+//! - calls block; none may be made from an async runtime's worker thread.
+
+pub mod election;
+mod memory;
+mod store;
+
+pub use memory::{Clock, ManualClock, MemoryStore, SystemClock};
+pub use store::{
+    Compare, Entry, Event, EventKind, LeaseId, MetaError, MetaStore, Op, Revision, Snapshot, Txn,
+    TxnResult, Watch,
+};
