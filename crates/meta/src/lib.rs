@@ -23,6 +23,7 @@
 //! - calls block; none may be made from an async runtime's worker thread.
 
 pub mod election;
+pub mod etcd_process;
 mod memory;
 mod store;
 
