@@ -14,4 +14,5 @@
 
 pub mod in_sync;
 pub mod layout;
+pub mod node;
 pub mod sharding;
