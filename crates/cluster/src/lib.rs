@@ -15,4 +15,5 @@
 pub mod in_sync;
 pub mod layout;
 pub mod node;
+pub mod peers;
 pub mod sharding;
