@@ -56,7 +56,10 @@ pub fn join_leader(server: &DbServer, shard: &PlannedShard) -> Result<()> {
         query: Vec::new(),
         body: serde_json::to_vec(&body).expect("JSON values serialize"),
     };
-    server.ctx.call(&shard.plan.leader, request, true).map(|_| ())
+    server
+        .ctx
+        .call(&shard.plan.leader, request, true)
+        .map(|_| ())
 }
 
 /// `POST join` `{shard, epoch, follower}`: brings the follower in sync (see the module doc).
@@ -74,18 +77,27 @@ pub fn serve_join(server: &DbServer, request: &InternalRequest) -> Result<Value>
             ),
         )
     };
-    let (leader, _, _) = server.leading(database, &body.shard).ok_or_else(not_leading)?;
+    let (leader, _, _) = server
+        .leading(database, &body.shard)
+        .ok_or_else(not_leading)?;
     if body.epoch < leader.epoch {
         return Err(ArangoError::new(CLUSTER_SHARD_LEADER_RESIGNED));
     }
     if body.epoch != leader.epoch {
         return Err(not_leading());
     }
-    let planned = server.plan().shard(&body.shard).cloned().ok_or_else(not_leading)?;
+    let planned = server
+        .plan()
+        .shard(&body.shard)
+        .cloned()
+        .ok_or_else(not_leading)?;
     if !planned.plan.followers.contains(&body.follower) {
         return Err(ArangoError::with_message(
             HTTP_BAD_PARAMETER,
-            format!("{} is not a follower of shard {}", body.follower, body.shard),
+            format!(
+                "{} is not a follower of shard {}",
+                body.follower, body.shard
+            ),
         ));
     }
     let local = local_shard(server, database, &body.shard)?;
@@ -163,7 +175,8 @@ fn copy_to(leader: &LeaderShard, local: &dyn CollectionOps, follower: &str) -> R
     let buckets = ((local.count().max(theirs) / PAGE_KEYS) + 1).min(BUCKETS_MAX);
     for bucket in 0..buckets {
         let mine = bucket_keys(local, bucket, buckets)?;
-        let mine: HashMap<&str, &str> = mine.iter().map(|(k, r)| (k.as_str(), r.as_str())).collect();
+        let mine: HashMap<&str, &str> =
+            mine.iter().map(|(k, r)| (k.as_str(), r.as_str())).collect();
         let removals: Vec<ReplicatedOp> = follower_keys(leader, follower, bucket, buckets)?
             .into_iter()
             .filter(|(key, rev)| mine.get(key.as_str()) != Some(&rev.as_str()))
@@ -190,8 +203,7 @@ fn copy_to(leader: &LeaderShard, local: &dyn CollectionOps, follower: &str) -> R
                     Err(error) if error.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => continue,
                     Err(error) => return Err(error),
                 };
-                let Ok(Value::Object(mut document)) = serde_json::from_slice(&document.json)
-                else {
+                let Ok(Value::Object(mut document)) = serde_json::from_slice(&document.json) else {
                     continue;
                 };
                 document.remove("_id");

@@ -54,10 +54,15 @@ pub fn bucket_of(key: &str, buckets: u64) -> u64 {
 }
 
 /// The local shard collection `shard` of `database` (unwrapped: the local engine's).
-pub fn local_shard(server: &DbServer, database: &str, shard: &str) -> Result<Arc<dyn CollectionOps>> {
-    let db = server.local().database(database).ok_or_else(|| {
-        ArangoError::new(quince_errors::ARANGO_DATABASE_NOT_FOUND)
-    })?;
+pub fn local_shard(
+    server: &DbServer,
+    database: &str,
+    shard: &str,
+) -> Result<Arc<dyn CollectionOps>> {
+    let db = server
+        .local()
+        .database(database)
+        .ok_or_else(|| ArangoError::new(quince_errors::ARANGO_DATABASE_NOT_FOUND))?;
     db.collection(shard)
 }
 
@@ -122,16 +127,12 @@ pub fn check_sender(server: &DbServer, id: &ShardId, leader: &str, epoch: u64) -
 
 /// `POST apply`: `{shard, cid, epoch, leader, waitForSync, ops}`.
 pub fn serve_apply(server: &DbServer, request: &InternalRequest) -> Result<Value> {
-    let body: ApplyBody = serde_json::from_slice(&request.body)
-        .map_err(|e| bad(format!("bad apply body: {e}")))?;
+    let body: ApplyBody =
+        serde_json::from_slice(&request.body).map_err(|e| bad(format!("bad apply body: {e}")))?;
     let id = ShardId::new(&request.database, body.cid, &body.shard);
     check_sender(server, &id, &body.leader, body.epoch)?;
     let count = body.ops.len();
-    let ops: Vec<ReplicatedOp> = body
-        .ops
-        .into_iter()
-        .map(decode_op)
-        .collect::<Result<_>>()?;
+    let ops: Vec<ReplicatedOp> = body.ops.into_iter().map(decode_op).collect::<Result<_>>()?;
     let shard = local_shard(server, &request.database, &body.shard)?;
     shard.apply_replicated(&ops, body.wait_for_sync)?;
     Ok(json!({"error": false, "applied": count}))
@@ -163,21 +164,23 @@ pub fn bucket_keys(
 ) -> Result<Vec<(String, String)>> {
     let mut keys = Vec::new();
     let mut failure = None;
-    shard.scan(&mut |document| match serde_json::from_slice::<KeyOf>(&document.json) {
-        Ok(KeyOf { key }) => {
-            if bucket_of(&key, buckets) == bucket {
-                keys.push((key, document.rev));
+    shard.scan(
+        &mut |document| match serde_json::from_slice::<KeyOf>(&document.json) {
+            Ok(KeyOf { key }) => {
+                if bucket_of(&key, buckets) == bucket {
+                    keys.push((key, document.rev));
+                }
+                true
             }
-            true
-        }
-        Err(error) => {
-            failure = Some(ArangoError::with_message(
-                quince_errors::INTERNAL,
-                format!("a stored document has no key: {error}"),
-            ));
-            false
-        }
-    })?;
+            Err(error) => {
+                failure = Some(ArangoError::with_message(
+                    quince_errors::INTERNAL,
+                    format!("a stored document has no key: {error}"),
+                ));
+                false
+            }
+        },
+    )?;
     if let Some(error) = failure {
         return Err(error);
     }

@@ -25,9 +25,7 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
 use quince_errors::{ArangoError, Result, REPLICATION_WRITE_CONCERN_NOT_FULFILLED};
-use quince_ops::{
-    CollectionOps, Durability, ReplicatedOp, WriteKind, WriteRequest, WriteResults,
-};
+use quince_ops::{CollectionOps, Durability, ReplicatedOp, WriteKind, WriteRequest, WriteResults};
 use serde_json::Value;
 
 use super::sender::{Entry, Join, Sender};

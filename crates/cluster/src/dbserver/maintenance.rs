@@ -340,7 +340,11 @@ fn follow(server: &Arc<DbServer>, view: &PlanView, mine: &[&PlannedShard]) {
     if followed.is_empty() {
         return;
     }
-    let currents = match server.ctx.store.range(&server.ctx.layout.all_shard_currents()) {
+    let currents = match server
+        .ctx
+        .store
+        .range(&server.ctx.layout.all_shard_currents())
+    {
         Ok(snapshot) => snapshot,
         Err(error) => {
             tracing::warn!(event = "cluster.current_read_failed", "{error}");
@@ -348,10 +352,11 @@ fn follow(server: &Arc<DbServer>, view: &PlanView, mine: &[&PlannedShard]) {
         }
     };
     for planned in followed {
-        let key = server
-            .ctx
-            .layout
-            .shard_current(&planned.id.db, planned.id.cid, &planned.id.shard);
+        let key =
+            server
+                .ctx
+                .layout
+                .shard_current(&planned.id.db, planned.id.cid, &planned.id.shard);
         let in_sync = currents
             .entries
             .iter()

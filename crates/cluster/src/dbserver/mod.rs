@@ -201,8 +201,7 @@ impl DbServer {
         for thread in catch_ups {
             let _ = thread.join();
         }
-        let leaders: Vec<Arc<LeaderShard>> =
-            self.leaders.write().drain().map(|(_, l)| l).collect();
+        let leaders: Vec<Arc<LeaderShard>> = self.leaders.write().drain().map(|(_, l)| l).collect();
         for leader in leaders {
             leader.stop();
         }
@@ -239,7 +238,11 @@ impl DbServer {
             return None;
         }
         let collection = view.collection_of(&planned.id)?;
-        Some((leader, collection.replication_mode, collection.write_concern))
+        Some((
+            leader,
+            collection.replication_mode,
+            collection.write_concern,
+        ))
     }
 
     /// Replaces the Plan view.
@@ -266,7 +269,10 @@ impl ClusterOps for DbServer {
             ("POST", ["join"]) => catch_up::serve_join(self, &request),
             _ => Err(ArangoError::with_message(
                 HTTP_NOT_FOUND,
-                format!("unknown path '/_api/replication/{}'", request.path.join("/")),
+                format!(
+                    "unknown path '/_api/replication/{}'",
+                    request.path.join("/")
+                ),
             )),
         };
         Ok(match result {

@@ -19,10 +19,10 @@ use std::sync::{Arc, Weak};
 use quince_errors::{ArangoError, Result, CLUSTER_NOT_LEADER, NOT_IMPLEMENTED};
 use quince_model::object_text::ObjectText;
 use quince_ops::{
-    BackupInfo, BackupRequest, CatalogStats, CollectionOps, CollectionProperties,
-    CollectionType, CreateCollection, DatabaseOps, Engine, FiguresReport, IndexDescription,
-    IndexHit, IndexLookup, PropertiesUpdate, ReadRequest, ReplicatedOp, StoredDocument,
-    TransactionOps, TransactionOptions, WriteKind, WriteOptions, WriteRequest, WriteResults,
+    BackupInfo, BackupRequest, CatalogStats, CollectionOps, CollectionProperties, CollectionType,
+    CreateCollection, DatabaseOps, Engine, FiguresReport, IndexDescription, IndexHit, IndexLookup,
+    PropertiesUpdate, ReadRequest, ReplicatedOp, StoredDocument, TransactionOps,
+    TransactionOptions, WriteKind, WriteOptions, WriteRequest, WriteResults,
 };
 use serde_json::Value;
 

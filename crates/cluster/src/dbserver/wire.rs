@@ -85,7 +85,11 @@ pub fn decode_op(value: Value) -> Result<ReplicatedOp, ArangoError> {
     if object.len() != 1 {
         return Err(bad());
     }
-    match (object.remove("put"), object.remove("remove"), object.remove("truncate")) {
+    match (
+        object.remove("put"),
+        object.remove("remove"),
+        object.remove("truncate"),
+    ) {
         (Some(Value::Object(document)), None, None) => Ok(ReplicatedOp::Put(document)),
         (None, Some(Value::String(key)), None) => Ok(ReplicatedOp::Remove(key)),
         (None, None, Some(Value::Bool(true))) => Ok(ReplicatedOp::Truncate),
