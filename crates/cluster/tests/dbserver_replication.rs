@@ -625,6 +625,45 @@ fn asynchronous_shards_acknowledge_at_once_and_followers_catch_up_behind() {
 }
 
 #[test]
+fn a_restarted_leader_counts_nobody_in_sync_until_they_join_again() {
+    let mut c = cluster(2);
+    c.plan(
+        &[("s801", 0, &[1])],
+        ReplicationMode::Synchronous,
+        1,
+        vec![],
+    );
+    c.wait_shard(1, "s801");
+    c.wait_in_sync("s801", &[0, 1]);
+    insert(&*c.served(0, "s801"), vec![json!({"_key": "a"})]);
+    // The leader restarts at the same epoch: it has no senders, so its old in-sync set (which
+    // Current still holds) must not count; the follower is cut off and cannot rejoin.
+    c.members[0].server.stop();
+    c.transport.set_cut(&id(1), true);
+    let local: Arc<dyn Engine> = Arc::clone(&c.members[0].catalog) as Arc<dyn Engine>;
+    let node = Arc::clone(&c.members[0].node);
+    let restarted = start_with_transport(node, local, c.transport.clone()).unwrap();
+    c.transport.register(&restarted);
+    c.members[0].server = restarted;
+    eventually("the restarted leader serves writes", || {
+        write(
+            &*c.served(0, "s801"),
+            WriteKind::Insert,
+            vec![json!({"_key": "b"})],
+            WriteOptions::default(),
+        )
+        .is_ok_and(|items| items[0].is_ok())
+    });
+    assert_eq!(c.in_sync("s801"), vec![id(0)]);
+    c.transport.set_cut(&id(1), false);
+    c.wait_in_sync("s801", &[0, 1]);
+    assert_eq!(
+        contents(&*c.local(1, "s801").unwrap()),
+        contents(&*c.local(0, "s801").unwrap())
+    );
+}
+
+#[test]
 fn internal_requests_answer_arangodb_errors() {
     let c = cluster(1);
     let ask = |method: &str, path: &str, query: Vec<(String, String)>| {

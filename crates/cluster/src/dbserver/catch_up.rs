@@ -228,7 +228,8 @@ fn send(leader: &LeaderShard, follower: &str, ops: &[ReplicatedOp]) -> Result<()
         wait_for_sync: false,
         ops: ops.iter().map(encode_op).collect(),
     };
-    ctx.apply(follower, &leader.id.db, &body)
+    let request = super::sender::apply_request(&leader.id.db, &body);
+    ctx.call(follower, request, true).map(|_| ())
 }
 
 fn keys_request(leader: &LeaderShard, query: Vec<(String, String)>) -> InternalRequest {
@@ -245,7 +246,7 @@ fn keys_request(leader: &LeaderShard, query: Vec<(String, String)>) -> InternalR
 
 fn follower_count(leader: &LeaderShard, follower: &str) -> Result<u64> {
     let request = keys_request(leader, vec![("countOnly".into(), "true".into())]);
-    let body = leader.ctx().call(follower, request, false)?;
+    let body = leader.ctx().call(follower, request, true)?;
     let value: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     Ok(value.get("count").and_then(Value::as_u64).unwrap_or(0))
 }
@@ -263,7 +264,7 @@ fn follower_keys(
             ("buckets".into(), buckets.to_string()),
         ],
     );
-    let body = leader.ctx().call(follower, request, false)?;
+    let body = leader.ctx().call(follower, request, true)?;
     let reply: KeysReply = serde_json::from_slice(&body).map_err(|e| {
         ArangoError::with_message(
             CLUSTER_BACKEND_UNAVAILABLE,

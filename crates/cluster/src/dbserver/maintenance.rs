@@ -122,7 +122,7 @@ pub fn pass(server: &Arc<DbServer>) {
     }
     drop_unassigned(server, &*local, &view);
     leaderships(server, &view, &mine);
-    follow(server, &view, &mine);
+    follow(server, &mine);
 }
 
 /// The local collection of a shard, created when missing, its indexes made to match.
@@ -329,7 +329,7 @@ fn retire_removed_followers(leader: &LeaderShard, planned: &PlannedShard) {
 }
 
 /// Starts a catch-up for each followed shard not in sync at the Plan's epoch.
-fn follow(server: &Arc<DbServer>, view: &PlanView, mine: &[&PlannedShard]) {
+fn follow(server: &Arc<DbServer>, mine: &[&PlannedShard]) {
     let me = &server.ctx.me;
     let followed: Vec<&&PlannedShard> = mine
         .iter()
@@ -368,7 +368,6 @@ fn follow(server: &Arc<DbServer>, view: &PlanView, mine: &[&PlannedShard]) {
         }
         let weak = Arc::downgrade(server);
         let name = planned.id.shard.clone();
-        let _ = view;
         match std::thread::Builder::new()
             .name(format!("shard-catch-up-{name}"))
             .spawn({

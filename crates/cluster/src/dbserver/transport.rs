@@ -5,8 +5,8 @@
 //!
 //! What it is: one blocking call, [`Transport::call`], that answers the peer's reply (error
 //! replies included, as they came) or why no reply came ([`PeerError`]). Ordinary calls wait at
-//! most the follower timeout; a `long` call (a join, which copies a shard) waits
-//! [`LONG_CALL_TIMEOUT`].
+//! most the follower timeout; a `long` call (a join, and the key lists and copies a leader
+//! makes while it catches a follower up) waits [`LONG_CALL_TIMEOUT`].
 //!
 //! What it is not: retries, or the choice of the peer.
 //!
