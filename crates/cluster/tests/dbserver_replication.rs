@@ -306,6 +306,16 @@ fn the_plan_places_shards_and_leaders_replicate_every_kind_of_write() {
     leader.truncate(false).unwrap();
     assert_eq!(on_follower.count(), 0);
 
+    // A property change in the Plan reaches the shards.
+    let key = c.layout.collection(DB, CID);
+    let mut plan: CollectionPlan =
+        serde_json::from_slice(&c.store.get(&key).unwrap().unwrap().value).unwrap();
+    plan.properties = json!({"waitForSync": true});
+    c.store.put(&key, &encode(&plan)).unwrap();
+    eventually("waitForSync reaches the follower", || {
+        on_follower.wait_for_sync()
+    });
+
     // The Plan drops an index, and moves s102 off member 2.
     c.plan(
         &[("s101", 0, &[1]), ("s102", 1, &[0])],

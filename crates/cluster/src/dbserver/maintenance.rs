@@ -6,8 +6,9 @@
 //! - creates the local databases of the Plan;
 //! - creates the local collection of each shard the Plan gives this server (leader or
 //!   follower), named as the shard, with its collection's kind and properties (keys always
-//!   accepted as given: coordinators generate them), and creates and drops its indexes to
-//!   match the collection's Plan (matched by name);
+//!   accepted as given: coordinators generate them), applies later changes of those
+//!   properties (`waitForSync`, `journalSize`, `schema`, `computedValues`, `cacheEnabled`),
+//!   and creates and drops its indexes to match the collection's Plan (matched by name);
 //! - drops every local shard collection (`s<digits>`, not a system collection) that the Plan
 //!   does not give this server, and every local database the Plan lacks whose collections were
 //!   all shards: never anything else, and never a shard the Plan still assigns here;
@@ -31,7 +32,9 @@ use std::time::Duration;
 
 use quince_errors::{ArangoError, Result};
 use quince_meta::Watch;
-use quince_ops::{CollectionOps, CollectionType, CreateCollection, Engine, EDGE_INDEX_ID};
+use quince_ops::{
+    CollectionOps, CollectionType, CreateCollection, Engine, PropertiesUpdate, EDGE_INDEX_ID,
+};
 use serde_json::{json, Value};
 
 use super::catch_up::join_leader;
@@ -116,7 +119,7 @@ pub fn pass(server: &Arc<DbServer>) {
     let me = server.ctx.me.clone();
     let mine: Vec<&PlannedShard> = view.shards_of(&me).collect();
     for planned in &mine {
-        if let Err(error) = ensure_shard(&*local, &view, planned) {
+        if let Err(error) = ensure_shard(server, &*local, &view, planned) {
             tracing::warn!(event = "cluster.create_shard_failed", shard = %planned.id.shard, "{error}");
         }
     }
@@ -125,8 +128,14 @@ pub fn pass(server: &Arc<DbServer>) {
     follow(server, &mine);
 }
 
-/// The local collection of a shard, created when missing, its indexes made to match.
-fn ensure_shard(local: &dyn Engine, view: &PlanView, planned: &PlannedShard) -> Result<()> {
+/// The local collection of a shard, created when missing, its properties and indexes made to
+/// match.
+fn ensure_shard(
+    server: &DbServer,
+    local: &dyn Engine,
+    view: &PlanView,
+    planned: &PlannedShard,
+) -> Result<()> {
     let Some(collection) = view.collection_of(&planned.id) else {
         return Ok(());
     };
@@ -137,7 +146,34 @@ fn ensure_shard(local: &dyn Engine, view: &PlanView, planned: &PlannedShard) -> 
         Ok(shard) => shard,
         Err(_) => database.create_collection(create_request(&planned.id.shard, collection))?,
     };
+    sync_properties(server, &*shard, collection)?;
     sync_indexes(&*shard, collection)
+}
+
+/// Applies the collection's Plan properties to a shard when they changed since this server
+/// last applied them (once after a start: the update is idempotent).
+fn sync_properties(
+    server: &DbServer,
+    shard: &dyn CollectionOps,
+    collection: &CollectionPlan,
+) -> Result<()> {
+    let name = shard.name();
+    if server.applied_properties.lock().get(&name) == Some(&collection.properties) {
+        return Ok(());
+    }
+    let create = create_request(&name, collection);
+    shard.update_properties(PropertiesUpdate {
+        wait_for_sync: create.wait_for_sync,
+        journal_size: create.journal_size,
+        schema: Some(create.schema.unwrap_or(Value::Null)),
+        computed_values: Some(create.computed_values.unwrap_or(Value::Null)),
+        cache_enabled: create.cache_enabled,
+    })?;
+    server
+        .applied_properties
+        .lock()
+        .insert(name, collection.properties.clone());
+    Ok(())
 }
 
 /// The creation of a shard of `collection`.
@@ -220,6 +256,7 @@ fn drop_unassigned(server: &Arc<DbServer>, local: &dyn Engine, view: &PlanView) 
             if let Some(leader) = server.leaders.write().remove(&shard) {
                 leader.stop();
             }
+            server.applied_properties.lock().remove(&shard);
             if let Err(error) = database.drop_collection(&shard, false) {
                 tracing::warn!(event = "cluster.drop_shard_failed", shard = %shard, "{error}");
                 only_shards = false;

@@ -101,6 +101,8 @@ pub struct DbServer {
     view: RwLock<Arc<PlanView>>,
     leaders: RwLock<HashMap<String, Arc<LeaderShard>>>,
     catch_ups: Mutex<HashMap<String, JoinHandle<()>>>,
+    /// The Plan properties last applied to each local shard.
+    applied_properties: Mutex<HashMap<String, serde_json::Value>>,
     stopped: Mutex<bool>,
     wake: Condvar,
     maintenance: Mutex<Option<JoinHandle<()>>>,
@@ -145,6 +147,7 @@ pub fn start_with_transport(
         view: RwLock::new(Arc::new(PlanView::default())),
         leaders: RwLock::new(HashMap::new()),
         catch_ups: Mutex::new(HashMap::new()),
+        applied_properties: Mutex::new(HashMap::new()),
         stopped: Mutex::new(false),
         wake: Condvar::new(),
         maintenance: Mutex::new(None),
