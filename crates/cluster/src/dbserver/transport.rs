@@ -195,3 +195,73 @@ impl Transport for LocalTransport {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{encode, Role};
+    use quince_meta::MemoryStore;
+    use std::io::{Read, Write};
+    use std::net::TcpListener;
+
+    #[test]
+    fn http_calls_find_the_endpoint_and_sign_the_request() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut socket, _) = listener.accept().unwrap();
+            let mut buffer = [0u8; 4096];
+            let n = socket.read(&mut buffer).unwrap();
+            socket
+                .write_all(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 17\r\n\r\n{\"errorNum\":1491}")
+                .unwrap();
+            String::from_utf8_lossy(&buffer[..n]).to_string()
+        });
+        let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
+        let layout = Layout::default();
+        let record = ServerRecord {
+            id: "PRMR-b".into(),
+            role: Role::Dbserver,
+            endpoint: format!("tcp://{addr}"),
+            short_name: "DBServer0002".into(),
+            version: "3.12.4".into(),
+            engine: "quince".into(),
+        };
+        store
+            .put(&layout.server_registered("PRMR-b"), &encode(&record))
+            .unwrap();
+        let transport = HttpTransport::new(
+            store,
+            layout,
+            Some(b"secret"),
+            "PRMR-a",
+            Duration::from_secs(5),
+        );
+        let request = InternalRequest {
+            method: "GET".into(),
+            database: "shop".into(),
+            path: vec!["keys".into()],
+            query: vec![
+                ("shard".into(), "s 1".into()),
+                ("bucket".into(), "0".into()),
+            ],
+            body: Vec::new(),
+        };
+        let reply = transport.call("PRMR-b", request.clone(), false).unwrap();
+        assert_eq!(reply.status, 503);
+        assert_eq!(
+            super::super::wire::reply_error(reply.status, &reply.body).num(),
+            1491
+        );
+        let seen = server.join().unwrap();
+        assert!(
+            seen.starts_with(
+                "GET /_db/shop/_api/replication/keys?shard=s%201&bucket=0 HTTP/1.1\r\n"
+            ),
+            "{seen}"
+        );
+        assert!(seen.contains("Authorization: bearer ey"), "{seen}");
+        let unknown = transport.call("PRMR-z", request, false).unwrap_err();
+        assert!(matches!(unknown, PeerError::NotSent(_)), "{unknown}");
+    }
+}
