@@ -185,8 +185,8 @@ impl DbServer {
         Arc::clone(&self.view.read())
     }
 
-    /// Stops maintenance, catch-ups and every sender (writes still waiting fail with 1491).
-    /// Idempotent. Does not leave the cluster (the binary calls [`Node::leave`]).
+    /// Stops maintenance and every sender (writes still waiting fail with 1491); catch-ups end
+    /// at their next step. Idempotent. Does not leave the cluster (the binary calls [`Node::leave`]).
     pub fn stop(&self) {
         {
             let mut stopped = self.stopped.lock();
@@ -199,11 +199,9 @@ impl DbServer {
         if let Some(thread) = self.maintenance.lock().take() {
             let _ = thread.join();
         }
-        let catch_ups: Vec<JoinHandle<()>> =
-            self.catch_ups.lock().drain().map(|(_, t)| t).collect();
-        for thread in catch_ups {
-            let _ = thread.join();
-        }
+        // Catch-up threads are not waited for (a join may take minutes): each ends at its
+        // next step, seeing the stop.
+        self.catch_ups.lock().clear();
         let leaders: Vec<Arc<LeaderShard>> = self.leaders.write().drain().map(|(_, l)| l).collect();
         for leader in leaders {
             leader.stop();
