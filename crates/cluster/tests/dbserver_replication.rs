@@ -251,6 +251,22 @@ fn the_plan_places_shards_and_leaders_replicate_every_kind_of_write() {
     c.wait_in_sync("s101", &[0, 1]);
 
     let leader = c.served(0, "s101");
+    // Not synced (the api answers 202), yet acknowledged only through the handle it awaits.
+    let results = leader.write(WriteRequest::new(
+        WriteKind::Insert,
+        vec![json!({"_key": "z"})],
+        WriteOptions::default(),
+    ));
+    assert!(!results.synced && results.durability.is_some());
+    results.settle().unwrap();
+    assert!(on_follower.read("z").is_ok());
+    write(
+        &*leader,
+        WriteKind::Remove,
+        vec![json!("z")],
+        WriteOptions::default(),
+    )
+    .unwrap();
     let written = insert(
         &*leader,
         vec![json!({"_key": "a", "total": 1}), json!({"_key": "b"})],
