@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 
-use quince_errors::{ArangoError, Result, NOT_IMPLEMENTED};
+use quince_errors::{ArangoError, Result, CLUSTER_ONLY_ON_COORDINATOR, NOT_IMPLEMENTED};
 use quince_model::object_text::ObjectText;
 use serde_json::Value;
 
@@ -81,6 +81,21 @@ pub trait Engine: Send + Sync {
         let _ = id;
         Err(ArangoError::new(NOT_IMPLEMENTED))
     }
+
+    /// True when every call may wait on the network (a cluster coordinator): the api then runs
+    /// even the single-document reads and writes on its blocking pool. False by default (the
+    /// local engine's single-document calls are cheap).
+    fn blocks_on_network(&self) -> bool {
+        false
+    }
+
+    /// Creates a database with the create body's `options` (a JSON object: in a cluster
+    /// `sharding`, `replicationFactor`, `writeConcern`). By default the options are ignored,
+    /// as a single ArangoDB server ignores them.
+    fn create_database_with(&self, name: &str, options: &Value) -> Result<Arc<dyn DatabaseOps>> {
+        let _ = options;
+        self.create_database(name)
+    }
 }
 
 /// One database: its collections.
@@ -121,6 +136,26 @@ pub trait DatabaseOps: Send + Sync {
 
     /// The running transactions' ids.
     fn running_transactions(&self) -> Vec<String>;
+
+    /// The database's cluster options as `GET /_api/database/current` reports them
+    /// (`sharding`, `replicationFactor`, `writeConcern`); `None` (the default) outside a
+    /// cluster, where they are not reported.
+    fn cluster_properties(&self) -> Option<Value> {
+        None
+    }
+
+    /// Creates a collection with the create body's cluster options (`body`: the whole create
+    /// body as sent; an engine in a cluster reads `numberOfShards`, `shardKeys`,
+    /// `replicationFactor`, ...). By default they are ignored, as a single ArangoDB server
+    /// ignores them.
+    fn create_collection_with(
+        &self,
+        request: CreateCollection,
+        body: &Value,
+    ) -> Result<Arc<dyn CollectionOps>> {
+        let _ = body;
+        self.create_collection(request)
+    }
 }
 
 /// One collection: its properties and its documents.
@@ -154,6 +189,30 @@ pub trait CollectionOps: Send + Sync {
 
     /// The highest `_rev` written ("0" if none).
     fn revision(&self) -> String;
+
+    /// The collection's cluster properties as properties report them (`numberOfShards`,
+    /// `shardKeys`, `replicationFactor`, `writeConcern`, `minReplicationFactor`,
+    /// `shardingStrategy`, `distributeShardsLike`, ...); `None` (the default) outside a
+    /// cluster, where they are not reported.
+    fn cluster_properties(&self) -> Option<serde_json::Map<String, Value>> {
+        None
+    }
+
+    /// `GET /_api/collection/{c}/shards`: the shard names (an array), or with `details` an
+    /// object of each shard's servers, leader first. A single server answers 501/1471, as
+    /// ArangoDB's does (the default).
+    fn shards(&self, details: bool) -> Result<Value> {
+        let _ = details;
+        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
+
+    /// `PUT /_api/collection/{c}/responsibleShard`: the shard that holds (or would hold) a
+    /// document with these attributes. A single server answers 501/1471, as ArangoDB's does
+    /// (the default).
+    fn responsible_shard(&self, document: &Value) -> Result<String> {
+        let _ = document;
+        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
 
     /// The checksum and the revision. Blocks (reads every document with `with_data`).
     fn checksum(&self, with_revisions: bool, with_data: bool) -> Result<(String, String)>;

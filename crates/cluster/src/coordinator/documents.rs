@@ -1,0 +1,599 @@
+//! Document reads and writes of a sharded collection: keys generated, items split by shard,
+//! one request per shard to its leader, results reassembled in request order.
+//!
+//! What it is: [`write`] (insert, replace, update, remove of one or many documents) and
+//! [`read_many`] (bulk reads by selector), over the shared item parsing of `quince-ops`:
+//! - inserts get a `_key` generated here when they bring none (`keys.rs`); a `_key` given for
+//!   a collection whose shard keys are not `["_key"]` is 1466; a `_key` given where
+//!   `allowUserKeys` is false is 1222;
+//! - an item goes to `shards[hash(shard keys) % n]` (`sharding.rs`); with shard keys other than
+//!   `_key`, replacements, updates, removals and reads by key ask every shard where the
+//!   document is (as ArangoDB does), and a replacement or update that would change a shard key
+//!   value is 1469 (a replacement's missing shard key counts as `null`; an update may leave one
+//!   out);
+//! - each shard's part is one multi-document request on the shard collection
+//!   (`/_api/document/<shard>` with the options as query parameters); revision preconditions
+//!   travel as `_rev` in each item with `ignoreRevs=false`, so `If-Match` applies to each;
+//! - `_id` in results, in `new`/`old` and in read documents names the collection, not the shard.
+//!
+//! What it is not: the transport or its retries (`shard_requests.rs`), or the rules a leader
+//! applies to each document (the DB server's local engine applies them).
+//!
+//! Invariants: one result per item, in input order; an item whose shard's request failed as a
+//! whole gets that error; nothing is sent twice (`shard_requests.rs`).
+
+use std::collections::BTreeMap;
+
+use quince_client::request::{encode_segment, Method};
+use quince_errors::{
+    ArangoError, Result, ARANGO_DOCUMENT_KEY_BAD, ARANGO_DOCUMENT_KEY_UNEXPECTED,
+    ARANGO_DOCUMENT_NOT_FOUND, CLUSTER_MUST_NOT_CHANGE_SHARDING_ATTRIBUTES,
+    CLUSTER_MUST_NOT_SPECIFY_KEY, INTERNAL,
+};
+use quince_model::keygen::{KeyGeneratorType, KeyOptions};
+use quince_ops::{
+    parse_items, selector, DocumentOp, Durability, OverwriteMode, ReadRequest, StoredDocument,
+    WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
+};
+use serde_json::{Map, Value};
+
+use super::keys::{generate_key, KeyBlocks};
+use super::shard_requests::{error_from_body, error_from_value, Router, ShardCall};
+use crate::layout::CollectionPlan;
+use crate::sharding::{is_default_shard_keys, shard_index};
+
+/// Where an item goes.
+enum Target {
+    /// The shard at this index of the collection's list.
+    Shard(usize),
+    /// Wherever the document of this key is (shard keys other than `_key`).
+    Locate(String),
+}
+
+/// One item ready to send.
+struct Routed {
+    target: Target,
+    item: Map<String, Value>,
+}
+
+/// The collection's key options (the defaults when the Plan holds none or bad ones).
+pub fn key_options(plan: &CollectionPlan) -> KeyOptions {
+    KeyOptions::parse(plan.properties.get("keyOptions")).unwrap_or_default()
+}
+
+/// True when the collection's `waitForSync` is on.
+pub fn collection_wait_for_sync(plan: &CollectionPlan) -> bool {
+    plan.properties
+        .get("waitForSync")
+        .and_then(Value::as_bool)
+        .unwrap_or(false)
+}
+
+fn shard_of(plan: &CollectionPlan, document: &Map<String, Value>) -> usize {
+    shard_index(&plan.shard_keys, plan.shards.len(), document)
+}
+
+fn key_shard(plan: &CollectionPlan, key: &str) -> Target {
+    if is_default_shard_keys(&plan.shard_keys) {
+        let mut document = Map::new();
+        document.insert("_key".into(), Value::String(key.to_string()));
+        Target::Shard(shard_of(plan, &document))
+    } else {
+        Target::Locate(key.to_string())
+    }
+}
+
+/// Rewrites a document's `_id` from the shard's name to the collection's.
+pub fn rename_id(document: &mut Value, collection: &str) {
+    if let Some(Value::String(id)) = document.get_mut("_id") {
+        if let Some((_, key)) = id.split_once('/') {
+            *id = format!("{collection}/{key}");
+        }
+    }
+}
+
+/// Routes one parsed operation.
+fn route(
+    plan: &CollectionPlan,
+    keys: &KeyOptions,
+    blocks: &KeyBlocks,
+    op: DocumentOp,
+    options: &WriteOptions,
+) -> Result<Routed> {
+    let default_keys = is_default_shard_keys(&plan.shard_keys);
+    match op {
+        DocumentOp::Insert(mut body) => {
+            match body.get("_key") {
+                Some(Value::String(key)) => {
+                    if !default_keys {
+                        return Err(ArangoError::new(CLUSTER_MUST_NOT_SPECIFY_KEY));
+                    }
+                    if !keys.allow_user_keys {
+                        return Err(ArangoError::new(ARANGO_DOCUMENT_KEY_UNEXPECTED));
+                    }
+                    quince_model::key::validate_key(key)?;
+                }
+                Some(_) => {
+                    if !default_keys {
+                        return Err(ArangoError::new(CLUSTER_MUST_NOT_SPECIFY_KEY));
+                    }
+                    return Err(ArangoError::new(ARANGO_DOCUMENT_KEY_BAD));
+                }
+                None => match generate_key(keys, blocks)? {
+                    Some(key) => {
+                        body.insert("_key".into(), Value::String(key));
+                    }
+                    // Autoincrement: only with one shard (checked at creation); its leader
+                    // generates the key.
+                    None => {
+                        return Ok(Routed {
+                            target: Target::Shard(0),
+                            item: body,
+                        })
+                    }
+                },
+            }
+            Ok(Routed {
+                target: Target::Shard(shard_of(plan, &body)),
+                item: body,
+            })
+        }
+        DocumentOp::Modify {
+            key,
+            mut body,
+            expected_rev,
+            ..
+        } => {
+            body.remove("_rev");
+            body.insert("_key".into(), Value::String(key.clone()));
+            if let Some(rev) = options.if_match.clone().or(expected_rev) {
+                body.insert("_rev".into(), Value::String(rev));
+            }
+            let target = if default_keys {
+                key_shard(plan, &key)
+            } else {
+                Target::Locate(key)
+            };
+            Ok(Routed { target, item: body })
+        }
+        DocumentOp::Remove { key, expected_rev } => {
+            let mut item = Map::new();
+            item.insert("_key".into(), Value::String(key.clone()));
+            if let Some(rev) = options.if_match.clone().or(expected_rev) {
+                item.insert("_rev".into(), Value::String(rev));
+            }
+            Ok(Routed {
+                target: key_shard(plan, &key),
+                item,
+            })
+        }
+    }
+}
+
+/// The query string of a write.
+fn write_query(kind: WriteKind, options: &WriteOptions, sync: bool) -> String {
+    let flag = |b: bool| if b { "true" } else { "false" };
+    let mut query = format!(
+        "waitForSync={}&returnNew={}&returnOld={}&ignoreRevs=false",
+        flag(sync),
+        flag(options.return_new),
+        flag(options.return_old)
+    );
+    if matches!(kind, WriteKind::Update)
+        || (kind == WriteKind::Insert && options.overwrite_mode == OverwriteMode::Update)
+    {
+        query.push_str(&format!(
+            "&keepNull={}&mergeObjects={}",
+            flag(options.keep_null),
+            flag(options.merge_objects)
+        ));
+    }
+    if kind == WriteKind::Insert {
+        let mode = match options.overwrite_mode {
+            OverwriteMode::Conflict => "conflict",
+            OverwriteMode::Ignore => "ignore",
+            OverwriteMode::Replace => "replace",
+            OverwriteMode::Update => "update",
+        };
+        query.push_str(&format!("&overwriteMode={mode}"));
+    }
+    if let Some(attribute) = &options.version_attribute {
+        query.push_str(&format!("&versionAttribute={}", encode_segment(attribute)));
+    }
+    if options.skip_document_validation {
+        query.push_str("&skipDocumentValidation=true");
+    }
+    query
+}
+
+/// Finds, on every shard, the documents of `keys`: for each key its shard's index and the
+/// document (absent when no shard holds it). Errors of whole shard requests are answered.
+fn locate(
+    router: &Router,
+    db: &str,
+    plan: &CollectionPlan,
+    keys: &[String],
+) -> Result<BTreeMap<String, (usize, Value)>> {
+    let body = serde_json::to_vec(keys).expect("keys serialize");
+    let calls: Vec<ShardCall> = plan
+        .shards
+        .iter()
+        .map(|shard| ShardCall {
+            db: db.to_string(),
+            shard: shard.clone(),
+            method: Method::Put,
+            path: format!(
+                "/_api/document/{}?onlyget=true&ignoreRevs=true",
+                encode_segment(shard)
+            ),
+            body: Some(body.clone()),
+            read_only: true,
+        })
+        .collect();
+    let mut found = BTreeMap::new();
+    for (index, reply) in router.to_leaders(&calls).into_iter().enumerate() {
+        let reply = reply?;
+        if reply.status >= 400 {
+            return Err(error_from_body(reply.status, &reply.body));
+        }
+        let items: Vec<Value> = serde_json::from_slice(&reply.body).map_err(|e| {
+            ArangoError::with_message(INTERNAL, format!("a DB server's reply: {e}"))
+        })?;
+        for (key, item) in keys.iter().zip(items) {
+            if item.get("error").and_then(Value::as_bool) != Some(true) {
+                found.insert(key.clone(), (index, item));
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// 1469 when `item` (a replacement, or an update when `patch`) changes a shard key value of
+/// `old`.
+fn check_shard_keys(
+    plan: &CollectionPlan,
+    old: &Value,
+    item: &Map<String, Value>,
+    patch: bool,
+) -> Result<()> {
+    for key in &plan.shard_keys {
+        let new = match item.get(key) {
+            Some(value) => value,
+            None if patch => continue,
+            None => &Value::Null,
+        };
+        if old.get(key).unwrap_or(&Value::Null) != new {
+            return Err(ArangoError::new(
+                CLUSTER_MUST_NOT_CHANGE_SHARDING_ATTRIBUTES,
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// One item of a leader's multi-document reply, as a result for the client.
+fn outcome(item: Value, collection: &str, synced: bool) -> Result<WriteOutcome> {
+    if item.get("error").and_then(Value::as_bool) == Some(true) {
+        let mut error = error_from_value(&item, None);
+        for name in ["_id", "_key", "_rev"] {
+            if let Some(value) = item.get(name).and_then(Value::as_str) {
+                let value = if name == "_id" {
+                    value
+                        .split_once('/')
+                        .map_or(value.to_string(), |(_, k)| format!("{collection}/{k}"))
+                } else {
+                    value.to_string()
+                };
+                error = error.with_extra(name, value);
+            }
+        }
+        return Err(error);
+    }
+    let text = |name: &str| item.get(name).and_then(Value::as_str).map(str::to_string);
+    let key = text("_key").unwrap_or_default();
+    let fix = |value: Option<&Value>| {
+        value.filter(|v| v.is_object()).map(|v| {
+            let mut v = v.clone();
+            rename_id(&mut v, collection);
+            v
+        })
+    };
+    Ok(WriteOutcome {
+        id: format!("{collection}/{key}"),
+        rev: text("_rev").unwrap_or_default(),
+        old_rev: text("_oldRev"),
+        new: fix(item.get("new")),
+        old: fix(item.get("old")),
+        key,
+        synced,
+    })
+}
+
+/// Writes the items of `request` to their shards' leaders (see the module documentation).
+pub fn write(
+    router: &Router,
+    blocks: &KeyBlocks,
+    db: &str,
+    plan: &CollectionPlan,
+    request: WriteRequest,
+) -> WriteResults {
+    let kind = request.kind;
+    let (ops, options) = parse_items(request, &plan.name);
+    let sync = options.wait_for_sync || collection_wait_for_sync(plan);
+    let keys = key_options(plan);
+    let mut results: Vec<Option<Result<WriteOutcome>>> = Vec::with_capacity(ops.len());
+    let mut routed: Vec<Option<Routed>> = Vec::with_capacity(ops.len());
+    for op in ops {
+        match op.and_then(|op| route(plan, &keys, blocks, op, &options)) {
+            Ok(item) => {
+                results.push(None);
+                routed.push(Some(item));
+            }
+            Err(error) => {
+                results.push(Some(Err(error)));
+                routed.push(None);
+            }
+        }
+    }
+    // Shard keys other than `_key`: find each named document's shard first.
+    let lookups: Vec<String> = routed
+        .iter()
+        .flatten()
+        .filter_map(|r| match &r.target {
+            Target::Locate(key) => Some(key.clone()),
+            Target::Shard(_) => None,
+        })
+        .collect();
+    if !lookups.is_empty() {
+        let found = locate(router, db, plan, &lookups);
+        for (slot, result) in routed.iter_mut().zip(results.iter_mut()) {
+            let Some(Routed {
+                target: Target::Locate(key),
+                item,
+            }) = slot
+            else {
+                continue;
+            };
+            let decided = match &found {
+                Err(error) => Err(error.clone()),
+                Ok(found) => match found.get(key.as_str()) {
+                    None => Err(ArangoError::new(ARANGO_DOCUMENT_NOT_FOUND)),
+                    Some((index, old)) => match kind {
+                        WriteKind::Replace | WriteKind::Update => {
+                            check_shard_keys(plan, old, item, kind == WriteKind::Update)
+                                .map(|()| *index)
+                        }
+                        _ => Ok(*index),
+                    },
+                },
+            };
+            match decided {
+                Ok(index) => {
+                    let item = std::mem::take(item);
+                    *slot = Some(Routed {
+                        target: Target::Shard(index),
+                        item,
+                    });
+                }
+                Err(error) => {
+                    *result = Some(Err(error));
+                    *slot = None;
+                }
+            }
+        }
+    }
+    // One request per shard.
+    let mut parts: BTreeMap<usize, Vec<(usize, Map<String, Value>)>> = BTreeMap::new();
+    for (position, slot) in routed.into_iter().enumerate() {
+        if let Some(Routed {
+            target: Target::Shard(index),
+            item,
+        }) = slot
+        {
+            parts.entry(index).or_default().push((position, item));
+        }
+    }
+    let method = match kind {
+        WriteKind::Insert => Method::Post,
+        WriteKind::Replace => Method::Put,
+        WriteKind::Update => Method::Patch,
+        WriteKind::Remove => Method::Delete,
+    };
+    let query = write_query(kind, &options, sync);
+    let order: Vec<usize> = parts.keys().copied().collect();
+    let calls: Vec<ShardCall> = parts
+        .iter()
+        .map(|(index, items)| {
+            let shard = &plan.shards[*index];
+            let body: Vec<&Map<String, Value>> = items.iter().map(|(_, item)| item).collect();
+            ShardCall {
+                db: db.to_string(),
+                shard: shard.clone(),
+                method,
+                path: format!("/_api/document/{}?{query}", encode_segment(shard)),
+                body: Some(serde_json::to_vec(&body).expect("items serialize")),
+                read_only: false,
+            }
+        })
+        .collect();
+    let replies = router.to_leaders(&calls);
+    for (index, reply) in order.iter().zip(replies) {
+        let items = &parts[index];
+        let answers: Result<Vec<Value>> = reply.and_then(|reply| {
+            if reply.status >= 400 {
+                return Err(error_from_body(reply.status, &reply.body));
+            }
+            let answers: Vec<Value> = serde_json::from_slice(&reply.body).map_err(|e| {
+                ArangoError::with_message(INTERNAL, format!("a DB server's reply: {e}"))
+            })?;
+            if answers.len() != items.len() {
+                return Err(ArangoError::with_message(
+                    INTERNAL,
+                    "a DB server answered another number of results than it got items",
+                ));
+            }
+            Ok(answers)
+        });
+        match answers {
+            Ok(answers) => {
+                for ((position, _), answer) in items.iter().zip(answers) {
+                    results[*position] = Some(outcome(answer, &plan.name, sync));
+                }
+            }
+            Err(error) => {
+                for (position, _) in items {
+                    results[*position] = Some(Err(error.clone()));
+                }
+            }
+        }
+    }
+    let items: Vec<Result<WriteOutcome>> = results
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(ArangoError::new(INTERNAL))))
+        .collect();
+    let wrote = items.iter().any(Result::is_ok);
+    WriteResults {
+        items,
+        durability: (sync && wrote).then(|| Durability::ready(Ok(()))),
+        synced: sync,
+    }
+}
+
+/// A document from a leader's reply, its `_id` in the collection's name.
+pub fn stored(mut document: Value, collection: &str) -> StoredDocument {
+    rename_id(&mut document, collection);
+    StoredDocument {
+        rev: document
+            .get("_rev")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        json: serde_json::to_vec(&document).expect("a document serializes"),
+    }
+}
+
+/// Reads each selected document from its shard's leader, handing each item's result to
+/// `visit` in order until it returns false.
+pub fn read_many(
+    router: &Router,
+    db: &str,
+    plan: &CollectionPlan,
+    request: &ReadRequest,
+    visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
+) {
+    let mut results: Vec<Option<Result<StoredDocument>>> = Vec::new();
+    let mut parts: BTreeMap<usize, Vec<(usize, Value)>> = BTreeMap::new();
+    let mut lookups: Vec<(usize, String, Option<String>)> = Vec::new();
+    for (position, item) in request.selectors.iter().enumerate() {
+        match selector(item, &plan.name) {
+            Err(error) => results.push(Some(Err(error))),
+            Ok((key, rev)) => {
+                results.push(None);
+                let mut selector = Map::new();
+                selector.insert("_key".into(), Value::String(key.to_string()));
+                if let Some(rev) = rev.filter(|_| !request.ignore_revs) {
+                    selector.insert("_rev".into(), Value::String(rev.to_string()));
+                }
+                match key_shard(plan, key) {
+                    Target::Shard(index) => parts
+                        .entry(index)
+                        .or_default()
+                        .push((position, Value::Object(selector))),
+                    Target::Locate(key) => lookups.push((
+                        position,
+                        key,
+                        rev.filter(|_| !request.ignore_revs).map(str::to_string),
+                    )),
+                }
+            }
+        }
+    }
+    if !lookups.is_empty() {
+        let keys: Vec<String> = lookups.iter().map(|(_, key, _)| key.clone()).collect();
+        match locate(router, db, plan, &keys) {
+            Err(error) => {
+                for (position, _, _) in &lookups {
+                    results[*position] = Some(Err(error.clone()));
+                }
+            }
+            Ok(found) => {
+                for (position, key, rev) in &lookups {
+                    results[*position] = Some(match found.get(key) {
+                        None => Err(ArangoError::new(ARANGO_DOCUMENT_NOT_FOUND)),
+                        Some((_, document)) => {
+                            let document = stored(document.clone(), &plan.name);
+                            match rev {
+                                Some(rev) if !rev.is_empty() && *rev != document.rev => {
+                                    Err(quince_ops::read_conflict())
+                                }
+                                _ => Ok(document),
+                            }
+                        }
+                    });
+                }
+            }
+        }
+    }
+    let order: Vec<usize> = parts.keys().copied().collect();
+    let calls: Vec<ShardCall> = parts
+        .iter()
+        .map(|(index, items)| {
+            let shard = &plan.shards[*index];
+            let body: Vec<&Value> = items.iter().map(|(_, item)| item).collect();
+            ShardCall {
+                db: db.to_string(),
+                shard: shard.clone(),
+                method: Method::Put,
+                path: format!(
+                    "/_api/document/{}?onlyget=true&ignoreRevs={}",
+                    encode_segment(shard),
+                    request.ignore_revs
+                ),
+                body: Some(serde_json::to_vec(&body).expect("selectors serialize")),
+                read_only: true,
+            }
+        })
+        .collect();
+    for (index, reply) in order.iter().zip(router.to_leaders(&calls)) {
+        let items = &parts[index];
+        let answers: Result<Vec<Value>> = reply.and_then(|reply| {
+            if reply.status >= 400 {
+                return Err(error_from_body(reply.status, &reply.body));
+            }
+            serde_json::from_slice::<Vec<Value>>(&reply.body)
+                .ok()
+                .filter(|answers| answers.len() == items.len())
+                .ok_or_else(|| {
+                    ArangoError::with_message(INTERNAL, "a DB server's read reply is malformed")
+                })
+        });
+        match answers {
+            Ok(answers) => {
+                for ((position, _), answer) in items.iter().zip(answers) {
+                    results[*position] = Some(
+                        if answer.get("error").and_then(Value::as_bool) == Some(true) {
+                            Err(error_from_value(&answer, None))
+                        } else {
+                            Ok(stored(answer, &plan.name))
+                        },
+                    );
+                }
+            }
+            Err(error) => {
+                for (position, _) in items {
+                    results[*position] = Some(Err(error.clone()));
+                }
+            }
+        }
+    }
+    for result in results {
+        if !visit(result.unwrap_or_else(|| Err(ArangoError::new(INTERNAL)))) {
+            return;
+        }
+    }
+}
+
+/// True when an autoincrement generator cannot serve this many shards (1470 at creation).
+pub fn autoincrement_needs_one_shard(keys: &KeyOptions, shards: u32) -> bool {
+    matches!(keys.kind, KeyGeneratorType::Autoincrement { .. }) && shards > 1
+}

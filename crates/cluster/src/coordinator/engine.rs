@@ -1,0 +1,645 @@
+//! The coordinator's implementation of the operations interface: [`CoordinatorEngine`]
+//! (databases), [`CoordinatorDatabase`] (a database's collections) and
+//! [`CoordinatorCollection`] (a sharded collection).
+//!
+//! What it is: thin handles over the shared [`Context`]: catalog reads come from the Plan
+//! cache, DDL from `ddl.rs`, documents from `documents.rs`, and whole-collection operations
+//! (count, figures, revision, checksum, truncate, compact, scan, index selectivity) fan out to
+//! every shard's leader through the ordinary collection API of the shard collections and are
+//! combined here (counts and figures summed, the highest revision, checksums XORed: each
+//! shard's checksum is an XOR over its documents, so the XOR of the shards' is the
+//! collection's).
+//!
+//! What it is not: stream transactions (not in this increment: a begin answers 1470) or index
+//! lookups (`index_lookup` answers 1470: there is no HTTP request for them yet).
+//!
+//! Invariants: a handle names its collection by id, so a rename is seen at once and a dropped
+//! collection answers 1203; every call may block on the network ([`Engine::blocks_on_network`]
+//! is true).
+
+use std::sync::Arc;
+
+use quince_client::request::{encode_segment, Method};
+use quince_errors::{
+    ArangoError, Result, ARANGO_DATA_SOURCE_NOT_FOUND, ARANGO_INDEX_NOT_FOUND, BAD_PARAMETER,
+    CLUSTER_NOT_ALL_SHARDING_ATTRIBUTES_GIVEN, CLUSTER_UNSUPPORTED, FORBIDDEN, INTERNAL,
+    TRANSACTION_NOT_FOUND,
+};
+use quince_model::rev::RevisionId;
+use quince_ops::{
+    CatalogStats, CollectionOps, CollectionProperties, CollectionType, CreateCollection,
+    DatabaseOps, Engine, FiguresReport, IndexDefinition, IndexDescription, IndexHit, IndexLookup,
+    PropertiesUpdate, ReadRequest, StoredDocument, TransactionOps, TransactionOptions,
+    WriteRequest, WriteResults, EDGE_INDEX_ID, EDGE_INDEX_NAME,
+};
+use serde_json::{json, Map, Value};
+
+use super::catalog::CollectionEntry;
+use super::context::Context;
+use super::ddl;
+use super::documents;
+use super::shard_requests::{error_from_body, ShardCall};
+use crate::layout::{CollectionPlan, ReplicationMode};
+use crate::sharding::shard_index;
+
+/// The databases of the cluster.
+pub struct CoordinatorEngine {
+    pub(super) ctx: Arc<Context>,
+}
+
+impl Engine for CoordinatorEngine {
+    fn database(&self, name: &str) -> Option<Arc<dyn DatabaseOps>> {
+        let catalog = self.ctx.cache.catalog();
+        let plan = catalog.databases.get(name)?;
+        Some(Arc::new(CoordinatorDatabase {
+            ctx: self.ctx.clone(),
+            name: name.to_string(),
+            id: plan.id,
+        }))
+    }
+
+    fn database_names(&self) -> Vec<String> {
+        self.ctx.cache.catalog().databases.keys().cloned().collect()
+    }
+
+    fn create_database(&self, name: &str) -> Result<Arc<dyn DatabaseOps>> {
+        self.create_database_with(name, &json!({}))
+    }
+
+    fn create_database_with(&self, name: &str, options: &Value) -> Result<Arc<dyn DatabaseOps>> {
+        let plan = ddl::create_database(&self.ctx, name, options)?;
+        Ok(Arc::new(CoordinatorDatabase {
+            ctx: self.ctx.clone(),
+            name: plan.name,
+            id: plan.id,
+        }))
+    }
+
+    fn drop_database(&self, name: &str) -> Result<()> {
+        ddl::drop_database(&self.ctx, name)
+    }
+
+    fn stats(&self) -> CatalogStats {
+        let catalog = self.ctx.cache.catalog();
+        CatalogStats {
+            databases: catalog.databases.len() as u64,
+            collections: catalog.collections.values().map(|c| c.len() as u64).sum(),
+            ..CatalogStats::default()
+        }
+    }
+
+    fn blocks_on_network(&self) -> bool {
+        true
+    }
+}
+
+/// One database of the cluster.
+pub struct CoordinatorDatabase {
+    ctx: Arc<Context>,
+    name: String,
+    id: u64,
+}
+
+impl CoordinatorDatabase {
+    fn handle(&self, entry: &CollectionEntry) -> Arc<dyn CollectionOps> {
+        Arc::new(CoordinatorCollection {
+            ctx: self.ctx.clone(),
+            db: self.name.clone(),
+            id: entry.plan.id,
+            last: parking_lot::Mutex::new(entry.plan.clone()),
+        })
+    }
+}
+
+impl DatabaseOps for CoordinatorDatabase {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn collections(&self) -> Vec<Arc<dyn CollectionOps>> {
+        let catalog = self.ctx.cache.catalog();
+        catalog
+            .collections_of(&self.name)
+            .iter()
+            .map(|entry| self.handle(entry))
+            .collect()
+    }
+
+    fn collection(&self, name_or_id: &str) -> Result<Arc<dyn CollectionOps>> {
+        let catalog = self.ctx.cache.catalog();
+        catalog
+            .collection(&self.name, name_or_id)
+            .map(|entry| self.handle(&entry))
+            .ok_or_else(|| ArangoError::new(ARANGO_DATA_SOURCE_NOT_FOUND))
+    }
+
+    fn create_collection(&self, request: CreateCollection) -> Result<Arc<dyn CollectionOps>> {
+        self.create_collection_with(request, &json!({}))
+    }
+
+    fn create_collection_with(
+        &self,
+        request: CreateCollection,
+        body: &Value,
+    ) -> Result<Arc<dyn CollectionOps>> {
+        let plan = ddl::create_collection(&self.ctx, &self.name, &request, body)?;
+        Ok(self.handle(&CollectionEntry {
+            db: self.name.clone(),
+            plan,
+        }))
+    }
+
+    fn drop_collection(&self, name: &str, is_system: bool) -> Result<u64> {
+        ddl::drop_collection(&self.ctx, &self.name, name, is_system)
+    }
+
+    fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<dyn CollectionOps>> {
+        let plan = ddl::rename_collection(&self.ctx, &self.name, name, new_name)?;
+        Ok(self.handle(&CollectionEntry {
+            db: self.name.clone(),
+            plan,
+        }))
+    }
+
+    fn begin_transaction(&self, _options: TransactionOptions) -> Result<Arc<dyn TransactionOps>> {
+        Err(ArangoError::with_message(
+            CLUSTER_UNSUPPORTED,
+            "stream transactions are not supported by Quince's coordinators yet",
+        ))
+    }
+
+    fn transaction(&self, _id: &str) -> Result<Arc<dyn TransactionOps>> {
+        Err(ArangoError::new(TRANSACTION_NOT_FOUND))
+    }
+
+    fn running_transactions(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn cluster_properties(&self) -> Option<Value> {
+        let catalog = self.ctx.cache.catalog();
+        let plan = catalog.databases.get(&self.name)?;
+        Some(json!({
+            "sharding": plan.sharding,
+            "replicationFactor": plan.replication_factor,
+            "writeConcern": plan.write_concern,
+        }))
+    }
+}
+
+/// One sharded collection.
+pub struct CoordinatorCollection {
+    ctx: Arc<Context>,
+    db: String,
+    id: u64,
+    /// The Plan value as last seen (answers the infallible getters after a drop).
+    last: parking_lot::Mutex<CollectionPlan>,
+}
+
+impl CoordinatorCollection {
+    /// The collection's Plan value now (1203 once dropped).
+    fn plan(&self) -> Result<CollectionPlan> {
+        let catalog = self.ctx.cache.catalog();
+        match catalog.collection_by_id(&self.db, self.id) {
+            Some(entry) => {
+                *self.last.lock() = entry.plan.clone();
+                Ok(entry.plan.clone())
+            }
+            None => Err(ArangoError::new(ARANGO_DATA_SOURCE_NOT_FOUND)),
+        }
+    }
+
+    fn current(&self) -> CollectionPlan {
+        self.plan().unwrap_or_else(|_| self.last.lock().clone())
+    }
+
+    /// One request per shard on the shard collection's API (`/_api/collection/<shard>/<rest>`),
+    /// the replies' JSON bodies in shard order.
+    fn per_shard(&self, method: Method, rest: &str, read_only: bool) -> Result<Vec<Value>> {
+        let plan = self.plan()?;
+        let calls: Vec<ShardCall> = plan
+            .shards
+            .iter()
+            .map(|shard| ShardCall {
+                db: self.db.clone(),
+                shard: shard.clone(),
+                method,
+                path: rest.replace("{shard}", &encode_segment(shard)),
+                body: None,
+                read_only,
+            })
+            .collect();
+        self.ctx
+            .router
+            .to_leaders(&calls)
+            .into_iter()
+            .map(|reply| {
+                let reply = reply?;
+                if reply.status >= 400 {
+                    return Err(error_from_body(reply.status, &reply.body));
+                }
+                serde_json::from_slice(&reply.body).map_err(|e| {
+                    ArangoError::with_message(INTERNAL, format!("a DB server's reply: {e}"))
+                })
+            })
+            .collect()
+    }
+
+    /// Each index's selectivity estimates on the shards, by index name.
+    fn shard_estimates(&self) -> std::collections::HashMap<String, Vec<f64>> {
+        let mut estimates: std::collections::HashMap<String, Vec<f64>> = Default::default();
+        let Ok(plan) = self.plan() else {
+            return estimates;
+        };
+        let calls: Vec<ShardCall> = plan
+            .shards
+            .iter()
+            .map(|shard| ShardCall {
+                db: self.db.clone(),
+                shard: shard.clone(),
+                method: Method::Get,
+                path: format!("/_api/index?collection={}", encode_segment(shard)),
+                body: None,
+                read_only: true,
+            })
+            .collect();
+        for reply in self.ctx.router.to_leaders(&calls).into_iter().flatten() {
+            let Ok(body) = serde_json::from_slice::<Value>(&reply.body) else {
+                continue;
+            };
+            for index in body
+                .get("indexes")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let (Some(name), Some(estimate)) = (
+                    index.get("name").and_then(Value::as_str),
+                    index.get("selectivityEstimate").and_then(Value::as_f64),
+                ) {
+                    estimates
+                        .entry(name.to_string())
+                        .or_default()
+                        .push(estimate);
+                }
+            }
+        }
+        estimates
+    }
+}
+
+/// The mean of the shards' estimates (1 when no shard reported one).
+fn mean(values: Option<&Vec<f64>>) -> f64 {
+    match values {
+        Some(values) if !values.is_empty() => values.iter().sum::<f64>() / values.len() as f64,
+        _ => 1.0,
+    }
+}
+
+fn figure(value: &Value, path: &[&str]) -> u64 {
+    let mut at = value;
+    for part in path {
+        match at.get(part) {
+            Some(next) => at = next,
+            None => return 0,
+        }
+    }
+    at.as_u64().unwrap_or(0)
+}
+
+impl CollectionOps for CoordinatorCollection {
+    fn name(&self) -> String {
+        self.current().name
+    }
+
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn kind(&self) -> CollectionType {
+        if self.current().kind == 3 {
+            CollectionType::Edge
+        } else {
+            CollectionType::Document
+        }
+    }
+
+    fn wait_for_sync(&self) -> bool {
+        documents::collection_wait_for_sync(&self.current())
+    }
+
+    fn is_system(&self) -> bool {
+        quince_model::names::is_system_name(&self.current().name)
+    }
+
+    fn properties(&self) -> CollectionProperties {
+        let plan = self.current();
+        let property = |name: &str| plan.properties.get(name).cloned().unwrap_or(Value::Null);
+        CollectionProperties {
+            id: plan.id,
+            name: plan.name.clone(),
+            kind: self.kind(),
+            is_system: quince_model::names::is_system_name(&plan.name),
+            globally_unique_id: format!("c{}", plan.id),
+            wait_for_sync: property("waitForSync").as_bool().unwrap_or(false),
+            journal_size: property("journalSize").as_u64().unwrap_or(32 << 20),
+            key_options: property("keyOptions"),
+            schema: property("schema"),
+            computed_values: property("computedValues"),
+            cache_enabled: property("cacheEnabled").as_bool().unwrap_or(false),
+        }
+    }
+
+    fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties> {
+        let plan = self.plan()?;
+        ddl::update_properties(&self.ctx, &self.db, &plan.name, &update)?;
+        self.plan()?;
+        Ok(self.properties())
+    }
+
+    fn cluster_properties(&self) -> Option<Map<String, Value>> {
+        let plan = self.current();
+        let mut out = Map::new();
+        out.insert("numberOfShards".into(), json!(plan.number_of_shards));
+        out.insert("shardKeys".into(), json!(plan.shard_keys));
+        out.insert("replicationFactor".into(), json!(plan.replication_factor));
+        out.insert("writeConcern".into(), json!(plan.write_concern));
+        out.insert("minReplicationFactor".into(), json!(plan.write_concern));
+        out.insert("shardingStrategy".into(), json!(plan.sharding_strategy));
+        if let Some(prototype) = &plan.distribute_shards_like {
+            out.insert("distributeShardsLike".into(), json!(prototype));
+        }
+        let mode = match plan.replication_mode {
+            ReplicationMode::Synchronous => "synchronous",
+            ReplicationMode::Asynchronous => "asynchronous",
+        };
+        out.insert("replicationMode".into(), json!(mode));
+        Some(out)
+    }
+
+    fn shards(&self, details: bool) -> Result<Value> {
+        let plan = self.plan()?;
+        if !details {
+            return Ok(json!(plan.shards));
+        }
+        let catalog = self.ctx.cache.catalog();
+        let mut out = Map::new();
+        for shard in &plan.shards {
+            let servers: Vec<String> = catalog
+                .shard_plans
+                .get(shard)
+                .map(|p| p.servers().cloned().collect())
+                .unwrap_or_default();
+            out.insert(shard.clone(), json!(servers));
+        }
+        Ok(Value::Object(out))
+    }
+
+    fn responsible_shard(&self, document: &Value) -> Result<String> {
+        let plan = self.plan()?;
+        let Some(object) = document.as_object() else {
+            return Err(ArangoError::with_message(
+                BAD_PARAMETER,
+                "expecting a JSON object as body",
+            ));
+        };
+        if !crate::sharding::has_all_shard_keys(&plan.shard_keys, object) {
+            return Err(ArangoError::new(CLUSTER_NOT_ALL_SHARDING_ATTRIBUTES_GIVEN));
+        }
+        Ok(plan.shards[shard_index(&plan.shard_keys, plan.shards.len(), object)].clone())
+    }
+
+    fn count(&self) -> u64 {
+        match self.per_shard(Method::Get, "/_api/collection/{shard}/count", true) {
+            Ok(replies) => replies.iter().map(|r| figure(r, &["count"])).sum(),
+            Err(error) => {
+                tracing::warn!(event = "coordinator.count_failed", "{error}");
+                0
+            }
+        }
+    }
+
+    fn figures(&self) -> FiguresReport {
+        let plan = self.current();
+        let mut report = FiguresReport {
+            index_count: 1 + u64::from(plan.kind == 3) + plan.indexes.len() as u64,
+            ..FiguresReport::default()
+        };
+        let replies = match self.per_shard(Method::Get, "/_api/collection/{shard}/figures", true) {
+            Ok(replies) => replies,
+            Err(error) => {
+                tracing::warn!(event = "coordinator.figures_failed", "{error}");
+                return report;
+            }
+        };
+        let s = &mut report.storage;
+        for reply in &replies {
+            let f = reply.get("figures").unwrap_or(&Value::Null);
+            s.alive_count += figure(f, &["alive", "count"]);
+            s.alive_size += figure(f, &["alive", "size"]);
+            s.dead_count += figure(f, &["dead", "count"]);
+            s.dead_size += figure(f, &["dead", "size"]);
+            s.dead_deletion += figure(f, &["dead", "deletion"]);
+            s.datafiles_count += figure(f, &["datafiles", "count"]);
+            s.datafiles_file_size += figure(f, &["datafiles", "fileSize"]);
+            s.journals_count += figure(f, &["journals", "count"]);
+            s.journals_file_size += figure(f, &["journals", "fileSize"]);
+            s.compactors_count += figure(f, &["compactors", "count"]);
+            s.compactors_file_size += figure(f, &["compactors", "fileSize"]);
+            s.index_size += figure(f, &["indexes", "size"]);
+            s.documents_size += figure(f, &["documentsSize"]);
+            s.last_tick = s.last_tick.max(figure(f, &["lastTick"]));
+            s.journal_size = s.journal_size.max(figure(reply, &["journalSize"]));
+        }
+        report
+    }
+
+    fn revision(&self) -> String {
+        match self.per_shard(Method::Get, "/_api/collection/{shard}/revision", true) {
+            Ok(replies) => highest_revision(&replies),
+            Err(error) => {
+                tracing::warn!(event = "coordinator.revision_failed", "{error}");
+                "0".to_string()
+            }
+        }
+    }
+
+    fn checksum(&self, with_revisions: bool, with_data: bool) -> Result<(String, String)> {
+        let rest = format!(
+            "/_api/collection/{{shard}}/checksum?withRevisions={with_revisions}&withData={with_data}"
+        );
+        let replies = self.per_shard(Method::Get, &rest, true)?;
+        let mut sum = 0u64;
+        for reply in &replies {
+            let text = reply.get("checksum").and_then(Value::as_str).unwrap_or("0");
+            sum ^= text.parse::<u64>().map_err(|_| {
+                ArangoError::with_message(INTERNAL, "a DB server's checksum is not a number")
+            })?;
+        }
+        Ok((sum.to_string(), highest_revision(&replies)))
+    }
+
+    fn truncate(&self, wait_for_sync: bool) -> Result<()> {
+        let rest = format!("/_api/collection/{{shard}}/truncate?waitForSync={wait_for_sync}");
+        self.per_shard(Method::Put, &rest, false).map(|_| ())
+    }
+
+    fn compact(&self) -> Result<()> {
+        self.per_shard(Method::Put, "/_api/collection/{shard}/compact", false)
+            .map(|_| ())
+    }
+
+    fn read(&self, key: &str) -> Result<StoredDocument> {
+        let request = ReadRequest {
+            selectors: vec![json!({ "_key": key })],
+            ignore_revs: true,
+        };
+        let mut found = None;
+        self.read_many(&request, &mut |result| {
+            found = Some(result);
+            false
+        })?;
+        found.unwrap_or_else(|| Err(ArangoError::new(INTERNAL)))
+    }
+
+    fn read_rev(&self, key: &str) -> Result<String> {
+        self.read(key).map(|document| document.rev)
+    }
+
+    fn read_many(
+        &self,
+        request: &ReadRequest,
+        visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
+    ) -> Result<()> {
+        let plan = self.plan()?;
+        documents::read_many(&self.ctx.router, &self.db, &plan, request, visit);
+        Ok(())
+    }
+
+    fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()> {
+        let plan = self.plan()?;
+        for shard in &plan.shards {
+            let body = json!({
+                "query": "FOR d IN @@c RETURN d",
+                "bindVars": {"@c": shard},
+                "batchSize": 1000,
+            });
+            let mut call = ShardCall {
+                db: self.db.clone(),
+                shard: shard.clone(),
+                method: Method::Post,
+                path: "/_api/cursor".to_string(),
+                body: Some(serde_json::to_vec(&body).expect("a query serializes")),
+                read_only: true,
+            };
+            loop {
+                let reply = self.ctx.router.to_leader(&call)?;
+                if reply.status >= 400 {
+                    return Err(error_from_body(reply.status, &reply.body));
+                }
+                let batch: Value = serde_json::from_slice(&reply.body).map_err(|e| {
+                    ArangoError::with_message(INTERNAL, format!("a DB server's reply: {e}"))
+                })?;
+                for document in batch
+                    .get("result")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
+                    if !visit(documents::stored(document.clone(), &plan.name)) {
+                        return Ok(());
+                    }
+                }
+                let more = batch.get("hasMore").and_then(Value::as_bool) == Some(true);
+                let id = batch.get("id").and_then(Value::as_str);
+                match (more, id) {
+                    (true, Some(id)) => {
+                        call.method = Method::Put;
+                        call.path = format!("/_api/cursor/{}", encode_segment(id));
+                        call.body = None;
+                    }
+                    _ => break,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&self, request: WriteRequest) -> WriteResults {
+        match self.plan() {
+            Ok(plan) => {
+                documents::write(&self.ctx.router, &self.ctx.keys, &self.db, &plan, request)
+            }
+            Err(error) => WriteResults {
+                items: request.items.iter().map(|_| Err(error.clone())).collect(),
+                durability: None,
+                synced: request.options.wait_for_sync,
+            },
+        }
+    }
+
+    fn indexes(&self) -> Vec<IndexDescription> {
+        let plan = self.current();
+        let estimates = self.shard_estimates();
+        let mut all = vec![IndexDescription::primary(&plan.name)];
+        if plan.kind == 3 {
+            all.push(IndexDescription::edge(
+                &plan.name,
+                mean(estimates.get(EDGE_INDEX_NAME)),
+            ));
+        }
+        for stored in &plan.indexes {
+            if let Ok(definition) = IndexDefinition::from_stored(stored) {
+                let estimate = mean(estimates.get(&definition.name));
+                all.push(definition.describe(&plan.name, estimate));
+            }
+        }
+        all
+    }
+
+    fn create_index(&self, definition: &Value) -> Result<(IndexDescription, bool)> {
+        let plan = self.plan()?;
+        let (definition, new) = ddl::create_index(&self.ctx, &self.db, &plan.name, definition)?;
+        let estimate = mean(self.shard_estimates().get(&definition.name));
+        Ok((definition.describe(&plan.name, estimate), new))
+    }
+
+    fn drop_index(&self, id_or_name: &str) -> Result<IndexDescription> {
+        let plan = self.plan()?;
+        let id = id_or_name.parse::<u64>().ok();
+        if id == Some(0) || id_or_name == "primary" {
+            return Err(ArangoError::new(ARANGO_INDEX_NOT_FOUND));
+        }
+        if plan.kind == 3 && (id == Some(EDGE_INDEX_ID) || id_or_name == EDGE_INDEX_NAME) {
+            return Err(ArangoError::new(FORBIDDEN));
+        }
+        let definition = ddl::drop_index(&self.ctx, &self.db, &plan.name, id_or_name)?;
+        Ok(definition.describe(&plan.name, 1.0))
+    }
+
+    fn index_lookup(
+        &self,
+        _index_id: u64,
+        _lookup: &IndexLookup,
+        _visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
+    ) -> Result<()> {
+        Err(ArangoError::with_message(
+            CLUSTER_UNSUPPORTED,
+            "index lookups through a coordinator are not supported yet",
+        ))
+    }
+}
+
+/// The highest of the shards' `revision` answers ("0" when none wrote).
+fn highest_revision(replies: &[Value]) -> String {
+    replies
+        .iter()
+        .filter_map(|r| r.get("revision").and_then(Value::as_str))
+        .filter_map(|text| RevisionId::decode(text).map(|rev| (rev.0, text.to_string())))
+        .max_by_key(|(rev, _)| *rev)
+        .map_or_else(|| "0".to_string(), |(_, text)| text)
+}

@@ -1,0 +1,227 @@
+//! Requests to a shard's leader, with the retries a failover needs, and the mapping of DB
+//! server error bodies to [`ArangoError`]s.
+//!
+//! What it is: [`Router::to_leader`]: finds the shard's leader in the current Plan view and
+//! sends it a request on the shard collection. When the leader refuses because it does not
+//! lead (1496) or resigned (1491), or cannot be reached ([`PeerError::NotSent`]), it waits for
+//! the Plan view to change (a failover writes a new leader; failover takes up to about 15 s),
+//! reading the store again, and retries until [`Router::retry_for`] has passed; then it answers
+//! 1478 (no leader reachable) or the leader's last refusal. A request whose outcome is unknown
+//! ([`PeerError::Unknown`]) is retried only when it is a read; a write answers 1457 then, since
+//! it may have been applied. [`Router::to_leaders`] sends one request per shard, in parallel
+//! when there are several.
+//!
+//! What it is not: the splitting of documents by shard (`documents.rs`).
+//!
+//! Invariants: a write is sent again only when no earlier attempt can have reached a leader
+//! that applied it (not sent, or refused before applying: 1496/1491 are answered before any
+//! change).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quince_client::request::Method;
+use quince_errors::{
+    code_by_num, ArangoError, Result, ARANGO_DATA_SOURCE_NOT_FOUND, CLUSTER_BACKEND_UNAVAILABLE,
+    CLUSTER_TIMEOUT, INTERNAL,
+};
+use serde_json::Value;
+
+use super::plan_cache::PlanCache;
+use super::transport::Transport;
+use crate::peers::{PeerError, PeerReply, PeerRequest};
+
+/// A refusal that a new leader may cure.
+const NOT_LEADER: u32 = 1496;
+const RESIGNED: u32 = 1491;
+
+/// How long one wait for a Plan change lasts before the request is tried again anyway.
+const PLAN_WAIT: Duration = Duration::from_millis(500);
+
+/// One request to a shard's leader.
+#[derive(Clone, Debug)]
+pub struct ShardCall {
+    /// The database.
+    pub db: String,
+    /// The shard collection's name.
+    pub shard: String,
+    /// The method.
+    pub method: Method,
+    /// The path below `/_db/<db>` with its query string.
+    pub path: String,
+    /// The JSON body.
+    pub body: Option<Vec<u8>>,
+    /// True for a request that changes nothing (it may be sent again when its outcome is
+    /// unknown).
+    pub read_only: bool,
+}
+
+/// Sends requests to shard leaders (see the module documentation).
+pub struct Router {
+    /// The Plan view.
+    pub cache: Arc<PlanCache>,
+    /// How requests travel.
+    pub transport: Arc<dyn Transport>,
+    /// How long a request is retried while a shard has no reachable leader.
+    pub retry_for: Duration,
+}
+
+impl Router {
+    /// Sends `call` to its shard's leader (see the module documentation): the leader's reply,
+    /// whatever its status, unless it is a refusal to lead.
+    pub fn to_leader(&self, call: &ShardCall) -> Result<PeerReply> {
+        let deadline = Instant::now() + self.retry_for;
+        let mut last_refusal: Option<ArangoError> = None;
+        loop {
+            let catalog = self.cache.catalog();
+            let Some(plan) = catalog.shard_plans.get(&call.shard).cloned() else {
+                return Err(ArangoError::with_message(
+                    ARANGO_DATA_SOURCE_NOT_FOUND,
+                    format!("shard {} is not in the Plan", call.shard),
+                ));
+            };
+            let endpoint = catalog.endpoints.get(&plan.leader).cloned();
+            let outcome = match &endpoint {
+                Some(endpoint) => self.transport.send(
+                    &plan.leader,
+                    endpoint,
+                    &PeerRequest {
+                        method: call.method,
+                        database: &call.db,
+                        path: &call.path,
+                        body: call.body.as_deref(),
+                    },
+                ),
+                None => Err(PeerError::NotSent(format!(
+                    "no endpoint registered for {}",
+                    plan.leader
+                ))),
+            };
+            match outcome {
+                Ok(reply) => match refusal(&reply) {
+                    Some(error) => last_refusal = Some(error),
+                    None => return Ok(reply),
+                },
+                Err(PeerError::NotSent(why)) => {
+                    tracing::debug!(event = "coordinator.leader_unreachable", shard = %call.shard, "{why}");
+                }
+                Err(PeerError::Unknown(why)) => {
+                    if !call.read_only {
+                        return Err(ArangoError::with_message(
+                            CLUSTER_TIMEOUT,
+                            format!(
+                                "the outcome of the request to shard {} is unknown: {why}",
+                                call.shard
+                            ),
+                        ));
+                    }
+                }
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(last_refusal.unwrap_or_else(|| {
+                    ArangoError::with_message(
+                        CLUSTER_BACKEND_UNAVAILABLE,
+                        format!("no leader of shard {} could be reached", call.shard),
+                    )
+                }));
+            }
+            // Wait for a new leader (or an epoch change) in the Plan, reading the store again
+            // in case the watch lags.
+            let _ = self.cache.refresh();
+            let before = (plan.leader.clone(), plan.epoch);
+            self.cache
+                .wait_until(PLAN_WAIT.min(deadline - now), |catalog| {
+                    catalog
+                        .shard_plans
+                        .get(&call.shard)
+                        .is_none_or(|p| (p.leader.clone(), p.epoch) != before)
+                });
+        }
+    }
+
+    /// Sends each call to its shard's leader, in parallel when there are several; the
+    /// replies in the calls' order.
+    pub fn to_leaders(&self, calls: &[ShardCall]) -> Vec<Result<PeerReply>> {
+        if calls.len() <= 1 {
+            return calls.iter().map(|call| self.to_leader(call)).collect();
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = calls
+                .iter()
+                .map(|call| scope.spawn(move || self.to_leader(call)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle.join().unwrap_or_else(|_| {
+                        Err(ArangoError::with_message(
+                            INTERNAL,
+                            "a shard request panicked",
+                        ))
+                    })
+                })
+                .collect()
+        })
+    }
+}
+
+/// The refusal in a reply that a new leader may cure (1496, 1491), if it is one.
+fn refusal(reply: &PeerReply) -> Option<ArangoError> {
+    if reply.status < 400 {
+        return None;
+    }
+    let error = error_from_body(reply.status, &reply.body);
+    matches!(error.num(), NOT_LEADER | RESIGNED).then_some(error)
+}
+
+/// The error a DB server's error body (`{error, errorNum, errorMessage, code}`) stands for,
+/// with its status.
+pub fn error_from_body(status: u16, body: &[u8]) -> ArangoError {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(value) => error_from_value(&value, Some(status)),
+        Err(_) => ArangoError::with_message(
+            INTERNAL,
+            format!(
+                "a DB server answered {status} with a body that is not JSON: {}",
+                String::from_utf8_lossy(&body[..body.len().min(200)])
+            ),
+        ),
+    }
+}
+
+/// The error an error object stands for (per item of a multi-document reply, or a whole
+/// reply's body); `status` overrides the code's default.
+pub fn error_from_value(value: &Value, status: Option<u16>) -> ArangoError {
+    let num = value
+        .get("errorNum")
+        .and_then(Value::as_u64)
+        .unwrap_or(u64::from(INTERNAL.num)) as u32;
+    let message = value
+        .get("errorMessage")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let code = code_by_num(num).unwrap_or(INTERNAL);
+    let mut error = if message.is_empty() {
+        ArangoError::new(code)
+    } else {
+        ArangoError::with_message(code, message)
+    };
+    if code.num != num {
+        error = ArangoError::with_message(
+            INTERNAL,
+            format!("a DB server answered errorNum {num}: {}", error.message),
+        );
+    }
+    let status = status.or_else(|| {
+        value
+            .get("code")
+            .and_then(Value::as_u64)
+            .and_then(|c| u16::try_from(c).ok())
+    });
+    if let Some(status) = status.filter(|s| *s >= 400) {
+        error = error.with_status(status);
+    }
+    error
+}
