@@ -50,6 +50,9 @@ enum Target {
     Locate(String),
 }
 
+/// An item with its position in the request.
+type Positioned = (usize, Map<String, Value>);
+
 /// One item ready to send.
 struct Routed {
     target: Target,
@@ -383,7 +386,7 @@ pub fn write(
         }
     }
     // One request per shard.
-    let mut parts: BTreeMap<usize, Vec<(usize, Map<String, Value>)>> = BTreeMap::new();
+    let mut parts: BTreeMap<usize, Vec<Positioned>> = BTreeMap::new();
     for (position, slot) in routed.into_iter().enumerate() {
         if let Some(Routed {
             target: Target::Shard(index),
