@@ -24,7 +24,7 @@
 
 use std::sync::Arc;
 
-use quince_errors::{ArangoError, Result, CLUSTER_ONLY_ON_COORDINATOR, NOT_IMPLEMENTED};
+use quince_errors::{ArangoError, Result, NOT_IMPLEMENTED};
 use quince_model::object_text::ObjectText;
 use serde_json::Value;
 
@@ -137,6 +137,13 @@ pub trait DatabaseOps: Send + Sync {
     /// The running transactions' ids.
     fn running_transactions(&self) -> Vec<String>;
 
+    /// True when this database's calls may wait on the network (a cluster coordinator's):
+    /// the api then runs even its single-document reads and writes on the blocking pool. The
+    /// same as [`Engine::blocks_on_network`] of the engine that gave it out; false by default.
+    fn blocks_on_network(&self) -> bool {
+        false
+    }
+
     /// The database's cluster options as `GET /_api/database/current` reports them
     /// (`sharding`, `replicationFactor`, `writeConcern`); `None` (the default) outside a
     /// cluster, where they are not reported.
@@ -199,19 +206,19 @@ pub trait CollectionOps: Send + Sync {
     }
 
     /// `GET /_api/collection/{c}/shards`: the shard names (an array), or with `details` an
-    /// object of each shard's servers, leader first. A single server answers 501/1471, as
-    /// ArangoDB's does (the default).
+    /// object of each shard's servers, leader first. A single server answers 501 (the
+    /// default: [`cluster_only`]).
     fn shards(&self, details: bool) -> Result<Value> {
         let _ = details;
-        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+        Err(cluster_only())
     }
 
     /// `PUT /_api/collection/{c}/responsibleShard`: the shard that holds (or would hold) a
-    /// document with these attributes. A single server answers 501/1471, as ArangoDB's does
-    /// (the default).
+    /// document with these attributes. A single server answers 501 (the default:
+    /// [`cluster_only`]).
     fn responsible_shard(&self, document: &Value) -> Result<String> {
         let _ = document;
-        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+        Err(cluster_only())
     }
 
     /// The checksum and the revision. Blocks (reads every document with `with_data`).
@@ -294,6 +301,12 @@ pub trait CollectionOps: Send + Sync {
         lookup: &IndexLookup,
         visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
     ) -> Result<()>;
+}
+
+/// The 501 a single server answers to the cluster-only collection resources (`shards`,
+/// `responsibleShard`).
+pub fn cluster_only() -> ArangoError {
+    ArangoError::with_message(NOT_IMPLEMENTED, "shards API is only available in a cluster")
 }
 
 /// Reads each selected document of `collection` with its own `read`, by the rules every

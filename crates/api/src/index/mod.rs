@@ -41,8 +41,18 @@ use crate::permission::Access;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
 
-/// Handles every request under `/_api/index`.
+/// Handles every request under `/_api/index`. When the database's calls wait on the network
+/// (a cluster coordinator's), the whole request runs on the blocking pool.
 pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
+    if req.database.blocks_on_network() {
+        let runtime = tokio::runtime::Handle::current();
+        return blocking(move || runtime.block_on(dispatch(req))).await;
+    }
+    dispatch(req).await
+}
+
+/// [`handle`]'s dispatch on method and path.
+async fn dispatch(req: ApiRequest) -> ApiResult {
     let suffix: Vec<&str> = req.suffix.iter().map(String::as_str).collect();
     match (&req.method, suffix.as_slice()) {
         (&Method::GET, []) => list(&req),

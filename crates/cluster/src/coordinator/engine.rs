@@ -180,6 +180,10 @@ impl DatabaseOps for CoordinatorDatabase {
         Vec::new()
     }
 
+    fn blocks_on_network(&self) -> bool {
+        true
+    }
+
     fn cluster_properties(&self) -> Option<Value> {
         let catalog = self.ctx.cache.catalog();
         let plan = catalog.databases.get(&self.name)?;
