@@ -21,6 +21,8 @@ mod body;
 mod render;
 
 #[cfg(test)]
+mod cluster_tests;
+#[cfg(test)]
 mod schema_tests;
 #[cfg(test)]
 mod tests;
