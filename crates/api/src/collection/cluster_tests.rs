@@ -62,8 +62,10 @@ async fn collections_report_and_answer_their_shards() {
     let fx = &cluster.fx;
     let reply = fx
         .call(Method::POST, "collection", &[])
-        .json(json!({"name": "c", "numberOfShards": 3, "replicationFactor": 2,
-                     "shardKeys": ["_key"], "minReplicationFactor": 2}))
+        .json(
+            json!({"name": "c", "numberOfShards": 3, "replicationFactor": 2,
+                     "shardKeys": ["_key"], "minReplicationFactor": 2}),
+        )
         .collection()
         .await;
     assert_eq!(reply.status, 200, "{:?}", reply.body);
@@ -107,7 +109,9 @@ async fn collections_report_and_answer_their_shards() {
         .collection()
         .await;
     let placed = details.body["shards"].as_object().unwrap();
-    assert!(placed.values().all(|servers| servers.as_array().unwrap().len() == 2));
+    assert!(placed
+        .values()
+        .all(|servers| servers.as_array().unwrap().len() == 2));
 
     // Documents, single and many, land where responsibleShard says.
     let one = fx
@@ -122,7 +126,10 @@ async fn collections_report_and_answer_their_shards() {
         .json(json!([{"a": 2}, {"a": 3}, {"_key": "k1"}]))
         .document()
         .await;
-    assert_eq!(many.body[0]["_id"].as_str().unwrap().split('/').next(), Some("c"));
+    assert_eq!(
+        many.body[0]["_id"].as_str().unwrap().split('/').next(),
+        Some("c")
+    );
     assert_eq!(many.body[2]["errorNum"], 1210);
     let read = fx
         .call(Method::GET, "document", &["c", "k1"])

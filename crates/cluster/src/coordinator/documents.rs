@@ -265,13 +265,30 @@ fn check_shard_keys(
             None if patch => continue,
             None => &Value::Null,
         };
-        if old.get(key).unwrap_or(&Value::Null) != new {
+        if !same_value(old.get(key).unwrap_or(&Value::Null), new) {
             return Err(ArangoError::new(
                 CLUSTER_MUST_NOT_CHANGE_SHARDING_ATTRIBUTES,
             ));
         }
     }
     Ok(())
+}
+
+/// JSON equality as the sharding hash sees it: numbers by value (`1` is `1.0`), objects
+/// whatever their members' order.
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_value(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(name, value)| y.get(name).is_some_and(|other| same_value(value, other)))
+        }
+        _ => a == b,
+    }
 }
 
 /// One item of a leader's multi-document reply, as a result for the client.
@@ -599,4 +616,124 @@ pub fn read_many(
 /// True when an autoincrement generator cannot serve this many shards (1470 at creation).
 pub fn autoincrement_needs_one_shard(keys: &KeyOptions, shards: u32) -> bool {
     matches!(keys.kind, KeyGeneratorType::Autoincrement { .. }) && shards > 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn plan(shard_keys: &[&str]) -> CollectionPlan {
+        CollectionPlan {
+            id: 1,
+            name: "c".into(),
+            kind: 2,
+            number_of_shards: 2,
+            shard_keys: shard_keys.iter().map(|k| k.to_string()).collect(),
+            replication_factor: 1,
+            write_concern: 1,
+            sharding_strategy: "hash".into(),
+            distribute_shards_like: None,
+            replication_mode: Default::default(),
+            shards: vec!["s2".into(), "s3".into()],
+            properties: json!({"waitForSync": true, "keyOptions": {"type": "padded", "allowUserKeys": false}}),
+            indexes: Vec::new(),
+        }
+    }
+
+    fn object(value: Value) -> Map<String, Value> {
+        value.as_object().unwrap().clone()
+    }
+
+    #[test]
+    fn shard_key_changes_are_judged_by_value() {
+        let plan = plan(&["a", "b"]);
+        let old = json!({"a": 1, "b": {"x": 1, "y": 2}});
+        let same = object(json!({"a": 1.0, "b": {"y": 2, "x": 1}}));
+        assert!(check_shard_keys(&plan, &old, &same, false).is_ok());
+        let patch = object(json!({"b": {"x": 1, "y": 2}}));
+        assert!(
+            check_shard_keys(&plan, &old, &patch, true).is_ok(),
+            "an update may leave one out"
+        );
+        assert_eq!(
+            check_shard_keys(&plan, &old, &patch, false)
+                .unwrap_err()
+                .num(),
+            1469,
+            "a replacement's missing shard key is null"
+        );
+        let moved = object(json!({"a": 2}));
+        assert_eq!(
+            check_shard_keys(&plan, &old, &moved, true)
+                .unwrap_err()
+                .num(),
+            1469
+        );
+    }
+
+    #[test]
+    fn inserts_get_keys_and_the_collection_rules() {
+        let store: std::sync::Arc<dyn quince_meta::MetaStore> =
+            std::sync::Arc::new(quince_meta::MemoryStore::default());
+        let blocks = KeyBlocks::new(store, crate::layout::Layout::default());
+        let default_keys = plan(&["_key"]);
+        let keys = key_options(&default_keys);
+        assert!(collection_wait_for_sync(&default_keys));
+        let options = WriteOptions::default();
+        let insert = |plan: &CollectionPlan, body: Value| {
+            route(
+                plan,
+                &keys,
+                &blocks,
+                DocumentOp::Insert(object(body)),
+                &options,
+            )
+        };
+        let routed = insert(&default_keys, json!({"a": 1})).unwrap();
+        assert_eq!(routed.item["_key"].as_str().unwrap().len(), 16, "padded");
+        assert_eq!(
+            insert(&default_keys, json!({"_key": "x"}))
+                .err()
+                .unwrap()
+                .num(),
+            1222
+        );
+        let other_keys = plan(&["a"]);
+        assert_eq!(
+            insert(&other_keys, json!({"_key": "x"}))
+                .err()
+                .unwrap()
+                .num(),
+            1466
+        );
+        let Target::Shard(index) = insert(&other_keys, json!({"a": 5})).unwrap().target else {
+            panic!("an insert goes to a shard");
+        };
+        assert_eq!(index, shard_of(&other_keys, &object(json!({"a": 5}))));
+        let remove = DocumentOp::Remove {
+            key: "k".into(),
+            expected_rev: Some("_r".into()),
+        };
+        let routed = route(&other_keys, &keys, &blocks, remove, &options).unwrap();
+        assert!(matches!(routed.target, Target::Locate(ref k) if k == "k"));
+        assert_eq!(routed.item["_rev"], "_r");
+    }
+
+    #[test]
+    fn the_query_carries_the_options() {
+        let options = WriteOptions {
+            return_new: true,
+            overwrite_mode: OverwriteMode::Update,
+            keep_null: false,
+            version_attribute: Some("v x".into()),
+            ..WriteOptions::default()
+        };
+        let query = write_query(WriteKind::Insert, &options, true);
+        assert_eq!(
+            query,
+            "waitForSync=true&returnNew=true&returnOld=false&ignoreRevs=false\
+             &keepNull=false&mergeObjects=true&overwriteMode=update&versionAttribute=v%20x"
+        );
+    }
 }

@@ -13,8 +13,9 @@
 //! What it is not: a writer, or a source of truth: decisions that must not act on a stale
 //! view (DDL) are transactions guarded by the revisions they read.
 //!
-//! Invariants: the published revision only grows; the catalog after revision `r` reflects
-//! every change to the watched keys up to `r`.
+//! Invariants: the revision seen only grows; once it reached `r`, the catalog reflects every
+//! change to the watched keys up to `r` (it is rebuilt only when a watched key changed: the
+//! id counter moves often and changes nothing in it).
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,6 +43,9 @@ const WATCHED: [&str; 4] = [
 struct State {
     raw: BTreeMap<String, Vec<u8>>,
     catalog: Arc<Catalog>,
+    /// The newest revision seen (the catalog is rebuilt only when a watched key changed, so
+    /// its own revision may be older).
+    seen: Revision,
     /// The last error seen by the watch thread (cleared by a successful read).
     error: Option<MetaError>,
 }
@@ -69,6 +73,7 @@ impl PlanCache {
             state: Mutex::new(State {
                 raw: BTreeMap::new(),
                 catalog: Arc::new(Catalog::default()),
+                seen: 0,
                 error: None,
             }),
             changed: Condvar::new(),
@@ -93,8 +98,19 @@ impl PlanCache {
 
     /// Waits until the view includes `revision`; false when `timeout` passed first.
     pub fn wait_for_revision(&self, revision: Revision, timeout: Duration) -> bool {
-        self.wait_until(timeout, |catalog| catalog.revision >= revision)
-            .is_some()
+        let deadline = Instant::now() + timeout;
+        let mut state = self.shared.state.lock();
+        while state.seen < revision {
+            if self
+                .shared
+                .changed
+                .wait_until(&mut state, deadline)
+                .timed_out()
+            {
+                return state.seen >= revision;
+            }
+        }
+        true
     }
 
     /// Waits until `condition` holds for the view; the view, or `None` when `timeout` passed
@@ -160,10 +176,11 @@ impl Shared {
             .map(|entry| (entry.key, entry.value))
             .collect();
         let mut state = self.state.lock();
-        if snapshot.revision >= state.catalog.revision {
+        if snapshot.revision >= state.seen {
             let catalog = Catalog::build(&self.layout, snapshot.revision, raw.iter());
             state.raw = raw;
             state.catalog = Arc::new(catalog);
+            state.seen = snapshot.revision;
             state.error = None;
             self.changed.notify_all();
         }
@@ -205,14 +222,16 @@ impl Shared {
                 continue;
             };
             let mut state = self.state.lock();
-            let base = state.catalog.revision;
+            let base = state.seen;
             let mut newest = base;
+            let mut changed = false;
             for event in events {
                 newest = newest.max(event.entry.mod_revision);
                 // A reload may have published a newer read than this event: skip what it holds.
                 if event.entry.mod_revision <= base || !self.watched(&event.entry.key) {
                     continue;
                 }
+                changed = true;
                 match event.kind {
                     EventKind::Put => {
                         state.raw.insert(event.entry.key, event.entry.value);
@@ -222,12 +241,62 @@ impl Shared {
                     }
                 }
             }
-            if newest > state.catalog.revision {
+            if changed {
                 let catalog = Catalog::build(&self.layout, newest, state.raw.iter());
                 state.catalog = Arc::new(catalog);
+            }
+            if newest > state.seen {
+                state.seen = newest;
                 self.changed.notify_all();
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{encode, DatabasePlan};
+    use quince_meta::MemoryStore;
+
+    fn database(name: &str) -> Vec<u8> {
+        encode(&DatabasePlan {
+            name: name.into(),
+            id: 1,
+            sharding: String::new(),
+            replication_factor: 1,
+            write_concern: 1,
+        })
+    }
+
+    #[test]
+    fn the_cache_follows_the_store_and_waits_for_revisions() {
+        let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
+        let layout = Layout::default();
+        store.put(&layout.database("a"), &database("a")).unwrap();
+        let cache = PlanCache::start(store.clone(), layout.clone()).unwrap();
+        assert!(
+            cache.catalog().databases.contains_key("a"),
+            "the first read"
+        );
+        let revision = store.put(&layout.database("b"), &database("b")).unwrap();
+        assert!(cache.wait_for_revision(revision, Duration::from_secs(10)));
+        assert!(cache.catalog().databases.contains_key("b"));
+        // A change outside the watched keys moves the revision, not the catalog.
+        let before = cache.catalog();
+        let revision = store.put(&layout.latest_id(), b"20000").unwrap();
+        assert!(cache.wait_for_revision(revision, Duration::from_secs(10)));
+        assert!(Arc::ptr_eq(&before, &cache.catalog()));
+        store
+            .txn(quince_meta::Txn::when(
+                Vec::new(),
+                vec![quince_meta::Op::delete(layout.database("a"))],
+            ))
+            .unwrap();
+        let gone = cache.wait_until(Duration::from_secs(10), |c| !c.databases.contains_key("a"));
+        assert!(gone.is_some(), "a deletion reaches the cache");
+        assert!(!cache.wait_for_revision(i64::MAX, Duration::from_millis(1)));
+        cache.stop();
     }
 }

@@ -225,3 +225,169 @@ pub fn error_from_value(value: &Value, status: Option<u16>) -> ArangoError {
     }
     error
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{encode, Layout, ServerId, ServerRecord, ShardPlan};
+    use parking_lot::Mutex;
+    use quince_meta::{MemoryStore, MetaStore};
+    use std::collections::VecDeque;
+
+    /// Answers from a script, recording who was asked.
+    struct Scripted {
+        answers: Mutex<VecDeque<std::result::Result<PeerReply, PeerError>>>,
+        asked: Mutex<Vec<ServerId>>,
+    }
+
+    impl Transport for Scripted {
+        fn send(
+            &self,
+            server: &ServerId,
+            _endpoint: &str,
+            _request: &PeerRequest<'_>,
+        ) -> std::result::Result<PeerReply, PeerError> {
+            self.asked.lock().push(server.clone());
+            self.answers
+                .lock()
+                .pop_front()
+                .unwrap_or_else(|| Err(PeerError::NotSent("no more answers".into())))
+        }
+    }
+
+    fn setup(
+        answers: Vec<std::result::Result<PeerReply, PeerError>>,
+    ) -> (Arc<dyn MetaStore>, Router, Arc<Scripted>) {
+        let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
+        let layout = Layout::default();
+        for id in ["PRMR-a", "PRMR-b"] {
+            let record = ServerRecord {
+                id: id.into(),
+                role: crate::layout::Role::Dbserver,
+                endpoint: format!("tcp://{id}:1"),
+                short_name: id.into(),
+                version: "3.12".into(),
+                engine: "quince".into(),
+            };
+            store
+                .put(&layout.server_registered(id), &encode(&record))
+                .unwrap();
+        }
+        let plan = ShardPlan {
+            leader: "PRMR-a".into(),
+            followers: vec!["PRMR-b".into()],
+            epoch: 1,
+        };
+        store
+            .put(&layout.shard_plan("db", 1, "s2"), &encode(&plan))
+            .unwrap();
+        let cache = Arc::new(PlanCache::start(store.clone(), layout).unwrap());
+        let transport = Arc::new(Scripted {
+            answers: Mutex::new(answers.into()),
+            asked: Mutex::new(Vec::new()),
+        });
+        let router = Router {
+            cache,
+            transport: transport.clone(),
+            retry_for: Duration::from_secs(5),
+        };
+        (store, router, transport)
+    }
+
+    fn call(read_only: bool) -> ShardCall {
+        ShardCall {
+            db: "db".into(),
+            shard: "s2".into(),
+            method: Method::Post,
+            path: "/_api/document/s2".into(),
+            body: Some(b"[]".to_vec()),
+            read_only,
+        }
+    }
+
+    fn not_leader() -> PeerReply {
+        PeerReply {
+            status: 503,
+            body: br#"{"error":true,"errorNum":1496,"errorMessage":"not a leader","code":503}"#
+                .to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_refusal_to_lead_is_retried_and_an_answer_passes_through() {
+        let ok = PeerReply {
+            status: 202,
+            body: b"[]".to_vec(),
+        };
+        let (_store, router, transport) = setup(vec![
+            Ok(not_leader()),
+            Err(PeerError::NotSent("refused".into())),
+            Ok(ok.clone()),
+        ]);
+        assert_eq!(router.to_leader(&call(false)).unwrap(), ok);
+        assert_eq!(transport.asked.lock().len(), 3);
+        router.cache.stop();
+    }
+
+    #[test]
+    fn an_unknown_outcome_is_retried_for_reads_only() {
+        let (_store, router, transport) = setup(vec![Err(PeerError::Unknown("reset".into()))]);
+        let error = router.to_leader(&call(false)).unwrap_err();
+        assert_eq!(error.num(), 1457);
+        assert_eq!(
+            transport.asked.lock().len(),
+            1,
+            "a write is never sent twice"
+        );
+        let ok = PeerReply {
+            status: 200,
+            body: b"[]".to_vec(),
+        };
+        transport
+            .answers
+            .lock()
+            .extend([Err(PeerError::Unknown("reset".into())), Ok(ok.clone())]);
+        assert_eq!(router.to_leader(&call(true)).unwrap(), ok);
+        router.cache.stop();
+    }
+
+    #[test]
+    fn a_new_leader_in_the_plan_is_asked_next() {
+        let ok = PeerReply {
+            status: 201,
+            body: b"[]".to_vec(),
+        };
+        let (store, router, transport) = setup(vec![Ok(ok.clone())]);
+        let moved = ShardPlan {
+            leader: "PRMR-b".into(),
+            followers: vec!["PRMR-a".into()],
+            epoch: 2,
+        };
+        let revision = store
+            .put(
+                &Layout::default().shard_plan("db", 1, "s2"),
+                &encode(&moved),
+            )
+            .unwrap();
+        assert!(router
+            .cache
+            .wait_for_revision(revision, Duration::from_secs(5)));
+        assert_eq!(router.to_leader(&call(false)).unwrap(), ok);
+        assert_eq!(*transport.asked.lock(), vec!["PRMR-b".to_string()]);
+        router.cache.stop();
+    }
+
+    #[test]
+    fn error_bodies_keep_their_number_message_and_status() {
+        let error = error_from_body(
+            403,
+            br#"{"error":true,"errorNum":1429,"errorMessage":"write concern not fulfilled","code":403}"#,
+        );
+        assert_eq!((error.num(), error.status), (1429, 403));
+        assert_eq!(error.message, "write concern not fulfilled");
+        let unknown = error_from_value(&serde_json::json!({"errorNum": 99999}), Some(500));
+        assert_eq!(unknown.num(), INTERNAL.num);
+        let garbage = error_from_body(502, b"<html>");
+        assert_eq!(garbage.num(), INTERNAL.num);
+    }
+}
