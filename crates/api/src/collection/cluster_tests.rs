@@ -3,14 +3,9 @@
 //! properties, `shards`, `responsibleShard`, create options, and documents routed to shards
 //! from handlers that run on the blocking pool.
 
-use std::sync::Arc;
-
 use http::Method;
-use quince_cluster::coordinator::testing::FakeDbServers;
-use quince_cluster::coordinator::{start_with, Coordinator, Timeouts};
-use quince_cluster::layout::{Layout, Role};
-use quince_cluster::node::{ClusterConfig, Node};
-use quince_meta::{MemoryStore, MetaStore};
+use quince_cluster::coordinator::testing::TestCluster;
+use quince_cluster::coordinator::Timeouts;
 use quince_ops::Engine;
 use serde_json::{json, Value};
 
@@ -18,42 +13,22 @@ use crate::document::tests::support::Fixture;
 
 struct ClusterFixture {
     fx: Fixture,
-    coordinator: Arc<Coordinator>,
-    servers: Arc<FakeDbServers>,
-    nodes: Vec<Arc<Node>>,
+    cluster: TestCluster,
 }
 
-impl Drop for ClusterFixture {
-    fn drop(&mut self) {
-        self.coordinator.stop();
-        self.servers.stop();
-        for node in &self.nodes {
-            node.leave();
-        }
+impl std::ops::Deref for ClusterFixture {
+    type Target = TestCluster;
+
+    fn deref(&self) -> &TestCluster {
+        &self.cluster
     }
 }
 
 /// An API over a coordinator with three DB servers.
 fn cluster() -> ClusterFixture {
-    let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
-    let ids = ["PRMR-a", "PRMR-b", "PRMR-c"];
-    let mut nodes = Vec::new();
-    for id in ids {
-        let config = ClusterConfig::new(Role::Dbserver, "tcp://127.0.0.1:1");
-        nodes.push(Node::join(store.clone(), config, id.into(), "3.12.4", "quince").unwrap());
-    }
-    let servers = FakeDbServers::start(store.clone(), Layout::default(), &ids);
-    let config = ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:2");
-    let node = Node::join(store, config, "CRDN-a".into(), "3.12.4", "quince").unwrap();
-    nodes.push(node.clone());
-    let coordinator = start_with(node, servers.clone(), Timeouts::default()).unwrap();
-    let fx = Fixture::over(coordinator.engine());
-    ClusterFixture {
-        fx,
-        coordinator,
-        servers,
-        nodes,
-    }
+    let cluster = TestCluster::start(&["PRMR-a", "PRMR-b", "PRMR-c"], Timeouts::default());
+    let fx = Fixture::over(cluster.coordinator.engine());
+    ClusterFixture { fx, cluster }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -10,8 +10,11 @@
 //! not the shard's planned leader refuses with 503/1496; a server marked down is
 //! [`PeerError::NotSent`].
 //!
+//! [`TestCluster`] puts it together: a [`quince_meta::MemoryStore`], DB server members with
+//! heartbeats, the fake servers, and a started [`Coordinator`] over them.
+//!
 //! What it is not: a DB server (no replication: followers hold nothing), or HTTP; only for
-//! tests (the crate's own and integration tests).
+//! tests (the crate's own, its integration tests, the api's and the conformance suite).
 //!
 //! Invariants: answers have the shapes a real DB server's have (arrays of per-item results,
 //! error bodies `{error, errorNum, errorMessage, code}`).
@@ -33,9 +36,70 @@ use quince_ops::{
 };
 use serde_json::{json, Value};
 
+use super::context::Timeouts;
 use super::transport::Transport;
-use crate::layout::{decode, encode, CollectionPlan, Layout, ServerId, ShardCurrent, ShardPlan};
+use super::{start_with, Coordinator};
+use crate::layout::{
+    decode, encode, CollectionPlan, Layout, Role, ServerId, ShardCurrent, ShardPlan,
+};
+use crate::node::{ClusterConfig, Node};
 use crate::peers::{PeerError, PeerReply, PeerRequest};
+
+/// A coordinator over in-process DB servers and a store in memory; stopped when dropped.
+pub struct TestCluster {
+    /// The metadata store.
+    pub store: Arc<dyn MetaStore>,
+    /// The DB servers.
+    pub servers: Arc<FakeDbServers>,
+    /// The members (DB servers, then the coordinator).
+    pub nodes: Vec<Arc<Node>>,
+    /// The coordinator.
+    pub coordinator: Arc<Coordinator>,
+}
+
+impl TestCluster {
+    /// A cluster of DB servers of these ids and one coordinator (`CRDN-test`).
+    pub fn start(servers: &[&str], timeouts: Timeouts) -> TestCluster {
+        let store: Arc<dyn MetaStore> = Arc::new(quince_meta::MemoryStore::default());
+        let mut nodes = Vec::new();
+        for (n, id) in servers.iter().enumerate() {
+            let config =
+                ClusterConfig::new(Role::Dbserver, &format!("tcp://127.0.0.1:{}", 9000 + n));
+            let node = Node::join(store.clone(), config, id.to_string(), "3.12.4", "quince")
+                .expect("a DB server joins");
+            nodes.push(node);
+        }
+        let fakes = FakeDbServers::start(store.clone(), Layout::default(), servers);
+        let config = ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:8999");
+        let node = Node::join(
+            store.clone(),
+            config,
+            "CRDN-test".into(),
+            "3.12.4",
+            "quince",
+        )
+        .expect("the coordinator joins");
+        nodes.push(node.clone());
+        let coordinator =
+            start_with(node, fakes.clone(), timeouts).expect("the coordinator starts");
+        TestCluster {
+            store,
+            servers: fakes,
+            nodes,
+            coordinator,
+        }
+    }
+}
+
+impl Drop for TestCluster {
+    fn drop(&mut self) {
+        self.coordinator.stop();
+        self.servers.stop();
+        for node in &self.nodes {
+            node.leave();
+        }
+    }
+}
 
 struct Inner {
     store: Arc<dyn MetaStore>,
