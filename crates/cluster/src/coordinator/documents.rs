@@ -141,6 +141,12 @@ fn route(
                 item: body,
             })
         }
+        DocumentOp::Modify { key, .. } | DocumentOp::Remove { key, .. }
+            if !quince_model::key::is_valid_key(&key) =>
+        {
+            // No document has it.
+            Err(ArangoError::new(ARANGO_DOCUMENT_NOT_FOUND))
+        }
         DocumentOp::Modify {
             key,
             mut body,

@@ -498,6 +498,10 @@ impl CollectionOps for CoordinatorCollection {
     }
 
     fn read(&self, key: &str) -> Result<StoredDocument> {
+        if !quince_model::key::is_valid_key(key) {
+            // No document has it (a selector would call it malformed: 1205).
+            return Err(ArangoError::new(quince_errors::ARANGO_DOCUMENT_NOT_FOUND));
+        }
         let request = ReadRequest {
             selectors: vec![json!({ "_key": key })],
             ignore_revs: true,

@@ -318,6 +318,8 @@ impl Inner {
                     keep_null: flag("keepNull", true),
                     merge_objects: flag("mergeObjects", true),
                     ignore_revs: flag("ignoreRevs", true),
+                    version_attribute: param("versionAttribute").map(percent_decode),
+                    skip_document_validation: flag("skipDocumentValidation", false),
                     ..WriteOptions::default()
                 };
                 let items = body.as_array().cloned().unwrap_or_default();
@@ -402,7 +404,22 @@ fn create_shard(engine: &Arc<FakeEngine>, db: &str, shard: &str, plan: &Collecti
             Err(_) => return,
         },
     };
-    if database.collection(shard).is_ok() {
+    if let Ok(existing) = database.collection(shard) {
+        // Property changes in the Plan reach the shard, as a DB server applies them.
+        let schema = plan
+            .properties
+            .get("schema")
+            .cloned()
+            .unwrap_or(Value::Null);
+        let wait_for_sync = plan.properties.get("waitForSync").and_then(Value::as_bool);
+        let properties = existing.properties();
+        if properties.schema != schema || Some(properties.wait_for_sync) != wait_for_sync {
+            let _ = existing.update_properties(quince_ops::PropertiesUpdate {
+                schema: Some(schema),
+                wait_for_sync,
+                ..Default::default()
+            });
+        }
         return;
     }
     let _ = database.create_collection(CreateCollection {
@@ -416,10 +433,38 @@ fn create_shard(engine: &Arc<FakeEngine>, db: &str, shard: &str, plan: &Collecti
         is_system: false,
         key_options: None,
         journal_size: None,
-        schema: None,
+        schema: plan
+            .properties
+            .get("schema")
+            .filter(|s| !s.is_null())
+            .cloned(),
         computed_values: None,
         cache_enabled: None,
     });
+}
+
+/// Decodes `%XX` escapes of a query value.
+fn percent_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn outcome_value(outcome: WriteOutcome) -> Value {
