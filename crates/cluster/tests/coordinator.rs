@@ -239,6 +239,36 @@ fn documents_spread_over_three_shards_and_come_back_in_order() {
     assert!(collection.read(&keys[200]).is_ok());
     collection.truncate(false).unwrap();
     assert_eq!(collection.count(), 0);
+
+    // Indexes: on every shard's leader, recorded in the Plan; unique ones need the shard keys.
+    let unique = json!({"type": "persistent", "fields": ["n"], "unique": true});
+    assert_eq!(collection.create_index(&unique).num_err(), 1470);
+    let (index, new) = collection
+        .create_index(&json!({"type": "persistent", "fields": ["n"]}))
+        .unwrap();
+    assert!(new);
+    let (again, new) = collection
+        .create_index(&json!({"type": "persistent", "fields": ["n"]}))
+        .unwrap();
+    assert!(!new);
+    assert_eq!(again.id, index.id);
+    for (shard, servers) in shards {
+        let leader = servers[0].as_str().unwrap();
+        let local = cluster.servers.engine(leader).database("_system").unwrap();
+        let names: Vec<String> = local
+            .collection(shard)
+            .unwrap()
+            .indexes()
+            .into_iter()
+            .map(|i| i.name)
+            .collect();
+        assert!(names.contains(&index.name), "{names:?}");
+    }
+    let listed: Vec<u64> = collection.indexes().iter().map(|i| i.id).collect();
+    assert_eq!(listed, vec![0, index.id]);
+    collection.drop_index(&index.id.to_string()).unwrap();
+    assert_eq!(collection.indexes().len(), 1);
+    assert_eq!(collection.drop_index("primary").num_err(), 1212);
 }
 
 #[test]

@@ -555,6 +555,21 @@ pub fn create_index(
             }
         }
     }
+    // Each shard checks uniqueness among its own documents only: across shards it holds
+    // only when equal values share a shard, that is when the shard keys are indexed.
+    if definition.unique
+        && entry.plan.shards.len() > 1
+        && !entry
+            .plan
+            .shard_keys
+            .iter()
+            .all(|key| definition.fields.contains(key))
+    {
+        return Err(ArangoError::with_message(
+            CLUSTER_UNSUPPORTED,
+            "unique indexes of a collection with several shards must contain all shard keys",
+        ));
+    }
     definition.id = ctx.node.allocate_ids(1).map_err(agency_error)?;
     if definition.name.is_empty() {
         definition.name = format!("idx_{}", definition.id);
