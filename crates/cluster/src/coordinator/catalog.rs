@@ -30,6 +30,14 @@ pub struct CollectionEntry {
     pub plan: CollectionPlan,
 }
 
+impl std::ops::Deref for CollectionEntry {
+    type Target = CollectionPlan;
+
+    fn deref(&self) -> &CollectionPlan {
+        &self.plan
+    }
+}
+
 /// One view of Plan and Current (see the module documentation).
 #[derive(Clone, Debug, Default)]
 pub struct Catalog {

@@ -39,7 +39,7 @@ use super::context::Context;
 use super::ddl;
 use super::documents;
 use super::shard_requests::{error_from_body, ShardCall};
-use crate::layout::{CollectionPlan, ReplicationMode};
+use crate::layout::ReplicationMode;
 use crate::sharding::shard_index;
 
 /// The databases of the cluster.
@@ -101,12 +101,12 @@ pub struct CoordinatorDatabase {
 }
 
 impl CoordinatorDatabase {
-    fn handle(&self, entry: &CollectionEntry) -> Arc<dyn CollectionOps> {
+    fn handle(&self, entry: Arc<CollectionEntry>) -> Arc<dyn CollectionOps> {
         Arc::new(CoordinatorCollection {
             ctx: self.ctx.clone(),
             db: self.name.clone(),
             id: entry.plan.id,
-            last: parking_lot::Mutex::new(entry.plan.clone()),
+            last: parking_lot::Mutex::new(entry),
         })
     }
 }
@@ -124,7 +124,7 @@ impl DatabaseOps for CoordinatorDatabase {
         let catalog = self.ctx.cache.catalog();
         catalog
             .collections_of(&self.name)
-            .iter()
+            .into_iter()
             .map(|entry| self.handle(entry))
             .collect()
     }
@@ -133,7 +133,7 @@ impl DatabaseOps for CoordinatorDatabase {
         let catalog = self.ctx.cache.catalog();
         catalog
             .collection(&self.name, name_or_id)
-            .map(|entry| self.handle(&entry))
+            .map(|entry| self.handle(entry))
             .ok_or_else(|| ArangoError::new(ARANGO_DATA_SOURCE_NOT_FOUND))
     }
 
@@ -147,10 +147,10 @@ impl DatabaseOps for CoordinatorDatabase {
         body: &Value,
     ) -> Result<Arc<dyn CollectionOps>> {
         let plan = ddl::create_collection(&self.ctx, &self.name, &request, body)?;
-        Ok(self.handle(&CollectionEntry {
+        Ok(self.handle(Arc::new(CollectionEntry {
             db: self.name.clone(),
             plan,
-        }))
+        })))
     }
 
     fn drop_collection(&self, name: &str, is_system: bool) -> Result<u64> {
@@ -159,10 +159,10 @@ impl DatabaseOps for CoordinatorDatabase {
 
     fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<dyn CollectionOps>> {
         let plan = ddl::rename_collection(&self.ctx, &self.name, name, new_name)?;
-        Ok(self.handle(&CollectionEntry {
+        Ok(self.handle(Arc::new(CollectionEntry {
             db: self.name.clone(),
             plan,
-        }))
+        })))
     }
 
     fn begin_transaction(&self, _options: TransactionOptions) -> Result<Arc<dyn TransactionOps>> {
@@ -201,23 +201,23 @@ pub struct CoordinatorCollection {
     db: String,
     id: u64,
     /// The Plan value as last seen (answers the infallible getters after a drop).
-    last: parking_lot::Mutex<CollectionPlan>,
+    last: parking_lot::Mutex<Arc<CollectionEntry>>,
 }
 
 impl CoordinatorCollection {
     /// The collection's Plan value now (1203 once dropped).
-    fn plan(&self) -> Result<CollectionPlan> {
+    fn plan(&self) -> Result<Arc<CollectionEntry>> {
         let catalog = self.ctx.cache.catalog();
         match catalog.collection_by_id(&self.db, self.id) {
             Some(entry) => {
-                *self.last.lock() = entry.plan.clone();
-                Ok(entry.plan.clone())
+                *self.last.lock() = entry.clone();
+                Ok(entry)
             }
             None => Err(ArangoError::new(ARANGO_DATA_SOURCE_NOT_FOUND)),
         }
     }
 
-    fn current(&self) -> CollectionPlan {
+    fn current(&self) -> Arc<CollectionEntry> {
         self.plan().unwrap_or_else(|_| self.last.lock().clone())
     }
 
@@ -317,7 +317,7 @@ fn figure(value: &Value, path: &[&str]) -> u64 {
 
 impl CollectionOps for CoordinatorCollection {
     fn name(&self) -> String {
-        self.current().name
+        self.current().name.clone()
     }
 
     fn id(&self) -> u64 {
