@@ -205,6 +205,14 @@ pub trait CollectionOps: Send + Sync {
         None
     }
 
+    /// Applies the cluster properties of a properties change (`PUT .../properties` body as
+    /// sent: `replicationFactor`, `writeConcern`, `minReplicationFactor`). A single server
+    /// ignores them, as ArangoDB's does (the default).
+    fn update_cluster_properties(&self, body: &Value) -> Result<()> {
+        let _ = body;
+        Ok(())
+    }
+
     /// `GET /_api/collection/{c}/shards`: the shard names (an array), or with `details` an
     /// object of each shard's servers, leader first. A single server answers 501 (the
     /// default: [`cluster_only`]).

@@ -72,6 +72,25 @@ async fn collections_report_and_answer_their_shards() {
         .await;
     assert_eq!(waived.status, 200, "{:?}", waived.body);
 
+    let changed = fx
+        .call(Method::PUT, "collection", &["c", "properties"])
+        .json(json!({"writeConcern": 1, "waitForSync": true}))
+        .collection()
+        .await;
+    assert_eq!(changed.status, 200, "{:?}", changed.body);
+    assert_eq!(changed.body["writeConcern"], 1);
+    assert_eq!(changed.body["waitForSync"], true);
+    fx.call(Method::PUT, "collection", &["c", "properties"])
+        .json(json!({"writeConcern": 3}))
+        .collection()
+        .await
+        .assert_error(400, 10);
+    fx.call(Method::PUT, "collection", &["c", "properties"])
+        .json(json!({"replicationFactor": 3}))
+        .collection()
+        .await
+        .assert_error(501, 1470);
+
     let shards = fx
         .call(Method::GET, "collection", &["c", "shards"])
         .collection()
@@ -94,7 +113,7 @@ async fn collections_report_and_answer_their_shards() {
         .json(json!({"_key": "k1", "a": 1}))
         .document()
         .await;
-    assert_eq!(one.status, 202, "{:?}", one.body);
+    assert_eq!(one.status, 201, "waitForSync is on: {:?}", one.body);
     assert_eq!(one.body["_id"], "c/k1");
     let many = fx
         .call(Method::POST, "document", &["c"])

@@ -245,9 +245,14 @@ async fn change(req: &ApiRequest, name: &str, action: &str) -> ApiResult {
     let c = collection(req, name)?;
     let object = match action {
         "properties" => {
-            let update = body::properties_update(req.required_json_body()?)?;
+            let body = req.required_json_body()?;
+            let update = body::properties_update(body.clone())?;
             let changed = Arc::clone(&c);
-            blocking(move || changed.update_properties(update)).await?;
+            blocking(move || {
+                changed.update_cluster_properties(&body)?;
+                changed.update_properties(update)
+            })
+            .await?;
             properties_of(&*c)
         }
         "truncate" => {

@@ -529,6 +529,62 @@ pub fn update_properties(
     })
 }
 
+/// Changes `writeConcern` (also as `minReplicationFactor`; at most the replication factor:
+/// 400/10); the shards' leaders apply it from the Plan. A different `replicationFactor` is
+/// refused (1470: not supported yet); the same one is accepted.
+pub fn update_cluster_properties(ctx: &Context, db: &str, name: &str, body: &Value) -> Result<()> {
+    let number = |name: &str| -> Result<Option<u32>> {
+        match body.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => value
+                .as_u64()
+                .filter(|n| *n >= 1 && *n <= u64::from(u32::MAX))
+                .map(|n| Some(n as u32))
+                .ok_or_else(|| {
+                    ArangoError::with_message(
+                        quince_errors::BAD_PARAMETER,
+                        format!("invalid value for {name}"),
+                    )
+                }),
+        }
+    };
+    let write_concern = match number("writeConcern")? {
+        Some(n) => Some(n),
+        None => number("minReplicationFactor")?,
+    };
+    let replication_factor = match body.get("replicationFactor") {
+        Some(Value::String(s)) if s == "satellite" => {
+            return Err(ArangoError::with_message(
+                CLUSTER_UNSUPPORTED,
+                "satellite collections are not supported",
+            ))
+        }
+        _ => number("replicationFactor")?,
+    };
+    if write_concern.is_none() && replication_factor.is_none() {
+        return Ok(());
+    }
+    change_collection(ctx, db, name, |plan, _| {
+        if replication_factor.is_some_and(|rf| rf != plan.replication_factor) {
+            return Err(ArangoError::with_message(
+                CLUSTER_UNSUPPORTED,
+                "changing the replicationFactor of a collection is not supported yet",
+            ));
+        }
+        if let Some(write_concern) = write_concern {
+            if write_concern > plan.replication_factor {
+                return Err(ArangoError::with_message(
+                    quince_errors::BAD_PARAMETER,
+                    "writeConcern must not be higher than replicationFactor",
+                ));
+            }
+            plan.write_concern = write_concern;
+        }
+        Ok(Vec::new())
+    })
+    .map(|_| ())
+}
+
 /// Creates an index on every shard's leader, then records it in the Plan (see the module
 /// documentation): its description in the cluster (`id` cluster-wide) and whether it is new.
 pub fn create_index(

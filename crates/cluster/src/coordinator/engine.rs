@@ -365,6 +365,11 @@ impl CollectionOps for CoordinatorCollection {
         Ok(self.properties())
     }
 
+    fn update_cluster_properties(&self, body: &Value) -> Result<()> {
+        let plan = self.plan()?;
+        ddl::update_cluster_properties(&self.ctx, &self.db, &plan.name, body)
+    }
+
     fn cluster_properties(&self) -> Option<Map<String, Value>> {
         let plan = self.current();
         let mut out = Map::new();
