@@ -1242,7 +1242,7 @@ conformance!(
 // (`revisions_increase_across_collections`); a property change (`schema`) reaches the shards
 // when their DB servers apply the Plan, after the change answered, as in ArangoDB
 // (`schema_levels_and_messages` writes at once after one); computed values are not supported
-// in a cluster yet, and index lookups do not go through a coordinator yet.
+// in a cluster yet.
 conformance!(
     engines: [coordinator],
     scenarios: [
@@ -1264,5 +1264,9 @@ conformance!(
         wait_for_sync_is_the_request_or_the_collection,
         indexes_are_created_found_again_listed_and_dropped,
         unique_indexes_refuse_duplicates_per_item,
+        index_lookups_come_in_index_order,
+        edge_index_is_listed_kept_and_looked_up,
+        geo_lookups_answer_nearest_first,
+        fulltext_lookups_follow_the_query_syntax,
     ]
 );
