@@ -474,3 +474,37 @@ fn writes_follow_a_new_leader() {
     let now = collection.shards(true).unwrap();
     assert_eq!(now[names[0].as_str().unwrap()][0], json!(follower));
 }
+
+#[test]
+fn many_shards_are_reached_by_a_bounded_number_of_threads() {
+    let cluster = cluster();
+    let collection = create(
+        &*cluster.engine,
+        "_system",
+        "wide",
+        json!({"numberOfShards": 40}),
+    )
+    .unwrap();
+    let items: Vec<Value> = (0..400)
+        .map(|n| json!({"_key": format!("k{n}"), "n": n}))
+        .collect();
+    let results = write(&*collection, WriteKind::Insert, items);
+    assert!(results.iter().all(Result::is_ok));
+    let selectors: Vec<Value> = (0..400).rev().map(|n| json!(format!("k{n}"))).collect();
+    let mut seen = Vec::new();
+    collection
+        .read_many(
+            &ReadRequest {
+                selectors,
+                ignore_revs: true,
+            },
+            &mut |result| {
+                let document: Value = serde_json::from_slice(&result.unwrap().json).unwrap();
+                seen.push(document["n"].as_u64().unwrap());
+                true
+            },
+        )
+        .unwrap();
+    assert_eq!(seen, (0..400).rev().collect::<Vec<u64>>());
+    assert_eq!(collection.count(), 400);
+}

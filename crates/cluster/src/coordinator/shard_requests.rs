@@ -35,6 +35,9 @@ use crate::peers::{PeerError, PeerReply, PeerRequest};
 const NOT_LEADER: u32 = 1496;
 const RESIGNED: u32 = 1491;
 
+/// The most threads one request uses to reach its shards at once.
+pub const PARALLEL_MAX: usize = 16;
+
 /// How long one wait for a Plan change lasts before the request is tried again anyway.
 const PLAN_WAIT: Duration = Duration::from_millis(500);
 
@@ -140,29 +143,45 @@ impl Router {
         }
     }
 
-    /// Sends each call to its shard's leader, in parallel when there are several; the
-    /// replies in the calls' order.
+    /// Sends each call to its shard's leader, in parallel when there are several (at most
+    /// [`PARALLEL_MAX`] threads, each taking every `PARALLEL_MAX`-th call); the replies in the
+    /// calls' order.
     pub fn to_leaders(&self, calls: &[ShardCall]) -> Vec<Result<PeerReply>> {
         if calls.len() <= 1 {
             return calls.iter().map(|call| self.to_leader(call)).collect();
         }
+        let threads = calls.len().min(PARALLEL_MAX);
+        let mut replies: Vec<Option<Result<PeerReply>>> = (0..calls.len()).map(|_| None).collect();
         std::thread::scope(|scope| {
-            let handles: Vec<_> = calls
-                .iter()
-                .map(|call| scope.spawn(move || self.to_leader(call)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| {
-                    handle.join().unwrap_or_else(|_| {
-                        Err(ArangoError::with_message(
-                            INTERNAL,
-                            "a shard request panicked",
-                        ))
+            let handles: Vec<_> = (0..threads)
+                .map(|first| {
+                    scope.spawn(move || {
+                        (first..calls.len())
+                            .step_by(threads)
+                            .map(|at| (at, self.to_leader(&calls[at])))
+                            .collect::<Vec<_>>()
                     })
                 })
-                .collect()
-        })
+                .collect();
+            for handle in handles {
+                if let Ok(answers) = handle.join() {
+                    for (at, reply) in answers {
+                        replies[at] = Some(reply);
+                    }
+                }
+            }
+        });
+        replies
+            .into_iter()
+            .map(|reply| {
+                reply.unwrap_or_else(|| {
+                    Err(ArangoError::with_message(
+                        INTERNAL,
+                        "a shard request panicked",
+                    ))
+                })
+            })
+            .collect()
     }
 }
 
