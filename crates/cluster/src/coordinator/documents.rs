@@ -12,8 +12,9 @@
 //!   value is 1469 (a replacement's missing shard key counts as `null`; an update may leave one
 //!   out);
 //! - each shard's part is one multi-document request on the shard collection
-//!   (`/_api/document/<shard>` with the options as query parameters); revision preconditions
-//!   travel as `_rev` in each item with `ignoreRevs=false`, so `If-Match` applies to each;
+//!   (`/_api/document/<shard>` with the options as query parameters); the revision
+//!   preconditions of replacements, updates and removals travel as `_rev` in each item with
+//!   `ignoreRevs=false`, so `If-Match` applies to each (inserts keep the client's `ignoreRevs`);
 //! - `_id` in results, in `new`/`old` and in read documents names the collection, not the shard.
 //!
 //! What it is not: the transport or its retries (`shard_requests.rs`), or the rules a leader
@@ -182,11 +183,15 @@ fn route(
 /// The query string of a write.
 fn write_query(kind: WriteKind, options: &WriteOptions, sync: bool) -> String {
     let flag = |b: bool| if b { "true" } else { "false" };
+    // Replacements, updates and removals carry their preconditions as `_rev` (only those);
+    // an insert's body is the client's, so its `ignoreRevs` is the client's too.
+    let ignore_revs = kind == WriteKind::Insert && options.ignore_revs;
     let mut query = format!(
-        "waitForSync={}&returnNew={}&returnOld={}&ignoreRevs=false",
+        "waitForSync={}&returnNew={}&returnOld={}&ignoreRevs={}",
         flag(sync),
         flag(options.return_new),
-        flag(options.return_old)
+        flag(options.return_old),
+        flag(ignore_revs)
     );
     if matches!(kind, WriteKind::Update)
         || (kind == WriteKind::Insert && options.overwrite_mode == OverwriteMode::Update)
@@ -738,7 +743,7 @@ mod tests {
         let query = write_query(WriteKind::Insert, &options, true);
         assert_eq!(
             query,
-            "waitForSync=true&returnNew=true&returnOld=false&ignoreRevs=false\
+            "waitForSync=true&returnNew=true&returnOld=false&ignoreRevs=true\
              &keepNull=false&mergeObjects=true&overwriteMode=update&versionAttribute=v%20x"
         );
     }
