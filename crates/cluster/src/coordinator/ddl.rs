@@ -278,13 +278,25 @@ pub fn create_collection(
         let shards: Vec<String> = (0..count).map(|i| format!("s{}", first + 1 + i)).collect();
         let placed: Vec<Vec<String>> = match &prototype {
             Some(prototype) => {
-                let catalog = ctx.cache.catalog();
+                // Read now, not from the cache: the prototype may be younger than the view.
+                let snapshot = ctx
+                    .node
+                    .store
+                    .range(&ctx.node.layout().shard_plans(db, prototype.id))
+                    .map_err(agency_error)?;
+                let plans: std::collections::HashMap<String, ShardPlan> = snapshot
+                    .entries
+                    .iter()
+                    .filter_map(|e| {
+                        let name = e.key.rsplit('/').next()?.to_string();
+                        Some((name, decode::<ShardPlan>(&e.value)?))
+                    })
+                    .collect();
                 prototype
                     .shards
                     .iter()
                     .map(|shard| {
-                        catalog
-                            .shard_plans
+                        plans
                             .get(shard)
                             .map(|p| p.servers().cloned().collect())
                             .unwrap_or_default()
