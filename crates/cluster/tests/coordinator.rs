@@ -508,3 +508,83 @@ fn many_shards_are_reached_by_a_bounded_number_of_threads() {
     assert_eq!(seen, (0..400).rev().collect::<Vec<u64>>());
     assert_eq!(collection.count(), 400);
 }
+
+#[test]
+fn coordinators_starting_together_make_one_system_database() {
+    use quince_cluster::coordinator::start_with;
+    use quince_cluster::layout::Role;
+    use quince_cluster::node::{ClusterConfig, Node};
+    use quince_meta::{MemoryStore, MetaStore};
+
+    let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
+    let mut nodes = Vec::new();
+    for id in SERVERS {
+        let config = ClusterConfig::new(Role::Dbserver, "tcp://127.0.0.1:1");
+        nodes.push(Node::join(store.clone(), config, id.into(), "3.12.4", "quince").unwrap());
+    }
+    let servers = quince_cluster::coordinator::testing::FakeDbServers::start(
+        store.clone(),
+        Layout::default(),
+        &SERVERS,
+    );
+    let coordinators: Vec<_> = ["CRDN-1", "CRDN-2", "CRDN-3"]
+        .iter()
+        .map(|id| {
+            let config = ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:2");
+            let node =
+                Node::join(store.clone(), config, id.to_string(), "3.12.4", "quince").unwrap();
+            nodes.push(node.clone());
+            let servers = servers.clone();
+            std::thread::spawn(move || start_with(node, servers, Timeouts::default()).unwrap())
+        })
+        .collect();
+    let coordinators: Vec<_> = coordinators
+        .into_iter()
+        .map(|t| t.join().unwrap())
+        .collect();
+    let collections = store
+        .range(&Layout::default().collections("_system"))
+        .unwrap();
+    assert_eq!(collections.entries.len(), 1, "one _users");
+    for coordinator in &coordinators {
+        let engine = coordinator.engine();
+        assert!(engine
+            .database("_system")
+            .unwrap()
+            .collection("_users")
+            .is_ok());
+        coordinator.stop();
+    }
+    servers.stop();
+    for node in nodes {
+        node.leave();
+    }
+}
+
+#[test]
+fn without_db_servers_start_fails_clearly() {
+    use quince_cluster::coordinator::start_with;
+    use quince_cluster::layout::Role;
+    use quince_cluster::node::{ClusterConfig, Node};
+    use quince_meta::{MemoryStore, MetaStore};
+
+    let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
+    let servers = quince_cluster::coordinator::testing::FakeDbServers::start(
+        store.clone(),
+        Layout::default(),
+        &[],
+    );
+    let config = ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:2");
+    let node = Node::join(store.clone(), config, "CRDN-1".into(), "3.12.4", "quince").unwrap();
+    let timeouts = Timeouts {
+        ddl: Duration::from_millis(200),
+        ..Timeouts::default()
+    };
+    let error = start_with(node.clone(), servers.clone(), timeouts)
+        .err()
+        .unwrap();
+    assert_eq!(error.num(), 1487, "{error}");
+    assert!(error.message.contains("no DB server"), "{error}");
+    servers.stop();
+    node.leave();
+}

@@ -299,4 +299,60 @@ mod tests {
         assert!(!cache.wait_for_revision(i64::MAX, Duration::from_millis(1)));
         cache.stop();
     }
+
+    /// A store whose first watch fails at once (as a compacted history does).
+    struct FirstWatchFails {
+        inner: MemoryStore,
+        watches: std::sync::atomic::AtomicUsize,
+    }
+
+    impl MetaStore for FirstWatchFails {
+        fn get(&self, key: &str) -> Result<Option<quince_meta::Entry>, MetaError> {
+            self.inner.get(key)
+        }
+        fn range(&self, prefix: &str) -> Result<quince_meta::Snapshot, MetaError> {
+            self.inner.range(prefix)
+        }
+        fn txn(&self, txn: quince_meta::Txn) -> Result<quince_meta::TxnResult, MetaError> {
+            self.inner.txn(txn)
+        }
+        fn watch(&self, prefix: &str, from: Revision) -> Result<quince_meta::Watch, MetaError> {
+            if self.watches.fetch_add(1, Ordering::AcqRel) == 0 {
+                let (sender, receiver) = std::sync::mpsc::channel();
+                sender.send(Err(MetaError::Compacted(from))).unwrap();
+                return Ok(quince_meta::Watch::new(receiver, Box::new(())));
+            }
+            self.inner.watch(prefix, from)
+        }
+        fn grant_lease(&self, ttl: Duration) -> Result<quince_meta::LeaseId, MetaError> {
+            self.inner.grant_lease(ttl)
+        }
+        fn keep_alive(&self, lease: quince_meta::LeaseId) -> Result<(), MetaError> {
+            self.inner.keep_alive(lease)
+        }
+        fn revoke_lease(&self, lease: quince_meta::LeaseId) -> Result<(), MetaError> {
+            self.inner.revoke_lease(lease)
+        }
+    }
+
+    #[test]
+    fn a_failed_watch_starts_again_from_a_fresh_read() {
+        let flaky = Arc::new(FirstWatchFails {
+            inner: MemoryStore::default(),
+            watches: Default::default(),
+        });
+        let store: Arc<dyn MetaStore> = flaky.clone();
+        let layout = Layout::default();
+        let cache = PlanCache::start(store.clone(), layout.clone()).unwrap();
+        let revision = store
+            .put(&layout.database("late"), &database("late"))
+            .unwrap();
+        assert!(cache.wait_for_revision(revision, Duration::from_secs(10)));
+        assert!(cache.catalog().databases.contains_key("late"));
+        assert!(
+            flaky.watches.load(Ordering::Acquire) >= 2,
+            "the watch was started again"
+        );
+        cache.stop();
+    }
 }
