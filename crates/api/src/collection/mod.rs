@@ -303,8 +303,13 @@ async fn change(req: &ApiRequest, name: &str, action: &str) -> ApiResult {
             render::basic_info(&c.properties())
         }
         "responsibleShard" => {
-            // A single server answers 501 whatever the body (the engine's default).
-            let document = req.json_body().unwrap_or(Value::Null);
+            // A single server answers 501 whatever the body (the engine's default); in a
+            // cluster a body that is not JSON is 400/600.
+            let document = if c.cluster_properties().is_some() {
+                req.json_body()?
+            } else {
+                Value::Null
+            };
             let shard = c.responsible_shard(&document)?;
             let mut object = render::success_head();
             object.insert("shardId".into(), Value::String(shard));
