@@ -6,7 +6,6 @@
 use http::Method;
 use quince_cluster::coordinator::testing::TestCluster;
 use quince_cluster::coordinator::Timeouts;
-use quince_ops::Engine;
 use serde_json::{json, Value};
 
 use crate::document::tests::support::Fixture;

@@ -4,7 +4,8 @@
 //! and collection API a coordinator uses (multi-document inserts, replacements, updates,
 //! removals and `onlyget` reads on `/_api/document/<shard>`; count, truncate, revision,
 //! checksum of `/_api/collection/<shard>/...`; `POST /_api/cursor` over one shard; index
-//! create, list and drop) over one [`FakeEngine`] per server, and a thread that follows the
+//! create, list and drop) over one engine per server (a [`FakeEngine`] unless the test brings
+//! its own: [`FakeDbServers::over`]), and a thread that follows the
 //! Plan as DB servers would: it creates each planned shard collection on its servers and
 //! writes the shard's Current as its leader (every planned server in sync). A server that is
 //! not the shard's planned leader refuses with 503/1496; a server marked down is
@@ -104,7 +105,7 @@ impl Drop for TestCluster {
 struct Inner {
     store: Arc<dyn MetaStore>,
     layout: Layout,
-    engines: BTreeMap<ServerId, Arc<FakeEngine>>,
+    engines: BTreeMap<ServerId, Arc<dyn Engine>>,
     down: Mutex<HashSet<ServerId>>,
     stop: AtomicBool,
     requests: AtomicUsize,
@@ -117,19 +118,31 @@ pub struct FakeDbServers {
 }
 
 impl FakeDbServers {
-    /// Servers of these ids over `store`; the Plan-following thread starts at once.
+    /// Servers of these ids over `store`, each over a new fake engine; the Plan-following
+    /// thread starts at once.
     pub fn start(
         store: Arc<dyn MetaStore>,
         layout: Layout,
         servers: &[&str],
     ) -> Arc<FakeDbServers> {
+        let engines = servers
+            .iter()
+            .map(|id| (id.to_string(), FakeEngine::new() as Arc<dyn Engine>))
+            .collect();
+        FakeDbServers::over(store, layout, engines)
+    }
+
+    /// Servers of these ids over these engines (any implementation of the interface: a test
+    /// may also serve them through the real api).
+    pub fn over(
+        store: Arc<dyn MetaStore>,
+        layout: Layout,
+        engines: Vec<(ServerId, Arc<dyn Engine>)>,
+    ) -> Arc<FakeDbServers> {
         let inner = Arc::new(Inner {
             store,
             layout,
-            engines: servers
-                .iter()
-                .map(|id| (id.to_string(), FakeEngine::new()))
-                .collect(),
+            engines: engines.into_iter().collect(),
             down: Mutex::new(HashSet::new()),
             stop: AtomicBool::new(false),
             requests: AtomicUsize::new(0),
@@ -151,7 +164,7 @@ impl FakeDbServers {
     }
 
     /// The engine of one server (its shard collections are named `s<id>`).
-    pub fn engine(&self, server: &str) -> Arc<FakeEngine> {
+    pub fn engine(&self, server: &str) -> Arc<dyn Engine> {
         self.inner.engines[server].clone()
     }
 
@@ -396,7 +409,7 @@ impl Inner {
 }
 
 /// Creates the shard collection `shard` in `db` on `engine` when missing.
-fn create_shard(engine: &Arc<FakeEngine>, db: &str, shard: &str, plan: &CollectionPlan) {
+fn create_shard(engine: &Arc<dyn Engine>, db: &str, shard: &str, plan: &CollectionPlan) {
     let database = match engine.database(db) {
         Some(database) => database,
         None => match engine.create_database(db) {
