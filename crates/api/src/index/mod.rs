@@ -21,7 +21,8 @@
 //! violation among the existing documents: 400/1210; a taken name: 400/1207); a drop names an
 //! index by id or name (anything else: 400/1214), and the primary index is never found
 //! (404/1212); create and drop run on the blocking pool (they build, or write
-//! `parameter.json`).
+//! `parameter.json`), and so does every request when the database's calls wait on the
+//! network (a cluster coordinator's: `DatabaseOps::blocks_on_network`).
 
 #[cfg(test)]
 mod tests;
