@@ -1,8 +1,8 @@
 //! Document reads and writes of a sharded collection: keys generated, items split by shard,
 //! one request per shard to its leader, results reassembled in request order.
 //!
-//! What it is: [`write`] (insert, replace, update, remove of one or many documents) and
-//! [`read_many`] (bulk reads by selector), over the shared item parsing of `quince-ops`:
+//! What it is: [`write`] (insert, replace, update, remove of one or many documents; bulk
+//! reads are in `reads.rs`), over the shared item parsing of `quince-ops`:
 //! - inserts get a `_key` generated here when they bring none (`keys.rs`); a `_key` given for
 //!   a collection whose shard keys are not `["_key"]` is 1466; a `_key` given where
 //!   `allowUserKeys` is false is 1222;
@@ -33,8 +33,8 @@ use quince_errors::{
 };
 use quince_model::keygen::{KeyGeneratorType, KeyOptions};
 use quince_ops::{
-    parse_items, selector, DocumentOp, Durability, OverwriteMode, ReadRequest, StoredDocument,
-    WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
+    parse_items, DocumentOp, Durability, OverwriteMode, WriteKind, WriteOptions, WriteOutcome,
+    WriteRequest, WriteResults,
 };
 use serde_json::{Map, Value};
 
@@ -44,7 +44,7 @@ use crate::layout::CollectionPlan;
 use crate::sharding::{is_default_shard_keys, shard_index};
 
 /// Where an item goes.
-enum Target {
+pub(super) enum Target {
     /// The shard at this index of the collection's list.
     Shard(usize),
     /// Wherever the document of this key is (shard keys other than `_key`).
@@ -77,7 +77,9 @@ fn shard_of(plan: &CollectionPlan, document: &Map<String, Value>) -> usize {
     shard_index(&plan.shard_keys, plan.shards.len(), document)
 }
 
-fn key_shard(plan: &CollectionPlan, key: &str) -> Target {
+/// Where the document of `key` is: its shard with the default shard keys, else to be
+/// located.
+pub(super) fn key_shard(plan: &CollectionPlan, key: &str) -> Target {
     if is_default_shard_keys(&plan.shard_keys) {
         let mut document = Map::new();
         document.insert("_key".into(), Value::String(key.to_string()));
@@ -222,7 +224,7 @@ fn write_query(kind: WriteKind, options: &WriteOptions, sync: bool) -> String {
 
 /// Finds, on every shard, the documents of `keys`: for each key its shard's index and the
 /// document (absent when no shard holds it). Errors of whole shard requests are answered.
-fn locate(
+pub(super) fn locate(
     router: &Router,
     db: &str,
     plan: &CollectionPlan,
@@ -487,140 +489,6 @@ pub fn write(
         items,
         durability: (sync && wrote).then(|| Durability::ready(Ok(()))),
         synced: sync,
-    }
-}
-
-/// A document from a leader's reply, its `_id` in the collection's name.
-pub fn stored(mut document: Value, collection: &str) -> StoredDocument {
-    rename_id(&mut document, collection);
-    StoredDocument {
-        rev: document
-            .get("_rev")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
-        json: serde_json::to_vec(&document).expect("a document serializes"),
-    }
-}
-
-/// Reads each selected document from its shard's leader, handing each item's result to
-/// `visit` in order until it returns false.
-pub fn read_many(
-    router: &Router,
-    db: &str,
-    plan: &CollectionPlan,
-    request: &ReadRequest,
-    visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
-) {
-    let mut results: Vec<Option<Result<StoredDocument>>> = Vec::new();
-    let mut parts: BTreeMap<usize, Vec<(usize, Value)>> = BTreeMap::new();
-    let mut lookups: Vec<(usize, String, Option<String>)> = Vec::new();
-    for (position, item) in request.selectors.iter().enumerate() {
-        match selector(item, &plan.name) {
-            Err(error) => results.push(Some(Err(error))),
-            Ok((key, rev)) => {
-                results.push(None);
-                let mut selector = Map::new();
-                selector.insert("_key".into(), Value::String(key.to_string()));
-                if let Some(rev) = rev.filter(|_| !request.ignore_revs) {
-                    selector.insert("_rev".into(), Value::String(rev.to_string()));
-                }
-                match key_shard(plan, key) {
-                    Target::Shard(index) => parts
-                        .entry(index)
-                        .or_default()
-                        .push((position, Value::Object(selector))),
-                    Target::Locate(key) => lookups.push((
-                        position,
-                        key,
-                        rev.filter(|_| !request.ignore_revs).map(str::to_string),
-                    )),
-                }
-            }
-        }
-    }
-    if !lookups.is_empty() {
-        let keys: Vec<String> = lookups.iter().map(|(_, key, _)| key.clone()).collect();
-        match locate(router, db, plan, &keys) {
-            Err(error) => {
-                for (position, _, _) in &lookups {
-                    results[*position] = Some(Err(error.clone()));
-                }
-            }
-            Ok(found) => {
-                for (position, key, rev) in &lookups {
-                    results[*position] = Some(match found.get(key) {
-                        None => Err(ArangoError::new(ARANGO_DOCUMENT_NOT_FOUND)),
-                        Some((_, document)) => {
-                            let document = stored(document.clone(), &plan.name);
-                            match rev {
-                                Some(rev) if !rev.is_empty() && *rev != document.rev => {
-                                    Err(quince_ops::read_conflict())
-                                }
-                                _ => Ok(document),
-                            }
-                        }
-                    });
-                }
-            }
-        }
-    }
-    let order: Vec<usize> = parts.keys().copied().collect();
-    let calls: Vec<ShardCall> = parts
-        .iter()
-        .map(|(index, items)| {
-            let shard = &plan.shards[*index];
-            let body: Vec<&Value> = items.iter().map(|(_, item)| item).collect();
-            ShardCall {
-                db: db.to_string(),
-                shard: shard.clone(),
-                method: Method::Put,
-                path: format!(
-                    "/_api/document/{}?onlyget=true&ignoreRevs={}",
-                    encode_segment(shard),
-                    request.ignore_revs
-                ),
-                body: Some(serde_json::to_vec(&body).expect("selectors serialize")),
-                read_only: true,
-            }
-        })
-        .collect();
-    for (index, reply) in order.iter().zip(router.to_leaders(&calls)) {
-        let items = &parts[index];
-        let answers: Result<Vec<Value>> = reply.and_then(|reply| {
-            if reply.status >= 400 {
-                return Err(error_from_body(reply.status, &reply.body));
-            }
-            serde_json::from_slice::<Vec<Value>>(&reply.body)
-                .ok()
-                .filter(|answers| answers.len() == items.len())
-                .ok_or_else(|| {
-                    ArangoError::with_message(INTERNAL, "a DB server's read reply is malformed")
-                })
-        });
-        match answers {
-            Ok(answers) => {
-                for ((position, _), answer) in items.iter().zip(answers) {
-                    results[*position] = Some(
-                        if answer.get("error").and_then(Value::as_bool) == Some(true) {
-                            Err(error_from_value(&answer, None))
-                        } else {
-                            Ok(stored(answer, &plan.name))
-                        },
-                    );
-                }
-            }
-            Err(error) => {
-                for (position, _) in items {
-                    results[*position] = Some(Err(error.clone()));
-                }
-            }
-        }
-    }
-    for result in results {
-        if !visit(result.unwrap_or_else(|| Err(ArangoError::new(INTERNAL)))) {
-            return;
-        }
     }
 }
 

@@ -7,9 +7,10 @@
 //! [`Coordinator`], whose [`Coordinator::engine`] the api serves and which is the server's
 //! [`quince_ops::ClusterOps`] (role `COORDINATOR`). The parts: `catalog.rs` (a parsed Plan
 //! view), `plan_cache.rs`, `collection_options.rs` (cluster options and their errors),
-//! `placement.rs`, `ddl.rs`, `keys.rs`, `documents.rs` (routing), `shard_requests.rs`
-//! (leaders, retries, error bodies), `transport.rs`, `engine.rs` (the trait implementations),
-//! and `testing.rs` (in-process DB servers for tests). `docs/cluster.md` ("Coordinators")
+//! `placement.rs`, `ddl.rs` and `indexes.rs`, `keys.rs`, `documents.rs` (write routing),
+//! `reads.rs`, `shard_requests.rs` (leaders, retries, error bodies), `transport.rs`,
+//! `engine.rs` and `collection.rs` (the trait implementations), and `testing.rs` (in-process
+//! DB servers for tests). `docs/cluster.md` ("Coordinators")
 //! describes the behaviour.
 //!
 //! What it is not: a DB server (shards are held and replicated in `crate::dbserver`), the
@@ -20,14 +21,17 @@
 
 mod bootstrap;
 mod catalog;
+mod collection;
 mod collection_options;
 mod context;
 mod ddl;
 mod documents;
 mod engine;
+mod indexes;
 mod keys;
 mod placement;
 mod plan_cache;
+mod reads;
 mod shard_requests;
 pub mod testing;
 mod transport;
