@@ -8,7 +8,7 @@
 //! unless kept alive ([`MetaStore::grant_lease`]); an election over leases picks one leader
 //! ([`election`]). Implementations: [`MemoryStore`], in-process and deterministic (time is a
 //! [`Clock`] the caller may drive), for simulation tests; and etcd through the `etcd-client`
-//! crate (`etcd.rs`) for real clusters.
+//! crate ([`EtcdStore`]) for real clusters.
 //!
 //! What it is not: a consensus protocol (etcd is the consensus), or the cluster's layout (the
 //! `quince-cluster` crate names the keys and their values).
@@ -23,10 +23,12 @@
 //! - calls block; none may be made from an async runtime's worker thread.
 
 pub mod election;
+mod etcd;
 pub mod etcd_process;
 mod memory;
 mod store;
 
+pub use etcd::{EtcdOptions, EtcdStore};
 pub use memory::{Clock, ManualClock, MemoryStore, SystemClock};
 pub use store::{
     Compare, Entry, Event, EventKind, LeaseId, MetaError, MetaStore, Op, Revision, Snapshot, Txn,
