@@ -65,6 +65,8 @@ impl Default for EtcdOptions {
 
 /// Connection-level failures in a row after which the client is replaced.
 const RECONNECT_AFTER_FAILURES: u32 = 8;
+/// The shortest time one try of a repeatable call is given.
+const ATTEMPT_TIMEOUT_MIN: Duration = Duration::from_millis(500);
 /// The first and the longest pause between two tries of a call.
 const RETRY_PAUSE_MIN: Duration = Duration::from_millis(10);
 const RETRY_PAUSE_MAX: Duration = Duration::from_millis(200);
@@ -159,6 +161,10 @@ enum Failure {
     Answer,
 }
 
+// gRPC status codes that say the member or the connection failed (a connection that broke
+// during a request answers "unknown", with an HTTP/2 error).
+const GRPC_CANCELLED: i32 = 1;
+const GRPC_UNKNOWN: i32 = 2;
 const GRPC_DEADLINE_EXCEEDED: i32 = 4;
 const GRPC_UNAVAILABLE: i32 = 14;
 
@@ -175,7 +181,14 @@ fn classify(error: &etcd_client::Error) -> Failure {
                 || source.contains("error trying to connect")
             {
                 Failure::Unsent
-            } else if code == GRPC_UNAVAILABLE || code == GRPC_DEADLINE_EXCEEDED {
+            } else if [
+                GRPC_CANCELLED,
+                GRPC_UNKNOWN,
+                GRPC_DEADLINE_EXCEEDED,
+                GRPC_UNAVAILABLE,
+            ]
+            .contains(&code)
+            {
                 Failure::Unavailable
             } else {
                 Failure::Answer
@@ -196,6 +209,12 @@ impl Shared {
     fn client(&self) -> (Client, u64) {
         let current = self.current.lock();
         (current.client.clone(), current.generation)
+    }
+
+    /// How long one try of a repeatable call may take: a third of the call's time, at least
+    /// [`ATTEMPT_TIMEOUT_MIN`].
+    fn attempt_timeout(&self) -> Duration {
+        (self.options.call_timeout / 3).max(ATTEMPT_TIMEOUT_MIN)
     }
 
     /// Replaces the client of `generation` (unless another call did already).
@@ -241,12 +260,25 @@ impl Shared {
         let mut pause = RETRY_PAUSE_MIN;
         loop {
             let (client, generation) = self.client();
-            let error = match attempt(client).await {
-                Ok(value) => {
+            let outcome = if retry == Retry::Idempotent {
+                // A read sent to a member that lost its leader waits for it: try again
+                // elsewhere rather than wait for the whole call's time.
+                tokio::time::timeout(self.attempt_timeout(), attempt(client)).await
+            } else {
+                Ok(attempt(client).await)
+            };
+            let error = match outcome {
+                Ok(Ok(value)) => {
                     self.note_outcome(generation, false);
                     return Ok(value);
                 }
-                Err(error) => error,
+                Ok(Err(error)) => Some(error),
+                Err(_elapsed) => None,
+            };
+            let Some(error) = error else {
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(RETRY_PAUSE_MAX);
+                continue;
             };
             let failure = classify(&error);
             let repeat = match failure {

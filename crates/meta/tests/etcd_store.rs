@@ -135,7 +135,7 @@ fn a_store_made_and_dropped_inside_another_runtime_does_not_panic() {
         .enable_all()
         .build()
         .unwrap();
-    let answer = runtime.block_on(tokio::spawn(async move {
+    let answer = runtime.block_on(runtime.spawn(async move {
         let store = EtcdStore::connect(&endpoints, EtcdOptions::default()).unwrap();
         let revision = store.put("/inside", b"1").unwrap();
         let watch = store.watch("/inside", revision).unwrap();
@@ -151,4 +151,40 @@ fn a_store_made_and_dropped_inside_another_runtime_does_not_panic() {
     let (revision, ended) = answer.unwrap();
     assert!(revision > 0);
     assert!(ended, "a watch of a dropped store ends with an error");
+}
+
+#[test]
+fn a_watch_resumes_by_itself_when_its_member_comes_back_in_time() {
+    let Some(mut cluster) = EtcdCluster::start("watch resume", 1) else {
+        return;
+    };
+    let store = EtcdStore::connect(&cluster.endpoints(), EtcdOptions::default()).unwrap();
+    let first = store.put("/r/a", b"1").unwrap();
+    let watch = store.watch("/r/", first).unwrap();
+    let batch = watch.next_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    assert_eq!(batch[0].entry.mod_revision, first);
+    cluster.kill(0);
+    cluster.restart(0);
+    let second = store.put("/r/b", b"2").unwrap();
+    let third = store.put("/r/a", b"3").unwrap();
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while seen.len() < 2 {
+        assert!(Instant::now() < deadline, "the watch stalled: {seen:?}");
+        let batch = watch
+            .next_timeout(Duration::from_millis(100))
+            .expect("the watch resumes without an error")
+            .unwrap_or_default();
+        seen.extend(
+            batch
+                .into_iter()
+                .map(|e| (e.entry.key, e.entry.mod_revision)),
+        );
+    }
+    assert_eq!(
+        seen,
+        [("/r/b".to_string(), second), ("/r/a".to_string(), third)],
+        "nothing repeated, nothing lost"
+    );
+    assert!(watch.drain().unwrap().is_empty());
 }
