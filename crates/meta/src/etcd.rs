@@ -353,6 +353,12 @@ impl EtcdStore {
         &self.shared.endpoints
     }
 
+    /// How many times the client was replaced by a fresh one (after a call timed out, or
+    /// after a run of refused connections).
+    pub fn reconnects(&self) -> u64 {
+        self.shared.current.lock().generation
+    }
+
     /// Runs `task` on the store's runtime within `timeout`, blocking the caller until done.
     fn call<T, F, Fut>(&self, timeout: Duration, task: F) -> Result<T, MetaError>
     where

@@ -182,7 +182,8 @@ fn killing_a_member_then_the_leader_keeps_the_store_serving() {
         );
     }
     eprintln!(
-        "watch reopened {reopened} times; test body took {:?}",
+        "watch reopened {reopened} times; the client was replaced {} times; test body took {:?}",
+        store.reconnects(),
         started.elapsed()
     );
 }

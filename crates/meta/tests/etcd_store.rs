@@ -94,11 +94,20 @@ fn unreachable_etcd_answers_unavailable_in_time() {
     let nobody = EtcdStore::connect(&cluster.endpoints(), quick());
     assert!(matches!(nobody, Err(MetaError::Unavailable(_))));
     // The member comes back from its data directory: the same store works again.
+    let reconnects = store.reconnects();
     cluster.restart(0);
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let restarted = Instant::now();
+    let deadline = restarted + Duration::from_secs(10);
     while store.get("/u/a").is_err() {
         assert!(Instant::now() < deadline, "the store never recovered");
     }
+    eprintln!(
+        "the store works again {:?} after the member's restart ({} client replacements \
+         while it was down, {} after)",
+        restarted.elapsed(),
+        reconnects,
+        store.reconnects() - reconnects
+    );
     assert_eq!(store.get("/u/a").unwrap().unwrap().value, b"1");
 }
 
