@@ -24,7 +24,8 @@
 //! watch never delivers an event twice or skips one: it resumes from the revision after the
 //! last delivered, and reports [`MetaError::Compacted`] when etcd no longer has that history.
 //! Lease TTLs are whole seconds in etcd: a TTL is rounded up, and is at least one second
-//! (etcd may raise it further to its own minimum, 1.5 election timeouts).
+//! (etcd raises it further to its own minimum, 1.5 election timeouts in whole seconds: 2 s
+//! with the members' settings of `etcd_process.rs`).
 
 use std::future::Future;
 use std::sync::mpsc::sync_channel;
