@@ -15,3 +15,4 @@
 pub mod in_sync;
 pub mod layout;
 pub mod sharding;
+pub mod supervision;
