@@ -136,12 +136,12 @@ fn a_silent_server_goes_bad_then_failed_and_is_good_again_when_it_returns() {
             changes.push((second, status));
         }
     }
-    // The lease (3 s) ends at second 4; the tick at 4 sees it gone (last seen at 3).
-    assert_eq!(changes, vec![(8, Status::Bad), (13, Status::Failed)]);
+    // The lease (3 s) ends at second 4; the tick at 4 is the first to miss it.
+    assert_eq!(changes, vec![(9, Status::Bad), (14, Status::Failed)]);
     let record = cluster.health(2);
     assert_eq!(record.status, Status::Failed);
     assert_eq!(record.sync_status, "UNKNOWN");
-    assert_eq!(record.last_acked_time, iso8601(crashed_at + 2_000));
+    assert_eq!(record.last_acked_time, iso8601(crashed_at + 3_000));
     assert!(parse_iso8601(&record.last_acked_time).is_some());
     assert!(cluster.listed_failed(2));
     assert!(!cluster.listed_failed(1));
@@ -170,14 +170,14 @@ fn a_new_supervisor_keeps_counting_from_the_recorded_last_seen_time() {
         "CRDN-2".into(),
     );
     let mut failed_at = None;
-    for second in 11..=16 {
+    for second in 11..=17 {
         let report = cluster.second();
         if report.health.contains(&(dbserver(3), Status::Failed)) {
             failed_at = Some(second);
         }
         assert_ne!(cluster.health(3).status, Status::Good, "still missing");
     }
-    assert_eq!(failed_at, Some(13), "the same moment as without the change");
+    assert_eq!(failed_at, Some(14), "the same moment as without the change");
 }
 
 #[test]
@@ -286,8 +286,8 @@ fn a_long_failed_follower_is_replaced_and_a_short_shard_completed() {
             break;
         }
     }
-    // Lease gone at 3 (last seen 2), FAILED at 12, replaced 10 s later.
-    assert_eq!(replaced_at, Some(22));
+    // Lease gone at 3 (first missed then), FAILED at 13, replaced 10 s later.
+    assert_eq!(replaced_at, Some(23));
     let plan = cluster.plan(&shard);
     assert_eq!(plan.leader, dbserver(1));
     assert_eq!(plan.epoch, 1, "the leader and the epoch stay");

@@ -9,9 +9,12 @@
 //! What it is not: the store reads and writes (the tick does them), or failover.
 //!
 //! Invariants:
+//! - "last seen" is conservative: a server counts as alive up to the first tick that misses
+//!   its heartbeat (it may have been alive until then), so a server is never judged missing
+//!   for longer than it really was, only for up to one `frequency` less;
 //! - the time a server was last seen survives a change of supervising coordinator: a health
 //!   record is rewritten when the heartbeat disappears (`SyncStatus` `UNKNOWN`, with
-//!   `LastAckedTime` the last tick that saw it), and a supervisor that knows nothing of a
+//!   `LastAckedTime` that first tick that missed it), and a supervisor that knows nothing of a
 //!   server takes that time from the record;
 //! - when nobody recorded the disappearance (the record still says `SERVING`, or there is no
 //!   record), the server counts as seen at the first tick that misses it: failover may come
@@ -33,7 +36,8 @@ pub const UNKNOWN: &str = "UNKNOWN";
 /// supervisor knows.
 #[derive(Clone, Debug, Default)]
 pub struct LastSeen {
-    seen: HashMap<ServerId, u64>,
+    /// When last seen, and whether the last observation found the heartbeat.
+    seen: HashMap<ServerId, (u64, bool)>,
 }
 
 impl LastSeen {
@@ -52,18 +56,19 @@ impl LastSeen {
         now: u64,
     ) -> u64 {
         if heartbeat_present {
-            self.seen.insert(id.to_string(), now);
+            self.seen.insert(id.to_string(), (now, true));
             return now;
         }
-        if let Some(&seen) = self.seen.get(id) {
-            return seen;
-        }
-        let recorded = stored
-            .filter(|record| record.sync_status != SERVING)
-            .and_then(|record| parse_iso8601(&record.last_acked_time))
-            .map(|ms| ms.min(now));
-        let seen = recorded.unwrap_or(now);
-        self.seen.insert(id.to_string(), seen);
+        let seen = match self.seen.get(id) {
+            // The first tick that misses it: it may have been alive until just now.
+            Some(&(_, true)) => now,
+            Some(&(seen, false)) => seen,
+            None => stored
+                .filter(|record| record.sync_status != SERVING)
+                .and_then(|record| parse_iso8601(&record.last_acked_time))
+                .map_or(now, |ms| ms.min(now)),
+        };
+        self.seen.insert(id.to_string(), (seen, false));
         seen
     }
 
@@ -153,7 +158,8 @@ mod tests {
     fn a_new_supervisor_takes_the_last_seen_time_from_the_record() {
         let t0 = 1_767_225_600_000;
         let mut first = LastSeen::default();
-        assert_eq!(first.observe("PRMR-a", true, None, t0), t0);
+        assert_eq!(first.observe("PRMR-a", true, None, t0 - 1_000), t0 - 1_000);
+        assert_eq!(first.observe("PRMR-a", false, None, t0), t0, "alive until missed");
         assert_eq!(first.observe("PRMR-a", false, None, t0 + 1_000), t0);
         let gone = health_record(&server(), Status::Good, false, t0);
         assert_eq!(gone.sync_status, UNKNOWN);
