@@ -15,7 +15,8 @@
 //! - the time a server was last seen survives a change of supervising coordinator: a health
 //!   record is rewritten when the heartbeat disappears (`SyncStatus` `UNKNOWN`, with
 //!   `LastAckedTime` that first tick that missed it), and a supervisor that knows nothing of a
-//!   server takes that time from the record;
+//!   server takes that time from the record, unless the heartbeat events since the record
+//!   show that the server came back meanwhile (while no supervisor was looking);
 //! - when nobody recorded the disappearance (the record still says `SERVING`, or there is no
 //!   record), the server counts as seen at the first tick that misses it: failover may come
 //!   later than the grace period after a change of supervisor, never earlier;
@@ -48,11 +49,14 @@ impl LastSeen {
     }
 
     /// Records what a tick at `now` saw of `id` and answers when it was last seen.
+    /// `returned`: the heartbeat was written again after `stored` was (so the record's time
+    /// says nothing about the current absence).
     pub fn observe(
         &mut self,
         id: &str,
         heartbeat_present: bool,
         stored: Option<&HealthRecord>,
+        returned: bool,
         now: u64,
     ) -> u64 {
         if heartbeat_present {
@@ -64,12 +68,17 @@ impl LastSeen {
             Some(&(_, true)) => now,
             Some(&(seen, false)) => seen,
             None => stored
-                .filter(|record| record.sync_status != SERVING)
+                .filter(|record| record.sync_status != SERVING && !returned)
                 .and_then(|record| parse_iso8601(&record.last_acked_time))
                 .map_or(now, |ms| ms.min(now)),
         };
         self.seen.insert(id.to_string(), (seen, false));
         seen
+    }
+
+    /// Whether nothing is known (a new supervisor, or one that forgot).
+    pub fn is_empty(&self) -> bool {
+        self.seen.is_empty()
     }
 
     /// Drops servers no longer registered.
@@ -158,25 +167,31 @@ mod tests {
     fn a_new_supervisor_takes_the_last_seen_time_from_the_record() {
         let t0 = 1_767_225_600_000;
         let mut first = LastSeen::default();
-        assert_eq!(first.observe("PRMR-a", true, None, t0 - 1_000), t0 - 1_000);
-        assert_eq!(first.observe("PRMR-a", false, None, t0), t0, "alive until missed");
-        assert_eq!(first.observe("PRMR-a", false, None, t0 + 1_000), t0);
+        assert_eq!(first.observe("PRMR-a", true, None, false, t0 - 1_000), t0 - 1_000);
+        assert_eq!(first.observe("PRMR-a", false, None, false, t0), t0, "alive until missed");
+        assert_eq!(first.observe("PRMR-a", false, None, false, t0 + 1_000), t0);
         let gone = health_record(&server(), Status::Good, false, t0);
         assert_eq!(gone.sync_status, UNKNOWN);
         let mut second = LastSeen::default();
         assert_eq!(
-            second.observe("PRMR-a", false, Some(&gone), t0 + 7_000),
+            second.observe("PRMR-a", false, Some(&gone), false, t0 + 7_000),
             t0,
             "the recorded disappearance counts"
         );
         let serving = health_record(&server(), Status::Good, true, t0);
         let mut third = LastSeen::default();
         assert_eq!(
-            third.observe("PRMR-a", false, Some(&serving), t0 + 7_000),
+            third.observe("PRMR-a", false, Some(&serving), false, t0 + 7_000),
             t0 + 7_000,
             "an unrecorded disappearance counts from the first tick that misses it"
         );
-        assert_eq!(third.observe("PRMR-a", true, Some(&gone), t0 + 8_000), t0 + 8_000);
+        assert_eq!(third.observe("PRMR-a", true, Some(&gone), false, t0 + 8_000), t0 + 8_000);
+        let mut fourth = LastSeen::default();
+        assert_eq!(
+            fourth.observe("PRMR-a", false, Some(&gone), true, t0 + 9_000),
+            t0 + 9_000,
+            "it came back after the record was written: the record's time says nothing"
+        );
     }
 
     #[test]

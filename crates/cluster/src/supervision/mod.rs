@@ -47,6 +47,10 @@ pub struct SupervisionConfig {
     pub election_ttl: Duration,
     /// How many records `Target/Finished/` keeps (100).
     pub finished_max: usize,
+    /// How long a supervisor that knows nothing (new, or after a gap) waits for the store's
+    /// replay of heartbeat events since the health records (200 ms; the in-memory store
+    /// replays at once, so simulations pass 0).
+    pub history_wait: Duration,
 }
 
 impl Default for SupervisionConfig {
@@ -58,6 +62,7 @@ impl Default for SupervisionConfig {
             repair_delay: None,
             election_ttl: Duration::from_secs(3),
             finished_max: 100,
+            history_wait: Duration::from_millis(200),
         }
     }
 }

@@ -20,12 +20,12 @@
 //!   not observe (a store outage, a pause, another coordinator's turn) never counts against a
 //!   server.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use quince_meta::{Compare, MetaError, MetaStore, Op, Txn};
+use quince_meta::{Compare, EventKind, MetaError, MetaStore, Op, Revision, Txn};
 
 use crate::in_sync::{self, Promotion, ShardId};
 use crate::layout::{encode, Layout, Role, ServerId, ShardPlan, Status};
@@ -206,11 +206,18 @@ impl Supervision {
     ) -> Result<HashMap<ServerId, Status>, TickError> {
         self.last_seen
             .retain(&|id: &str| view.registered.contains_key(id));
+        let returned = if self.last_seen.is_empty() {
+            self.returned_since_records(view)?
+        } else {
+            HashSet::new()
+        };
         let mut status = HashMap::new();
         for (id, server) in &view.registered {
             let present = view.has_heartbeat(id);
-            let stored = view.health.get(id);
-            let seen = self.last_seen.observe(id, present, stored, now);
+            let stored = view.health_record(id);
+            let seen = self
+                .last_seen
+                .observe(id, present, stored, returned.contains(id), now);
             let judged = judge(seen, now, self.config.ok_threshold, self.config.grace_period);
             status.insert(id.clone(), judged);
             let record = health_record(server, judged, present, seen);
@@ -235,6 +242,44 @@ impl Supervision {
             }
         }
         Ok(status)
+    }
+
+    /// The absent servers whose heartbeat was written after their health record (they came
+    /// back and left again while no supervisor was looking), from the store's history of
+    /// heartbeat events. Every absent server when that history is gone (compacted).
+    fn returned_since_records(&self, view: &ClusterView) -> Result<HashSet<ServerId>, MetaError> {
+        let absent: HashMap<String, (&ServerId, Revision)> = view
+            .health
+            .iter()
+            .filter(|(id, _)| !view.has_heartbeat(id))
+            .map(|(id, (_, revision))| (self.layout.heartbeat(id), (id, *revision)))
+            .collect();
+        let Some(oldest) = absent.values().map(|(_, revision)| *revision).min() else {
+            return Ok(HashSet::new());
+        };
+        let watch = match self.store.watch(&self.layout.heartbeats(), oldest + 1) {
+            Ok(watch) => watch,
+            Err(MetaError::Compacted(_)) => {
+                return Ok(absent.values().map(|(id, _)| (*id).clone()).collect());
+            }
+            Err(error) => return Err(error),
+        };
+        let mut returned = HashSet::new();
+        // Bounded: heartbeats are written once per server start, so a long replay is odd.
+        for _ in 0..1_000 {
+            let Some(events) = watch.next_timeout(self.config.history_wait)? else {
+                break;
+            };
+            for event in events {
+                let Some((id, since)) = absent.get(&event.entry.key) else {
+                    continue;
+                };
+                if event.kind == EventKind::Put && event.entry.mod_revision > *since {
+                    returned.insert((*id).clone());
+                }
+            }
+        }
+        Ok(returned)
     }
 
     /// Replaces long-failed followers and completes shards below their replication factor.

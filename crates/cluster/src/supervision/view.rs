@@ -39,8 +39,8 @@ pub struct ClusterView {
     pub registered: BTreeMap<ServerId, ServerRecord>,
     /// Ids with a `Sync/ServerStates` heartbeat.
     pub heartbeats: Vec<ServerId>,
-    /// `Supervision/Health`, by id.
-    pub health: HashMap<ServerId, HealthRecord>,
+    /// `Supervision/Health`, by id, with the record's `mod_revision`.
+    pub health: HashMap<ServerId, (HealthRecord, Revision)>,
     /// `Target/FailedServers`: since when (ms), by id (`None` when the value is unreadable).
     pub failed_servers: HashMap<ServerId, Option<u64>>,
     /// `Target/Maintenance` exists.
@@ -78,7 +78,8 @@ impl ClusterView {
             if let (Some(id), Some(record)) =
                 (last_segment(&prefix, &entry.key), decode::<HealthRecord>(&entry.value))
             {
-                view.health.insert(id.to_string(), record);
+                view.health
+                    .insert(id.to_string(), (record, entry.mod_revision));
             }
         }
         let prefix = layout.failed_servers();
@@ -123,6 +124,11 @@ impl ClusterView {
             });
         }
         Ok(view)
+    }
+
+    /// `id`'s health record.
+    pub fn health_record(&self, id: &str) -> Option<&HealthRecord> {
+        self.health.get(id).map(|(record, _)| record)
     }
 
     /// Whether `id` has a heartbeat.
