@@ -64,9 +64,9 @@ impl SimOptions {
             write_concern: rng.gen_range(1..=2),
             synchronous,
             step_ms: 100,
-            chaos_ms: 40_000,
+            chaos_ms: 60_000,
             settle_limit_ms: 60_000,
-            fault_rate: rng.gen_range(0.01..0.05),
+            fault_rate: rng.gen_range(0.02..0.06),
             write_rate: 0.5,
             loss: rng.gen_range(0.0..0.03),
         }
@@ -355,7 +355,10 @@ impl World {
         self.next_value += 1;
         let value = self.next_value;
         let target = index_of(&plan.leader);
-        self.with_ctx(|servers, ctx| servers[target].write(shard, value, ctx));
+        if !self.with_ctx(|servers, ctx| servers[target].write(shard, value, ctx)) {
+            // Refused (not the leader, or unreachable): read Plan again next time.
+            self.client_plans[shard] = None;
+        }
     }
 
     /// The observer: Plan changes (checks (b)) and heartbeat presence (no failover before
@@ -413,7 +416,14 @@ impl World {
     fn inject_fault(&mut self) {
         let now = self.now;
         let kind = self.rng.gen_range(0..9);
-        let i = self.rng.gen_range(0..self.servers.len());
+        let mut i = self.rng.gen_range(0..self.servers.len());
+        // Faults hit a shard's leader half of the time: that is where failover happens.
+        if self.rng.gen_bool(0.5) {
+            let shard = self.rng.gen_range(0..self.shards.len());
+            if let Some(plan) = self.client_plans[shard].as_ref() {
+                i = index_of(&plan.leader);
+            }
+        }
         let max_faulty = (self.servers.len() - 1).min(2);
         let healthy = self.servers[i].up
             && self.servers[i].paused_until <= now
@@ -425,7 +435,7 @@ impl World {
         let id = self.servers[i].id.clone();
         match kind {
             0 => {
-                self.down_until[i] = now + self.rng.gen_range(2_000..30_000);
+                self.down_until[i] = now + self.rng.gen_range(2_000..40_000);
                 self.with_ctx(|servers, ctx| servers[i].crash(ctx));
             }
             1 => {
@@ -657,9 +667,16 @@ impl World {
 }
 
 impl World {
+    /// The leader `Plan` names for `shard` now.
+    pub fn final_leader(&self, shard: usize) -> String {
+        let state = in_sync::read_shard(&self.store, &self.layout, &self.shards[shard]);
+        state.expect("store up").plan.expect("a plan").leader
+    }
+
     /// Crashes server `index` for a minute (scenario tests).
     pub fn crash_for_test(&mut self, index: usize) {
         self.down_until[index] = self.now + 60_000;
         self.with_ctx(|servers, ctx| servers[index].crash(ctx));
     }
 }
+
