@@ -240,7 +240,9 @@ impl SimServer {
                     .current
                     .as_ref()
                     .is_some_and(|c| c.epoch == plan.epoch && c.in_sync.contains(&self.id));
-                if !in_sync {
+                // Also now and then when listed: the leader may have dropped it and not yet
+                // told it (the leader answers "in sync" when it sends to it).
+                if !in_sync || ctx.rng.gen_bool(0.05) {
                     self.replicas[shard].next_catch_up = ctx.now + 1_000;
                     catch_up.push((shard, index_of(&plan.leader)));
                 }
@@ -448,16 +450,25 @@ impl SimServer {
         }
     }
 
-    /// The leader's side of a catch-up, under its order lock: hands out its data and starts
-    /// sending to `member`, then commits `member` into the in-sync set (`grow`). `None` when
-    /// it cannot (not leading, unreachable).
-    pub fn catch_up_source(&mut self, shard: usize, epoch: u64, ctx: &Ctx<'_>) -> Option<BTreeSet<u64>> {
+    /// The leader's side of a catch-up, under its order lock: hands out its data (then
+    /// [`SimServer::commit_catch_up`] starts sending to `member` and commits it into the
+    /// in-sync set). `None` when it cannot (not leading, unreachable) or need not (it sends
+    /// to `member` already).
+    pub fn catch_up_source(
+        &mut self,
+        shard: usize,
+        epoch: u64,
+        member: &str,
+        ctx: &Ctx<'_>,
+    ) -> Option<BTreeSet<u64>> {
         if !self.reachable(ctx.now) {
             return None;
         }
         let replica = &self.replicas[shard];
         let leading = replica.leading.as_ref().filter(|l| l.epoch == epoch)?;
-        let _ = leading;
+        if leading.in_sync.iter().any(|m| m == member) {
+            return None;
+        }
         Some(replica.data.clone())
     }
 

@@ -293,7 +293,7 @@ impl World {
         };
         let member = self.servers[follower].id.clone();
         self.with_ctx(|servers, ctx| {
-            let Some(data) = servers[leader].catch_up_source(shard, epoch, ctx) else {
+            let Some(data) = servers[leader].catch_up_source(shard, epoch, &member, ctx) else {
                 return;
             };
             servers[follower].replicas[shard].data = data;
