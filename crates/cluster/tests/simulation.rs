@@ -18,7 +18,7 @@
 //!   `grace_period + frequency + heartbeat TTL`.
 //!
 //! `QUINCE_SIM_SEED=<n>` runs one seed; `QUINCE_SIM_RUNS=<n>` sets how many seeds (default
-//! 40 synchronous, 20 asynchronous). A failure prints the seed and the last events.
+//! 150 synchronous, 50 asynchronous). A failure prints the seed and the last events.
 
 mod support;
 
@@ -118,7 +118,11 @@ fn run_all(synchronous: bool, default_runs: u64) -> Vec<Outcome> {
     println!(
         "{} mode: {} seeds in {:.1?}: {} acknowledged writes, {} failovers, {} late \
          acknowledgements of an older epoch, {} acknowledged writes lost, slowest settling {} ms",
-        if synchronous { "synchronous" } else { "asynchronous" },
+        if synchronous {
+            "synchronous"
+        } else {
+            "asynchronous"
+        },
         seeds.len(),
         started.elapsed(),
         sum(|o| o.acked),
@@ -132,7 +136,7 @@ fn run_all(synchronous: bool, default_runs: u64) -> Vec<Outcome> {
 
 #[test]
 fn synchronous_replication_loses_no_acknowledged_write_under_faults() {
-    let outcomes = run_all(true, 40);
+    let outcomes = run_all(true, 150);
     assert!(
         outcomes.iter().map(|o| o.failovers).sum::<usize>() > 0 || outcomes.len() < 5,
         "the faults caused no failover at all: the simulation tests nothing"
@@ -142,7 +146,7 @@ fn synchronous_replication_loses_no_acknowledged_write_under_faults() {
 #[test]
 fn asynchronous_replication_counts_the_writes_a_failover_loses() {
     // Not a failure: asynchronous mode may lose acknowledged writes; the figure is printed.
-    run_all(false, 20);
+    run_all(false, 50);
 }
 
 #[test]
@@ -158,7 +162,9 @@ fn a_crashed_leader_is_replaced_within_the_bound_and_takes_writes() {
         let shard = &world.shards[0];
         let key = world.layout.shard_plan(&shard.db, shard.cid, &shard.shard);
         let leader_of = |world: &World| {
-            let entry = quince_meta::MetaStore::get(&world.store, &key).unwrap().unwrap();
+            let entry = quince_meta::MetaStore::get(&world.store, &key)
+                .unwrap()
+                .unwrap();
             dbserver::plan_of(&entry.value).unwrap().leader
         };
         let old = leader_of(&world);

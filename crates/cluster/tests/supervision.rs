@@ -95,12 +95,10 @@ impl Cluster {
         let shard = plan_collection(
             store,
             layout,
-            "db",
-            100,
             replication_factor,
             1,
             ReplicationMode::Synchronous,
-            &[plan.clone()],
+            std::slice::from_ref(&plan),
         )
         .remove(0);
         in_sync::report_leadership(store, layout, &shard, &plan.leader, 1).unwrap();
@@ -204,7 +202,10 @@ fn a_failed_leader_is_replaced_by_a_good_in_sync_follower_after_the_grace_period
     let (at, plan) = promoted.expect("a failover");
     let config = SupervisionConfig::default();
     let took = at.duration_since(crashed).unwrap();
-    assert!(took >= config.grace_period, "not before the grace period: {took:?}");
+    assert!(
+        took >= config.grace_period,
+        "not before the grace period: {took:?}"
+    );
     assert!(
         took <= config.grace_period + config.frequency + support::HEARTBEAT_TTL,
         "{took:?}"
@@ -220,7 +221,10 @@ fn a_failed_leader_is_replaced_by_a_good_in_sync_follower_after_the_grace_period
     let finished = cluster
         .meta
         .store
-        .range(&format!("{}/Target/Finished/", cluster.meta.layout.prefix()))
+        .range(&format!(
+            "{}/Target/Finished/",
+            cluster.meta.layout.prefix()
+        ))
         .unwrap();
     let job: serde_json::Value = serde_json::from_slice(&finished.entries[0].value).unwrap();
     assert_eq!(job["type"], "failedLeader");
@@ -238,7 +242,10 @@ fn a_failed_leader_without_a_good_in_sync_follower_stays() {
         followers: vec![dbserver(2), dbserver(3)],
         epoch: 1,
     };
-    let key = cluster.meta.layout.shard_plan(&shard.db, shard.cid, &shard.shard);
+    let key = cluster
+        .meta
+        .layout
+        .shard_plan(&shard.db, shard.cid, &shard.shard);
     cluster.meta.store.put(&key, &encode(&plan)).unwrap();
     cluster.crash(1);
     let mut stuck = 0;
@@ -254,7 +261,11 @@ fn maintenance_stops_failover_but_not_health() {
     let mut cluster = Cluster::new(3);
     let shard = cluster.shard(2, 1, &[2]);
     let maintenance = cluster.meta.layout.maintenance();
-    cluster.meta.store.put(&maintenance, b"{\"until\":\"x\"}").unwrap();
+    cluster
+        .meta
+        .store
+        .put(&maintenance, b"{\"until\":\"x\"}")
+        .unwrap();
     cluster.crash(1);
     for _ in 0..20 {
         let report = cluster.second();
@@ -338,7 +349,9 @@ fn a_supervisor_that_lost_its_election_writes_nothing() {
     assert!(first.step(meta.now()).unwrap().is_some());
     assert!(second.step(meta.now()).unwrap().is_none());
     let election = meta.layout.supervision_election();
-    let leader = quince_meta::election::leader(&meta.store, &election).unwrap().unwrap();
+    let leader = quince_meta::election::leader(&meta.store, &election)
+        .unwrap()
+        .unwrap();
     let fence = quince_meta::election::Leadership {
         key: leader.key,
         revision: leader.mod_revision,
@@ -356,10 +369,7 @@ fn a_supervisor_that_lost_its_election_writes_nothing() {
     meta.advance(Duration::from_secs(2));
     meta.store.expire_leases();
     let revision = meta.store.revision();
-    assert_eq!(
-        stale.tick(meta.now(), Some(&fence)),
-        Err(TickError::Fenced)
-    );
+    assert_eq!(stale.tick(meta.now(), Some(&fence)), Err(TickError::Fenced));
     assert_eq!(meta.store.revision(), revision, "nothing written");
     assert!(first.step(meta.now()).unwrap().is_none(), "it follows now");
     assert!(!first.is_leading());
@@ -376,9 +386,13 @@ fn the_runner_thread_supervises_and_stops() {
         frequency: Duration::from_millis(20),
         ..SupervisionConfig::default()
     };
-    let runner =
-        SupervisionRunner::start(Arc::new(store.clone()), layout.clone(), config, "CRDN-1".into())
-            .unwrap();
+    let runner = SupervisionRunner::start(
+        Arc::new(store.clone()),
+        layout.clone(),
+        config,
+        "CRDN-1".into(),
+    )
+    .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while store.get(&layout.health(&dbserver(1))).unwrap().is_none() {
         assert!(Instant::now() < deadline, "no health record written");

@@ -167,8 +167,15 @@ mod tests {
     fn a_new_supervisor_takes_the_last_seen_time_from_the_record() {
         let t0 = 1_767_225_600_000;
         let mut first = LastSeen::default();
-        assert_eq!(first.observe("PRMR-a", true, None, false, t0 - 1_000), t0 - 1_000);
-        assert_eq!(first.observe("PRMR-a", false, None, false, t0), t0, "alive until missed");
+        assert_eq!(
+            first.observe("PRMR-a", true, None, false, t0 - 1_000),
+            t0 - 1_000
+        );
+        assert_eq!(
+            first.observe("PRMR-a", false, None, false, t0),
+            t0,
+            "alive until missed"
+        );
         assert_eq!(first.observe("PRMR-a", false, None, false, t0 + 1_000), t0);
         let gone = health_record(&server(), Status::Good, false, t0);
         assert_eq!(gone.sync_status, UNKNOWN);
@@ -185,7 +192,10 @@ mod tests {
             t0 + 7_000,
             "an unrecorded disappearance counts from the first tick that misses it"
         );
-        assert_eq!(third.observe("PRMR-a", true, Some(&gone), false, t0 + 8_000), t0 + 8_000);
+        assert_eq!(
+            third.observe("PRMR-a", true, Some(&gone), false, t0 + 8_000),
+            t0 + 8_000
+        );
         let mut fourth = LastSeen::default();
         assert_eq!(
             fourth.observe("PRMR-a", false, Some(&gone), true, t0 + 9_000),

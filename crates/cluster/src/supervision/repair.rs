@@ -120,7 +120,11 @@ mod tests {
         let (next, changes) = plan_repair(&plan(), Some(3), &input).expect("repaired");
         assert_eq!(next.leader, "A");
         assert_eq!(next.epoch, 4, "the epoch stays");
-        assert_eq!(next.followers, vec!["B", "D"], "not BAD E, not A who holds it");
+        assert_eq!(
+            next.followers,
+            vec!["B", "D"],
+            "not BAD E, not A who holds it"
+        );
         assert_eq!(
             changes,
             vec![Repair::Replaced {
@@ -169,8 +173,15 @@ mod tests {
         };
         let (next, changes) = plan_repair(&short, Some(4), &input).expect("grown");
         assert_eq!(next.followers, vec!["B", "D", "F"]);
-        assert_eq!(changes, vec![Repair::Added("D".into()), Repair::Added("F".into())]);
+        assert_eq!(
+            changes,
+            vec![Repair::Added("D".into()), Repair::Added("F".into())]
+        );
         assert_eq!(plan_repair(&next, Some(4), &input), None, "complete");
-        assert_eq!(plan_repair(&short, None, &input), None, "no collection, no factor");
+        assert_eq!(
+            plan_repair(&short, None, &input),
+            None,
+            "no collection, no factor"
+        );
     }
 }

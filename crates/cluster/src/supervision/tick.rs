@@ -218,7 +218,12 @@ impl Supervision {
             let seen = self
                 .last_seen
                 .observe(id, present, stored, returned.contains(id), now);
-            let judged = judge(seen, now, self.config.ok_threshold, self.config.grace_period);
+            let judged = judge(
+                seen,
+                now,
+                self.config.ok_threshold,
+                self.config.grace_period,
+            );
             status.insert(id.clone(), judged);
             let record = health_record(server, judged, present, seen);
             let mut ops = Vec::new();
@@ -232,7 +237,10 @@ impl Supervision {
             if server.role == Role::Dbserver {
                 let listed = view.failed_servers.contains_key(id);
                 if judged == Status::Failed && !listed {
-                    ops.push(Op::put(self.layout.failed_server(id), encode(&iso8601(now))));
+                    ops.push(Op::put(
+                        self.layout.failed_server(id),
+                        encode(&iso8601(now)),
+                    ));
                 } else if judged != Status::Failed && listed {
                     ops.push(Op::delete(self.layout.failed_server(id)));
                 }
@@ -296,7 +304,12 @@ impl Supervision {
             if status.get(id) != Some(&Status::Failed) {
                 return None;
             }
-            let since = view.failed_servers.get(id).copied().flatten().unwrap_or(now);
+            let since = view
+                .failed_servers
+                .get(id)
+                .copied()
+                .flatten()
+                .unwrap_or(now);
             Some(Duration::from_millis(now.saturating_sub(since)))
         };
         let status_of = |id: &str| status.get(id).copied();

@@ -16,7 +16,9 @@ use std::collections::{BTreeMap, HashMap};
 use quince_meta::{MetaError, MetaStore, Revision};
 
 use crate::in_sync::ShardId;
-use crate::layout::{decode, CollectionPlan, HealthRecord, Layout, ServerId, ServerRecord, ShardPlan};
+use crate::layout::{
+    decode, CollectionPlan, HealthRecord, Layout, ServerId, ServerRecord, ShardPlan,
+};
 use crate::supervision::time::parse_iso8601;
 
 /// One shard's Plan as read.
@@ -59,7 +61,10 @@ impl ClusterView {
         let mut view = ClusterView::default();
         let prefix = layout.servers_registered();
         for entry in store.range(&prefix)?.entries {
-            match (last_segment(&prefix, &entry.key), decode::<ServerRecord>(&entry.value)) {
+            match (
+                last_segment(&prefix, &entry.key),
+                decode::<ServerRecord>(&entry.value),
+            ) {
                 (Some(id), Some(record)) => {
                     view.registered.insert(id.to_string(), record);
                 }
@@ -75,9 +80,10 @@ impl ClusterView {
             .collect();
         let prefix = layout.health_records();
         for entry in store.range(&prefix)?.entries {
-            if let (Some(id), Some(record)) =
-                (last_segment(&prefix, &entry.key), decode::<HealthRecord>(&entry.value))
-            {
+            if let (Some(id), Some(record)) = (
+                last_segment(&prefix, &entry.key),
+                decode::<HealthRecord>(&entry.value),
+            ) {
                 view.health
                     .insert(id.to_string(), (record, entry.mod_revision));
             }

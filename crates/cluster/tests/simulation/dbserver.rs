@@ -110,7 +110,10 @@ pub struct SimServer {
 
 /// `PRMR-<index + 1>`'s index.
 pub fn index_of(id: &str) -> usize {
-    id.trim_start_matches("PRMR-").parse::<usize>().expect("a simulated id") - 1
+    id.trim_start_matches("PRMR-")
+        .parse::<usize>()
+        .expect("a simulated id")
+        - 1
 }
 
 impl SimServer {
@@ -170,9 +173,13 @@ impl SimServer {
                 Err(_) => return,
             }
         }
-        if let Ok(lease) =
-            support::heartbeat(&self.link, ctx.layout, &self.id, Role::Dbserver, self.started)
-        {
+        if let Ok(lease) = support::heartbeat(
+            &self.link,
+            ctx.layout,
+            &self.id,
+            Role::Dbserver,
+            self.started,
+        ) {
             self.lease = Some(lease);
         }
     }
@@ -234,7 +241,8 @@ impl SimServer {
             }
             if self.replicas[shard].leading.is_some() {
                 self.time_out_followers(shard, ctx);
-            } else if plan.followers.contains(&self.id) && ctx.now >= self.replicas[shard].next_catch_up
+            } else if plan.followers.contains(&self.id)
+                && ctx.now >= self.replicas[shard].next_catch_up
             {
                 let in_sync = self.replicas[shard]
                     .current
@@ -279,8 +287,14 @@ impl SimServer {
             .flat_map(|p| p.waiting.iter().cloned())
             .collect();
         for member in late {
-            let result =
-                in_sync::shrink(&self.link, ctx.layout, &ctx.shards[shard], &self.id, epoch, &member);
+            let result = in_sync::shrink(
+                &self.link,
+                ctx.layout,
+                &ctx.shards[shard],
+                &self.id,
+                epoch,
+                &member,
+            );
             let Some(leading) = self.replicas[shard].leading.as_mut() else {
                 return;
             };
@@ -292,7 +306,10 @@ impl SimServer {
                     }
                     ctx.trace.event(
                         ctx.now,
-                        format!("{} drops {member} from shard {shard}'s in-sync set", self.id),
+                        format!(
+                            "{} drops {member} from shard {shard}'s in-sync set",
+                            self.id
+                        ),
                     );
                 }
                 Err(InSyncError::Resigned) => {
@@ -481,10 +498,20 @@ impl SimServer {
             leading.in_sync.push(member.to_string());
         }
         let epoch = leading.epoch;
-        match in_sync::grow(&self.link, ctx.layout, &ctx.shards[shard], &self.id, epoch, member) {
+        match in_sync::grow(
+            &self.link,
+            ctx.layout,
+            &ctx.shards[shard],
+            &self.id,
+            epoch,
+            member,
+        ) {
             Ok(current) => ctx.trace.event(
                 ctx.now,
-                format!("{} adds {member} to shard {shard}: {:?}", self.id, current.in_sync),
+                format!(
+                    "{} adds {member} to shard {shard}: {:?}",
+                    self.id, current.in_sync
+                ),
             ),
             Err(InSyncError::Resigned) => self.step_down(shard, ctx, "grow: resigned"),
             // Unknown outcome: it may be in the store's set, so it stays in ours.

@@ -155,7 +155,8 @@ impl Trace {
         if self.events.len() == self.keep {
             self.events.pop_front();
         }
-        self.events.push_back(format!("{:>7}.{:03}s {text}", at / 1000, at % 1000));
+        self.events
+            .push_back(format!("{:>7}.{:03}s {text}", at / 1000, at % 1000));
     }
 
     pub fn dump(&self) -> String {

@@ -124,7 +124,13 @@ impl World {
         let n = options.servers;
         let mut servers = Vec::new();
         for i in 0..n {
-            support::register(&store, &layout, &support::dbserver(i + 1), Role::Dbserver, i + 1);
+            support::register(
+                &store,
+                &layout,
+                &support::dbserver(i + 1),
+                Role::Dbserver,
+                i + 1,
+            );
             servers.push(SimServer::new(i, Link::new(store.clone()), options.shards));
         }
         let placements: Vec<ShardPlan> = (0..options.shards)
@@ -144,8 +150,6 @@ impl World {
         let shards = support::plan_collection(
             &store,
             &layout,
-            "db",
-            100,
             options.replication_factor as u32,
             options.write_concern as u32,
             mode,
@@ -239,7 +243,8 @@ impl World {
     /// One step of simulated time.
     pub fn step(&mut self, chaos: bool) {
         self.now += self.options.step_ms;
-        self.clock.advance(Duration::from_millis(self.options.step_ms));
+        self.clock
+            .advance(Duration::from_millis(self.options.step_ms));
         if chaos && self.rng.gen_bool(self.options.fault_rate) {
             self.inject_fault();
         }
@@ -261,11 +266,7 @@ impl World {
 
     fn deliver(&mut self) {
         let now = self.now;
-        let ready: Vec<bool> = self
-            .servers
-            .iter()
-            .map(|s| s.alive(now) || !s.up)
-            .collect();
+        let ready: Vec<bool> = self.servers.iter().map(|s| s.alive(now) || !s.up).collect();
         let due = self.net.due(now, &|to| ready[to]);
         for envelope in due {
             let (from, to) = (envelope.from, envelope.to);
@@ -367,7 +368,10 @@ impl World {
         let now = self.now;
         let mut heartbeats = Vec::new();
         for (i, (seen, present)) in self.heartbeat_seen.iter_mut().enumerate() {
-            match self.store.get(&self.layout.heartbeat(&support::dbserver(i + 1))) {
+            match self
+                .store
+                .get(&self.layout.heartbeat(&support::dbserver(i + 1)))
+            {
                 Ok(Some(_)) => (*seen, *present) = (now, true),
                 Err(_) if *present => *seen = now,
                 Err(_) => {}
@@ -479,7 +483,8 @@ impl World {
                     _ => {
                         sup.cut_until = now + self.rng.gen_range(1_000..15_000);
                         sup.link.set_cut(true);
-                        self.trace.event(now, format!("{} is cut from the store", sup.id));
+                        self.trace
+                            .event(now, format!("{} is cut from the store", sup.id));
                     }
                 }
             }
@@ -507,13 +512,17 @@ impl World {
             }
             if self.servers[i].link.is_cut() && now >= self.store_cut_until[i] {
                 self.servers[i].link.set_cut(false);
-                self.trace
-                    .event(now, format!("{} reaches the store again", self.servers[i].id));
+                self.trace.event(
+                    now,
+                    format!("{} reaches the store again", self.servers[i].id),
+                );
             }
             if self.servers[i].peers_cut && now >= self.peers_cut_until[i] {
                 self.servers[i].peers_cut = false;
-                self.trace
-                    .event(now, format!("{} reaches its peers again", self.servers[i].id));
+                self.trace.event(
+                    now,
+                    format!("{} reaches its peers again", self.servers[i].id),
+                );
             }
         }
         if now >= self.store_down_until && self.store_down_until > 0 {
@@ -537,9 +546,10 @@ impl World {
             }
         }
         if self.maintenance_until.is_some_and(|until| now >= until) {
-            let removed = self
-                .store
-                .txn(Txn::when(Vec::new(), vec![Op::delete(self.layout.maintenance())]));
+            let removed = self.store.txn(Txn::when(
+                Vec::new(),
+                vec![Op::delete(self.layout.maintenance())],
+            ));
             if removed.is_ok() {
                 self.maintenance_until = None;
                 self.trace.event(now, "maintenance off".into());
@@ -625,7 +635,7 @@ impl World {
             }
             self.step(false);
             // Probes: every shard gets writes while settling.
-            if self.now % 1_000 == 0 {
+            if self.now.is_multiple_of(1_000) {
                 for shard in 0..self.shards.len() {
                     self.client_write(shard);
                 }
@@ -679,4 +689,3 @@ impl World {
         self.with_ctx(|servers, ctx| servers[index].crash(ctx));
     }
 }
-

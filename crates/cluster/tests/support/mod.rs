@@ -93,17 +93,21 @@ pub fn heartbeat(
     Ok(lease)
 }
 
-/// Plans collection `cid` in database `db` with one shard per entry of `placements`.
+/// The database and collection id [`plan_collection`] plans.
+pub const DB: &str = "db";
+/// See [`DB`].
+pub const CID: u64 = 100;
+
+/// Plans collection [`CID`] in database [`DB`] with one shard per entry of `placements`.
 pub fn plan_collection(
     store: &dyn MetaStore,
     layout: &Layout,
-    db: &str,
-    cid: u64,
     replication_factor: u32,
     write_concern: u32,
     mode: ReplicationMode,
     placements: &[ShardPlan],
 ) -> Vec<ShardId> {
+    let (db, cid) = (DB, CID);
     let shards: Vec<String> = (0..placements.len())
         .map(|i| format!("s{}", cid + 1 + i as u64))
         .collect();
