@@ -404,3 +404,59 @@ fn the_runner_thread_supervises_and_stops() {
         .unwrap();
     assert!(candidates.entries.is_empty(), "it resigned");
 }
+
+#[test]
+fn a_server_that_came_back_while_nobody_looked_counts_from_the_next_miss() {
+    let mut cluster = Cluster::new(2);
+    cluster.second();
+    cluster.crash(2);
+    for _ in 0..9 {
+        cluster.second();
+    }
+    assert_eq!(cluster.health(2).status, Status::Bad);
+    assert_eq!(cluster.health(2).sync_status, "UNKNOWN");
+    // Nobody supervises for 8 s; meanwhile server 2 restarts and stops again.
+    cluster.supervision = Supervision::new(
+        Arc::new(cluster.meta.store.clone()),
+        cluster.meta.layout.clone(),
+        SupervisionConfig {
+            history_wait: Duration::ZERO,
+            ..SupervisionConfig::default()
+        },
+        "CRDN-2".into(),
+    );
+    cluster.restart(2, 2);
+    cluster.crash(2);
+    for _ in 0..8 {
+        cluster.meta.advance(SECOND);
+        for lease in cluster.leases.iter().flatten() {
+            cluster.meta.store.keep_alive(*lease).unwrap();
+        }
+    }
+    let first_miss = cluster.meta.now() + SECOND;
+    let report = cluster.second();
+    assert_eq!(
+        report.health,
+        vec![(dbserver(2), Status::Good)],
+        "its heartbeat was written after the record: the old time says nothing"
+    );
+    assert_eq!(
+        cluster.health(2).last_acked_time,
+        iso8601(quince_cluster::supervision::time::millis(first_miss))
+    );
+    let mut failed_after = None;
+    for second in 1..=12 {
+        if cluster
+            .second()
+            .health
+            .contains(&(dbserver(2), Status::Failed))
+        {
+            failed_after = Some(second);
+        }
+    }
+    assert_eq!(
+        failed_after,
+        Some(10),
+        "the full grace period from that tick"
+    );
+}
