@@ -24,6 +24,8 @@ mod support;
 
 #[path = "simulation/dbserver.rs"]
 mod dbserver;
+#[path = "simulation/faults.rs"]
+mod faults;
 #[path = "simulation/history.rs"]
 mod history;
 #[path = "simulation/link.rs"]

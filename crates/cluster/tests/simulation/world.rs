@@ -9,7 +9,8 @@
 //! a server from the store or from its peers, store outages, supervisor pauses, crashes and
 //! partitions, maintenance), then every fault heals and the world runs until every shard has
 //! a `GOOD` leader that acknowledged a write after the healing (liveness, bounded), and the
-//! final checks run (`World::check_final`).
+//! final checks can run (`World::missing_at_end`, `History`). The faults themselves are in
+//! `faults.rs`.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use quince_cluster::layout::{
     decode, HealthRecord, Layout, ReplicationMode, Role, ShardPlan, Status,
 };
 use quince_cluster::supervision::{SupervisionConfig, Supervisor};
-use quince_meta::{ManualClock, MemoryStore, MetaStore, Op, Txn};
+use quince_meta::{ManualClock, MemoryStore, MetaStore};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -74,44 +75,44 @@ impl SimOptions {
 }
 
 /// A supervising coordinator.
-struct SimSupervisor {
-    id: String,
-    link: Link,
-    supervisor: Supervisor,
-    up: bool,
-    down_until: u64,
-    paused_until: u64,
-    cut_until: u64,
-    next_tick: u64,
+pub(crate) struct SimSupervisor {
+    pub(crate) id: String,
+    pub(crate) link: Link,
+    pub(crate) supervisor: Supervisor,
+    pub(crate) up: bool,
+    pub(crate) down_until: u64,
+    pub(crate) paused_until: u64,
+    pub(crate) cut_until: u64,
+    pub(crate) next_tick: u64,
 }
 
 /// The whole simulated cluster.
 pub struct World {
     pub options: SimOptions,
-    server_options: ServerOptions,
+    pub(crate) server_options: ServerOptions,
     pub config: SupervisionConfig,
-    clock: Arc<ManualClock>,
+    pub(crate) clock: Arc<ManualClock>,
     pub store: MemoryStore,
     pub layout: Layout,
     pub now: u64,
-    rng: StdRng,
-    net: Network,
+    pub(crate) rng: StdRng,
+    pub(crate) net: Network,
     pub servers: Vec<SimServer>,
-    down_until: Vec<u64>,
-    store_cut_until: Vec<u64>,
-    peers_cut_until: Vec<u64>,
-    supervisors: Vec<SimSupervisor>,
+    pub(crate) down_until: Vec<u64>,
+    pub(crate) store_cut_until: Vec<u64>,
+    pub(crate) peers_cut_until: Vec<u64>,
+    pub(crate) supervisors: Vec<SimSupervisor>,
     pub shards: Vec<ShardId>,
     pub history: History,
     pub trace: Trace,
-    next_value: u64,
-    client_plans: Vec<Option<ShardPlan>>,
-    store_down_until: u64,
-    maintenance_until: Option<u64>,
+    pub(crate) next_value: u64,
+    pub(crate) client_plans: Vec<Option<ShardPlan>>,
+    pub(crate) store_down_until: u64,
+    pub(crate) maintenance_until: Option<u64>,
     /// The last step at which each server's heartbeat key was present, and whether it was
     /// at the last read (during a store outage nothing can write a heartbeat, so an absent
     /// one stays absent and a present one counts as present).
-    heartbeat_seen: Vec<(u64, bool)>,
+    pub(crate) heartbeat_seen: Vec<(u64, bool)>,
     /// Set once every fault was healed: when.
     pub healed_at: Option<u64>,
 }
@@ -226,7 +227,10 @@ impl World {
     }
 
     /// Runs `f` with a server context (split borrows).
-    fn with_ctx<T>(&mut self, f: impl FnOnce(&mut Vec<SimServer>, &mut Ctx<'_>) -> T) -> T {
+    pub(crate) fn with_ctx<T>(
+        &mut self,
+        f: impl FnOnce(&mut Vec<SimServer>, &mut Ctx<'_>) -> T,
+    ) -> T {
         let mut ctx = Ctx {
             now: self.now,
             layout: &self.layout,
@@ -403,183 +407,6 @@ impl World {
                 }
             }
         }
-    }
-
-    fn faulty_servers(&self) -> usize {
-        let now = self.now;
-        (0..self.servers.len())
-            .filter(|&i| {
-                !self.servers[i].up
-                    || self.servers[i].paused_until > now
-                    || self.servers[i].link.is_cut()
-                    || self.servers[i].peers_cut
-            })
-            .count()
-    }
-
-    fn inject_fault(&mut self) {
-        let now = self.now;
-        let kind = self.rng.gen_range(0..9);
-        let mut i = self.rng.gen_range(0..self.servers.len());
-        // Faults hit a shard's leader half of the time: that is where failover happens.
-        if self.rng.gen_bool(0.5) {
-            let shard = self.rng.gen_range(0..self.shards.len());
-            if let Some(plan) = self.client_plans[shard].as_ref() {
-                i = index_of(&plan.leader);
-            }
-        }
-        let max_faulty = (self.servers.len() - 1).min(2);
-        let healthy = self.servers[i].up
-            && self.servers[i].paused_until <= now
-            && !self.servers[i].link.is_cut()
-            && !self.servers[i].peers_cut;
-        if kind <= 3 && (!healthy || self.faulty_servers() >= max_faulty) {
-            return;
-        }
-        let id = self.servers[i].id.clone();
-        match kind {
-            0 => {
-                self.down_until[i] = now + self.rng.gen_range(2_000..40_000);
-                self.with_ctx(|servers, ctx| servers[i].crash(ctx));
-            }
-            1 => {
-                let until = now + self.rng.gen_range(1_000..15_000);
-                self.servers[i].paused_until = until;
-                self.trace.event(now, format!("{id} pauses until {until}"));
-            }
-            2 => {
-                self.store_cut_until[i] = now + self.rng.gen_range(1_000..25_000);
-                self.servers[i].link.set_cut(true);
-                self.trace.event(now, format!("{id} is cut from the store"));
-            }
-            3 => {
-                self.peers_cut_until[i] = now + self.rng.gen_range(1_000..25_000);
-                self.servers[i].peers_cut = true;
-                self.trace.event(now, format!("{id} is cut from its peers"));
-            }
-            4 => {
-                if self.store_down_until <= now {
-                    self.store_down_until = now + self.rng.gen_range(1_000..8_000);
-                    self.store.set_available(false);
-                    self.trace.event(now, "the store is down".into());
-                }
-            }
-            5..=7 => {
-                let s = self.rng.gen_range(0..self.supervisors.len());
-                let sup = &mut self.supervisors[s];
-                if !sup.up || sup.paused_until > now || sup.link.is_cut() {
-                    return;
-                }
-                match kind {
-                    5 => {
-                        sup.paused_until = now + self.rng.gen_range(1_000..8_000);
-                        self.trace.event(now, format!("{} pauses", sup.id));
-                    }
-                    6 => {
-                        sup.up = false;
-                        sup.down_until = now + self.rng.gen_range(2_000..20_000);
-                        self.trace.event(now, format!("{} crashes", sup.id));
-                    }
-                    _ => {
-                        sup.cut_until = now + self.rng.gen_range(1_000..15_000);
-                        sup.link.set_cut(true);
-                        self.trace
-                            .event(now, format!("{} is cut from the store", sup.id));
-                    }
-                }
-            }
-            _ => {
-                if self.maintenance_until.is_none() {
-                    let until = now + self.rng.gen_range(2_000..15_000);
-                    if self
-                        .store
-                        .put(&self.layout.maintenance(), b"{\"until\":\"sim\"}")
-                        .is_ok()
-                    {
-                        self.maintenance_until = Some(until);
-                        self.trace.event(now, "maintenance on".into());
-                    }
-                }
-            }
-        }
-    }
-
-    fn end_faults(&mut self) {
-        let now = self.now;
-        for i in 0..self.servers.len() {
-            if !self.servers[i].up && now >= self.down_until[i] {
-                self.with_ctx(|servers, ctx| servers[i].restart(ctx));
-            }
-            if self.servers[i].link.is_cut() && now >= self.store_cut_until[i] {
-                self.servers[i].link.set_cut(false);
-                self.trace.event(
-                    now,
-                    format!("{} reaches the store again", self.servers[i].id),
-                );
-            }
-            if self.servers[i].peers_cut && now >= self.peers_cut_until[i] {
-                self.servers[i].peers_cut = false;
-                self.trace.event(
-                    now,
-                    format!("{} reaches its peers again", self.servers[i].id),
-                );
-            }
-        }
-        if now >= self.store_down_until && self.store_down_until > 0 {
-            self.store_down_until = 0;
-            self.store.set_available(true);
-            self.trace.event(now, "the store is back".into());
-        }
-        for sup in &mut self.supervisors {
-            if !sup.up && now >= sup.down_until {
-                sup.up = true;
-                sup.supervisor = Supervisor::new(
-                    Arc::new(sup.link.clone()),
-                    self.layout.clone(),
-                    self.config.clone(),
-                    sup.id.clone(),
-                );
-                self.trace.event(now, format!("{} restarts", sup.id));
-            }
-            if sup.link.is_cut() && now >= sup.cut_until {
-                sup.link.set_cut(false);
-            }
-        }
-        if self.maintenance_until.is_some_and(|until| now >= until) {
-            let removed = self.store.txn(Txn::when(
-                Vec::new(),
-                vec![Op::delete(self.layout.maintenance())],
-            ));
-            if removed.is_ok() {
-                self.maintenance_until = None;
-                self.trace.event(now, "maintenance off".into());
-            }
-        }
-    }
-
-    /// Ends every fault now.
-    pub fn heal(&mut self) {
-        let now = self.now;
-        for i in 0..self.servers.len() {
-            self.down_until[i] = self.down_until[i].min(now);
-            self.store_cut_until[i] = self.store_cut_until[i].min(now);
-            self.peers_cut_until[i] = self.peers_cut_until[i].min(now);
-            self.servers[i].paused_until = self.servers[i].paused_until.min(now);
-        }
-        if self.store_down_until > 0 {
-            self.store_down_until = now;
-        }
-        for sup in &mut self.supervisors {
-            sup.down_until = sup.down_until.min(now);
-            sup.paused_until = sup.paused_until.min(now);
-            sup.cut_until = sup.cut_until.min(now);
-        }
-        if let Some(until) = self.maintenance_until.as_mut() {
-            *until = (*until).min(now);
-        }
-        self.end_faults();
-        self.healed_at = Some(now);
-        self.trace.event(now, "every fault healed".into());
     }
 
     /// The shards whose Plan leader is `GOOD` and acknowledged a write since the healing.
