@@ -20,3 +20,4 @@ pub mod layout;
 pub mod node;
 pub mod peers;
 pub mod sharding;
+pub mod supervision;
