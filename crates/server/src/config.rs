@@ -418,6 +418,10 @@ pub struct ServeArgs {
         value_parser = parse_server_name_indication
     )]
     pub ssl_server_names: Vec<(String, PathBuf)>,
+
+    /// The server's role in a cluster and the cluster's settings.
+    #[command(flatten)]
+    pub cluster: crate::cluster_options::ClusterArgs,
 }
 
 /// `--ssl.protocol`: arangod's numbers for the protocols rustls speaks (5, 6 and 9); the

@@ -12,6 +12,8 @@
 //! crates.
 
 mod admin_hooks;
+mod cluster_member;
+mod cluster_options;
 mod config;
 mod connection;
 mod descriptors;

@@ -66,6 +66,14 @@ fn run_inner(args: ServeArgs, log: Arc<crate::logging::LogSettings>) -> anyhow::
         args.jwt_secret_folder.as_deref(),
     )
     .map_err(|e| anyhow!(e))?;
+    // Members of a cluster sign their requests to each other with the shared secret.
+    let cluster_secret = jwt_secrets.first().cloned();
+    if args.cluster.role.is_some() && args.authentication && cluster_secret.is_none() {
+        anyhow::bail!(
+            "--cluster.my-role needs the cluster's shared secret (--server.jwt-secret-keyfile \
+             or --server.jwt-secret-folder) when authentication is on"
+        );
+    }
     if jwt_secrets.is_empty() {
         let mut secret = vec![0u8; 32];
         rand::thread_rng().fill_bytes(&mut secret);
@@ -126,6 +134,7 @@ fn run_inner(args: ServeArgs, log: Arc<crate::logging::LogSettings>) -> anyhow::
         Settled {
             root_password: password,
             jwt_secrets,
+            cluster_secret: cluster_secret.filter(|_| args.authentication),
             log,
             tls,
         },
@@ -165,6 +174,9 @@ struct Settled {
     log: Arc<crate::logging::LogSettings>,
     /// The TLS configuration, for an ssl:// endpoint.
     tls: Option<Arc<TlsServer>>,
+    /// The secret cluster members sign their requests to each other with (none without
+    /// authentication).
+    cluster_secret: Option<Vec<u8>>,
 }
 
 async fn serve(
@@ -179,6 +191,7 @@ async fn serve(
         mut jwt_secrets,
         log,
         tls,
+        cluster_secret,
     } = settled;
     let listener =
         listen(socket_address).with_context(|| format!("cannot listen on {socket_address}"))?;
@@ -188,8 +201,36 @@ async fn serve(
     let scheme = if tls.is_some() { "https" } else { "http" };
     let endpoint = format!("{scheme}://{local}");
     let jwt_secret = jwt_secrets.remove(0);
+    let member = match args
+        .cluster
+        .config(&format!("tcp://{local}"))
+        .map_err(|e| anyhow!(e))?
+    {
+        None => None,
+        Some(config) => {
+            let agency = args.cluster.agency_endpoints.clone();
+            let data_dir = args.data_dir.clone();
+            let local_engine = catalog.clone() as Arc<dyn quince_db::Engine>;
+            let started = tokio::task::spawn_blocking(move || {
+                crate::cluster_member::start(
+                    config,
+                    &agency,
+                    &data_dir,
+                    local_engine,
+                    cluster_secret,
+                )
+            })
+            .await
+            .context("the cluster start panicked")??;
+            Some(started)
+        }
+    };
+    let engine = match &member {
+        Some(member) => member.engine.clone(),
+        None => catalog as Arc<dyn quince_db::Engine>,
+    };
     let api = Api::open(
-        catalog as Arc<dyn quince_db::Engine>,
+        engine,
         ApiConfig {
             authentication: args.authentication,
             authentication_system_only: args.authentication_system_only,
@@ -220,6 +261,9 @@ async fn serve(
     )
     .map_err(|e| anyhow!("cannot open the user accounts: {e}"))?;
     crate::admin_hooks::install(&api, args, Some(log));
+    if let Some(member) = &member {
+        api.install_cluster(member.ops.clone());
+    }
     if let Some(tls) = &tls {
         api.install_tls(tls.clone() as Arc<dyn quince_api::TlsControl>);
     }
@@ -268,6 +312,10 @@ async fn serve(
     // Queued asynchronous jobs run to their end (or are logged as dropped) before the
     // catalog closes, so none is cut off halfway.
     api.finish_jobs(DRAIN_TIMEOUT).await;
+    if let Some(member) = member {
+        // Leaving revokes the heartbeat lease: supervision sees the server gone at once.
+        let _ = tokio::task::spawn_blocking(move || member.stop()).await;
+    }
     Ok(())
 }
 
