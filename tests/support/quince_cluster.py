@@ -31,12 +31,13 @@ from pathlib import Path
 
 from quince_server import JWT_SECRET, ROOT_PASSWORD, QuinceServer, ServerError, superuser_jwt
 
-# Detection within about 3 s: heartbeat lease 1 s, BAD after 1 s, FAILED after 2 s.
+# Detection within about 4 s: the heartbeat lease (1 s asked, 2 s after etcd rounds it up to
+# its minimum), BAD after 1 s without it, FAILED after 1.5 s.
 FAST_SUPERVISION = (
     "--cluster.heartbeat-ttl", "1",
     "--agency.supervision-frequency", "0.25",
     "--agency.supervision-ok-threshold", "1",
-    "--agency.supervision-grace-period", "2",
+    "--agency.supervision-grace-period", "1.5",
     "--cluster.follower-timeout", "1",
 )
 
