@@ -22,6 +22,7 @@ mod logging;
 mod options_report;
 mod serve;
 mod shutdown;
+mod start;
 mod tls;
 
 use std::process::ExitCode;
@@ -42,5 +43,6 @@ fn main() -> ExitCode {
         Command::Import(tool) => quince_import::import_main(&tool.args),
         Command::Dump(tool) => quince_dump::dump_main(&tool.args),
         Command::Restore(tool) => quince_dump::restore_main(&tool.args),
+        Command::Start(tool) => start::start_main(&tool.args),
     }
 }
