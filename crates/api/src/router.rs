@@ -259,6 +259,7 @@ static ROUTES: &[Route] = &[
     exact(&["_api", "version"], handler!(|c| admin::server::version(&c.req))),
     exact(&["_api", "engine"], handler!(|c| admin::server::engine(&c.req))),
     exact(&["_admin", "server", "role"], handler!(|c| admin::server::role(c.api, &c.req))),
+    exact(&["_admin", "server", "id"], handler!(|c| admin::server::id(c.api, &c.req))),
     exact(&["_admin", "server", "availability"], handler!(|c| admin::server::availability(c.api, &c.req))).open(),
     exact(&["_admin", "status"], handler!(|c| admin::status::status(c.api, &c.req))),
     exact(&["_admin", "time"], handler!(|c| admin::server::time(&c.req))),

@@ -73,6 +73,13 @@ impl RequestHead {
         self
     }
 
+    /// The same head with a token (`Authorization: bearer <token>`).
+    pub fn with_bearer(mut self, token: &str) -> RequestHead {
+        self.headers
+            .extend_from_slice(format!("Authorization: bearer {token}\r\n").as_bytes());
+        self
+    }
+
     /// The same head with `x-arango-async: true` (fire-and-forget execution on the server).
     pub fn with_async(mut self) -> RequestHead {
         self.headers.extend_from_slice(b"x-arango-async: true\r\n");

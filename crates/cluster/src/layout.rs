@@ -21,6 +21,7 @@
 //! | `Target/Maintenance` | [`Maintenance`], bound to a lease of its timeout | `PUT /_admin/cluster/maintenance` |
 //! | `Target/FailedServers/<id>` | the time it was declared failed | supervision |
 //! | `Target/MapUniqueToShortID/<id>` | [`ShortName`] | each server at first start |
+//! | `Target/ShortNameCounter/<role>` | the last short-name number of the role | each server at first start |
 //! | `Sync/LatestID` | the last id handed out (decimal text) | [`Layout::latest_id`] users |
 //! | `Sync/UserVersion` | bumped on every change of users or permissions | coordinators |
 //!
@@ -165,6 +166,15 @@ impl Layout {
     /// `Target/MapUniqueToShortID/<id>`.
     pub fn short_name(&self, id: &str) -> String {
         format!("{}/Target/MapUniqueToShortID/{id}", self.prefix)
+    }
+
+    /// `Target/ShortNameCounter/<role>`: the last short-name number of a role.
+    pub fn short_name_counter(&self, role: Role) -> String {
+        format!(
+            "{}/Target/ShortNameCounter/{}",
+            self.prefix,
+            role.health_role()
+        )
     }
 
     /// `Target/MapUniqueToShortID/`.

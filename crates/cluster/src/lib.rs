@@ -14,4 +14,6 @@
 
 pub mod in_sync;
 pub mod layout;
+pub mod node;
+pub mod peers;
 pub mod sharding;

@@ -29,6 +29,7 @@
 mod backup;
 mod catalog;
 mod checksum;
+mod cluster;
 mod computed;
 mod durability;
 pub mod fake;
@@ -48,6 +49,7 @@ pub use catalog::{
     Figures, FiguresReport, IndexFigures, PropertiesUpdate, StoredDocument, JOURNAL_SIZE_MIN,
 };
 pub use checksum::Checksum;
+pub use cluster::{ClusterOps, InternalReply, InternalRequest, ServerRole};
 pub use computed::{ComputedExpression, ComputedValues, ExpressionCompiler};
 pub use durability::{Completer, Durability};
 pub use index::{

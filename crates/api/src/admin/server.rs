@@ -87,14 +87,33 @@ pub(crate) fn engine(req: &ApiRequest) -> ApiResult {
     ))
 }
 
-/// `GET /_admin/server/role`.
+/// `GET /_admin/server/role`: `SINGLE`, or the cluster role (`COORDINATOR`, `PRIMARY`).
 pub(crate) fn role(api: &Api, req: &ApiRequest) -> ApiResult {
     only_get(req)?;
     let mode = api.server_mode().name();
+    let role = api
+        .cluster()
+        .map_or("SINGLE", |cluster| cluster.role().name());
     Ok(ApiResponse::json(
         200,
-        &json!({"error": false, "code": 200, "role": "SINGLE", "mode": mode}),
+        &json!({"error": false, "code": 200, "role": role, "mode": mode}),
     ))
+}
+
+/// `GET /_admin/server/id`: the server's id in its cluster; a single server has none (500,
+/// as ArangoDB answers).
+pub(crate) fn id(api: &Api, req: &ApiRequest) -> ApiResult {
+    only_get(req)?;
+    match api.cluster() {
+        Some(cluster) => Ok(ApiResponse::json(
+            200,
+            &json!({"error": false, "code": 200, "id": cluster.server_id()}),
+        )),
+        None => Err(ArangoError::with_message(
+            quince_errors::INTERNAL,
+            "server is not part of a cluster",
+        )),
+    }
 }
 
 /// `GET /_admin/server/availability`: open to anyone; 503 once shutdown began (the pipeline

@@ -98,6 +98,9 @@ pub struct Api {
     /// The listener's TLS configuration, once the binary installs it (only for an ssl://
     /// endpoint).
     tls: OnceLock<Arc<dyn TlsControl>>,
+    /// The server's part in a cluster, once the binary installs it (coordinators and DB
+    /// servers; a single server has none).
+    cluster: OnceLock<Arc<dyn quince_ops::ClusterOps>>,
 }
 
 /// One unit of the queue bound: a request in flight or an asynchronous job queued or
@@ -193,7 +196,19 @@ impl Api {
             hooks: AdminHooks::default(),
             api_calls,
             tls: OnceLock::new(),
+            cluster: OnceLock::new(),
         }))
+    }
+
+    /// Installs the server's part in a cluster (once, before the listener opens; later calls
+    /// are ignored).
+    pub fn install_cluster(&self, cluster: Arc<dyn quince_ops::ClusterOps>) {
+        let _ = self.cluster.set(cluster);
+    }
+
+    /// The server's part in a cluster; none on a single server.
+    pub(crate) fn cluster(&self) -> Option<&Arc<dyn quince_ops::ClusterOps>> {
+        self.cluster.get()
     }
 
     /// Installs the listener's TLS configuration (once; later calls are ignored), for

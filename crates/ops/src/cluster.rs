@@ -1,0 +1,83 @@
+//! [`ClusterOps`]: what the api asks of a server that is part of a cluster, beyond its engine.
+//!
+//! What it is: the server's cluster role and id (`/_admin/server/role`, `/_admin/server/id`),
+//! and the cluster-internal requests a DB server answers for its peers
+//! ([`ClusterOps::internal`]: replication between a shard's leader and its followers), as
+//! plain requests and replies. The cluster crate implements it; the binary installs it into the
+//! api (`Api::install_cluster`). A single server has none.
+//!
+//! What it is not: the documents or collections (those stay behind [`crate::Engine`], which a
+//! coordinator implements over the cluster and a DB server over its local shards), or HTTP
+//! parsing (the api hands over the parts of the request it read).
+//!
+//! Invariants: only a superuser reaches [`ClusterOps::internal`] (the api checks); calls may
+//! block (the api runs them on its blocking pool).
+
+use quince_errors::Result;
+
+/// A server's role in a cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerRole {
+    /// Serves clients and routes to shards.
+    Coordinator,
+    /// Holds shards.
+    DbServer,
+}
+
+impl ServerRole {
+    /// The name `/_admin/server/role` answers: `COORDINATOR` or `PRIMARY`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ServerRole::Coordinator => "COORDINATOR",
+            ServerRole::DbServer => "PRIMARY",
+        }
+    }
+}
+
+/// A cluster-internal request, as the api read it.
+#[derive(Clone, Debug)]
+pub struct InternalRequest {
+    /// `GET`, `POST`, `PUT`, `DELETE`.
+    pub method: String,
+    /// The database (`/_db/<name>/`; `_system` when absent).
+    pub database: String,
+    /// The path's segments after the route's prefix (`/_api/replication/` and the database
+    /// prefix removed), percent-decoded.
+    pub path: Vec<String>,
+    /// The query parameters, decoded, in order.
+    pub query: Vec<(String, String)>,
+    /// The body (empty when none).
+    pub body: Vec<u8>,
+}
+
+impl InternalRequest {
+    /// The first value of a query parameter.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        self.query
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// The answer to an [`InternalRequest`]: a JSON body with a status.
+#[derive(Clone, Debug)]
+pub struct InternalReply {
+    /// The HTTP status.
+    pub status: u16,
+    /// The JSON body.
+    pub body: Vec<u8>,
+}
+
+/// A server's part in a cluster (see the module documentation).
+pub trait ClusterOps: Send + Sync {
+    /// Coordinator or DB server.
+    fn role(&self) -> ServerRole;
+
+    /// This server's id (`CRDN-...`, `PRMR-...`).
+    fn server_id(&self) -> String;
+
+    /// Answers a cluster-internal request (`/_api/replication/...` on a DB server); an error
+    /// for a path it does not serve (404) or a role that serves none.
+    fn internal(&self, request: InternalRequest) -> Result<InternalReply>;
+}
