@@ -3,7 +3,9 @@ server, and stopping (SIGTERM, and the starter's own SIGKILL) without leaving a 
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 
@@ -38,6 +40,27 @@ def test_bad_options_are_refused_before_anything_starts(tmp_path):
         )
         assert done.returncode != 0, bad
         assert not (data / "setup.json").exists(), bad
+
+
+def test_a_server_that_dies_during_the_start_ends_it_and_stops_the_etcd_members(tmp_path):
+    # /bin/false as the quince binary: the etcd members come up, the DB servers exit at once.
+    base = free_base_port(15)
+    data = tmp_path / "cluster"
+    done = subprocess.run(
+        [str(quince_bin()), "start", "--starter.data-dir", str(data), *start_args(base),
+         "--server.quince", "/bin/false"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert "ready" not in done.stdout
+    assert "exited" in done.stderr and "quince.log" in done.stderr, done.stderr
+    setup = json.loads((data / "setup.json").read_text())
+    assert [p["state"] for p in setup["processes"]][:2] == ["stopped", "failed"]
+    assert all(p["pid"] is None for p in setup["processes"])
+    assert "etcd member 127.0.0.1:%d is up" % (base + 3) in done.stderr
+    assert not any(
+        pid_alive(int(pid), str(data)) for pid in re.findall(r"\(pid (\d+)\)", done.stderr)
+    )
 
 
 @needs_cluster_serve

@@ -193,29 +193,14 @@ impl Supervisor {
             if let Some(signal) = self.signals.received() {
                 return Err(StartEnd::Signal(signal));
             }
+            self.fail_on_exit()?;
             let token = self.token();
             let mut waiting = Vec::new();
             for &i in &indices {
                 if self.setup.processes[i].state == ProcessState::Running {
                     continue;
                 }
-                let process = &mut self.processes[i];
-                let exited = process
-                    .child
-                    .as_mut()
-                    .and_then(|c| c.try_wait().ok().flatten());
-                if let Some(status) = exited {
-                    process.child = None;
-                    self.setup.processes[i].pid = None;
-                    self.setup.processes[i].state = ProcessState::Failed;
-                    self.save();
-                    let process = &self.processes[i];
-                    return Err(StartEnd::Failed(format!(
-                        "{} exited ({status}) before it answered; see {}",
-                        describe(&process.planned),
-                        process.command.log_file.display()
-                    )));
-                }
+                let process = &self.processes[i];
                 if answers(&process.planned, &token) {
                     log(&format!("{} is up", describe(&process.planned)));
                     self.setup.processes[i].state = ProcessState::Running;
@@ -245,6 +230,30 @@ impl Supervisor {
             }
             self.signals.pause(POLL);
         }
+    }
+
+    /// During the start: fails when any process started so far has exited.
+    fn fail_on_exit(&mut self) -> Result<(), StartEnd> {
+        for i in 0..self.processes.len() {
+            let process = &mut self.processes[i];
+            let exited = process
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
+            if let Some(status) = exited {
+                process.child = None;
+                self.setup.processes[i].pid = None;
+                self.setup.processes[i].state = ProcessState::Failed;
+                self.save();
+                let process = &self.processes[i];
+                return Err(StartEnd::Failed(format!(
+                    "{} exited ({status}) during the start; see {}",
+                    describe(&process.planned),
+                    process.command.log_file.display()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Join mode on a machine without an etcd member: waits until one member answers healthy.
@@ -285,7 +294,7 @@ impl Supervisor {
             let first = &self.processes[*first].planned;
             let _ = writeln!(
                 out,
-                "Your cluster can now be accessed with a browser at {} or with arangosh --server.endpoint {}",
+                "Your cluster can now be accessed at {} (arangosh --server.endpoint {})",
                 first.url(),
                 first.endpoint()
             );
