@@ -36,6 +36,8 @@ JWT_SECRET = "secret"
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 30.0
 READY_LINE = re.compile(r"^quince: listening on (https?://127\.0\.0\.1:(\d+))\s*$")
+# The same line for a server on any IPv4 address (the cluster tests' network namespaces).
+READY_LINE_ANY_HOST = re.compile(r"^quince: listening on (https?://(\d+\.\d+\.\d+\.\d+):(\d+))\s*$")
 
 
 def quince_bin() -> Path:
@@ -63,10 +65,15 @@ class QuinceServer:
         extra_args: tuple[str, ...] | list[str] = (),
         log_path: Path | None = None,
         preexec_fn=None,
+        host: str = "127.0.0.1",
+        netns: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         # Runs in the child before the server starts (to lower its descriptor limit, say).
         self.preexec_fn = preexec_fn
+        # The address it listens on, and the network namespace it runs in (`ip netns exec`).
+        self.host = host
+        self.netns = netns
         self.password = password
         self.jwt_keyfile = jwt_keyfile
         self.extra_args = list(extra_args)
@@ -80,11 +87,12 @@ class QuinceServer:
     # -- life cycle -----------------------------------------------------------------------
 
     def command(self) -> list[str]:
-        args = [
+        prefix = ["ip", "netns", "exec", self.netns] if self.netns else []
+        args = prefix + [
             str(quince_bin()),
             "serve",
             "--server.endpoint",
-            "tcp://127.0.0.1:0",
+            f"tcp://{self.host}:0",
             "--database.directory",
             str(self.data_dir),
             "--database.password",
@@ -137,10 +145,10 @@ class QuinceServer:
                     f"server exited with code {code} before it was ready\n"
                     f"stdout: {self.stdout_lines!r}\nstderr tail:\n{self.stderr_tail()}"
                 )
-            match = READY_LINE.match(line)
-            if match:
+            match = READY_LINE_ANY_HOST.match(line)
+            if match and match.group(2) == self.host:
                 self.url = match.group(1)
-                self.port = int(match.group(2))
+                self.port = int(match.group(3))
                 return self
 
     def _drain_stdout(self, proc: subprocess.Popen, lines: queue.Queue) -> None:
@@ -184,7 +192,7 @@ class QuinceServer:
     @property
     def host_port(self) -> tuple[str, int]:
         assert self.port is not None, "server not started"
-        return ("127.0.0.1", self.port)
+        return (self.host, self.port)
 
 
 # -- JWT ----------------------------------------------------------------------------------

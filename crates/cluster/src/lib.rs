@@ -12,6 +12,7 @@
 //! the revision or epoch it was based on; no acknowledged write depends on a local belief
 //! about leadership alone.
 
+pub mod admin;
 pub mod in_sync;
 pub mod layout;
 pub mod node;

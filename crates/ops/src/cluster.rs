@@ -13,7 +13,8 @@
 //! Invariants: only a superuser reaches [`ClusterOps::internal`] (the api checks); calls may
 //! block (the api runs them on its blocking pool).
 
-use quince_errors::Result;
+use quince_errors::{ArangoError, Result, CLUSTER_ONLY_ON_COORDINATOR};
+use serde_json::Value;
 
 /// A server's role in a cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,4 +81,22 @@ pub trait ClusterOps: Send + Sync {
     /// Answers a cluster-internal request (`/_api/replication/...` on a DB server); an error
     /// for a path it does not serve (404) or a role that serves none.
     fn internal(&self, request: InternalRequest) -> Result<InternalReply>;
+
+    /// `GET /_admin/cluster/health`: `{"ClusterId", "Health": {id: {...}}}` (no `error` or
+    /// `code`: the api adds them).
+    fn health(&self) -> Result<Value> {
+        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
+
+    /// `GET /_api/cluster/endpoints`: every coordinator's endpoint (`tcp://host:port`).
+    fn coordinator_endpoints(&self) -> Result<Vec<String>> {
+        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
+
+    /// `PUT /_admin/cluster/maintenance`: pauses supervision for `seconds` (`Some`), or
+    /// resumes it (`None`). Answers the warning text ArangoDB sends with "on".
+    fn set_maintenance(&self, seconds: Option<u64>) -> Result<Option<String>> {
+        let _ = seconds;
+        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
 }

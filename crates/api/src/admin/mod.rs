@@ -17,6 +17,7 @@
 
 pub(crate) mod api_calls;
 pub(crate) mod backup;
+pub(crate) mod cluster;
 pub(crate) mod echo;
 pub(crate) mod jwt;
 pub(crate) mod log;

@@ -1,0 +1,136 @@
+"""python-arango through the coordinators of a cluster: the document, collection, import and
+index calls a user makes, unchanged from a single server, plus the cluster's own endpoints.
+
+One cluster per module (3 etcd members, 3 DB servers, 2 coordinators); every test uses names
+of its own.
+"""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+from arango import ArangoClient
+from arango.exceptions import DocumentInsertError
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
+
+from quince_cluster import Cluster, etcd_binary  # noqa: E402
+from quince_server import ROOT_PASSWORD  # noqa: E402
+
+pytestmark = pytest.mark.skipif(etcd_binary() is None, reason="the etcd binary is missing")
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    cluster = Cluster(tmp_path_factory.mktemp("cluster"), coordinators=2).start()
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="module")
+def dbs(cluster):
+    """A fresh database, as seen from each coordinator."""
+    name = unique("db")
+    first = ArangoClient(hosts=cluster.coordinator_urls[0]).db("_system", "root", ROOT_PASSWORD)
+    first.create_database(name)
+    return [ArangoClient(hosts=url).db(name, "root", ROOT_PASSWORD) for url in cluster.coordinator_urls]
+
+
+def test_the_coordinators_say_what_they_are(cluster):
+    for url in cluster.coordinator_urls:
+        role = requests.get(url + "/_admin/server/role", auth=("root", ROOT_PASSWORD), timeout=10).json()
+        assert role["role"] == "COORDINATOR"
+        endpoints = requests.get(url + "/_api/cluster/endpoints", auth=("root", ROOT_PASSWORD), timeout=10).json()
+        listed = sorted(e["endpoint"] for e in endpoints["endpoints"])
+        assert listed == sorted(u.replace("http://", "tcp://") for u in cluster.coordinator_urls)
+    health = cluster.health()["Health"]
+    roles = sorted(h["Role"] for h in health.values())
+    assert roles.count("DBServer") == 3 and roles.count("Coordinator") == 2
+    assert all(h["Status"] == "GOOD" for h in health.values())
+
+
+def test_documents_go_to_their_shards_and_read_back_through_either_coordinator(dbs):
+    first, second = dbs
+    col = first.create_collection(unique("c"), shard_count=3, replication_factor=2)
+    docs = [{"_key": f"k{i}", "n": i} for i in range(60)]
+    results = col.insert_many(docs)
+    assert all("_id" in r for r in results)
+    assert all(r["_id"].startswith(col.name + "/") for r in results)
+    other = second.collection(col.name)
+    assert other.count() == 60
+    assert other.get("k7")["n"] == 7
+    assert other.get("k7")["_id"] == f"{col.name}/k7"
+    col.update({"_key": "k7", "m": 1})
+    col.replace({"_key": "k8", "n": 800})
+    col.delete("k9")
+    assert other.get("k7")["m"] == 1 and other.get("k8")["n"] == 800
+    assert other.get("k9") is None
+    assert sorted(d["n"] for d in other.all()) == sorted([i for i in range(60) if i not in (8, 9)] + [800])
+    many = other.get_many(["k1", "k2", "missing", "k3"])
+    assert [d["_key"] for d in many] == ["k1", "k2", "k3"]
+    # Several shards hold documents.
+    shards = first.collection(col.name).shards(details=True)["shards"]
+    assert len(shards) == 3
+    assert all(len(servers) == 2 for servers in shards.values())
+
+
+def test_generated_keys_and_errors_in_request_order(dbs):
+    first, _ = dbs
+    col = first.create_collection(unique("c"), shard_count=2)
+    results = col.insert_many([{"a": 1}, {"_key": "dup"}, {"_key": "dup"}, {"a": 2}], return_new=True)
+    assert "_key" in results[0] and results[0]["new"]["a"] == 1
+    assert results[1]["_key"] == "dup"
+    assert isinstance(results[2], DocumentInsertError) and results[2].error_code == 1210
+    assert results[3]["new"]["a"] == 2
+    assert len({results[0]["_key"], results[3]["_key"]}) == 2
+
+
+def test_custom_shard_keys_refuse_user_keys(dbs, cluster):
+    first, _ = dbs
+    col = first.create_collection(unique("c"), shard_count=3, shard_fields=["country"])
+    meta = col.insert({"country": "NZ", "city": "Wellington"})
+    assert col.get(meta["_key"])["city"] == "Wellington"
+    with pytest.raises(DocumentInsertError) as refused:
+        col.insert({"_key": "mine", "country": "NZ"})
+    assert refused.value.error_code == 1466
+    url = cluster.coordinator_urls[0]
+    reply = requests.put(f"{url}/_db/{first.name}/_api/collection/{col.name}/responsibleShard",
+                         json={"country": "NZ"}, auth=("root", ROOT_PASSWORD), timeout=10)
+    assert reply.status_code == 200
+    assert reply.json()["shardId"] in col.shards()["shards"]
+
+
+def test_import_and_indexes_reach_every_shard(dbs):
+    first, second = dbs
+    col = first.create_collection(unique("c"), shard_count=3, replication_factor=2)
+    result = col.import_bulk([{"_key": f"i{i}", "v": i % 7, "w": i} for i in range(300)])
+    assert result["created"] == 300 and result["errors"] == 0
+    index = col.add_persistent_index(fields=["v"])
+    assert index["type"] == "persistent"
+    unique_index = col.add_persistent_index(fields=["w"], unique=True)
+    assert any(i["id"] == unique_index["id"] for i in second.collection(col.name).indexes())
+    with pytest.raises(DocumentInsertError) as clash:
+        col.insert({"w": 5})
+    assert clash.value.error_code == 1210
+    cursor = second.aql.execute(f"FOR d IN {col.name} FILTER d.v == 3 RETURN d.w")
+    assert sorted(cursor) == [w for w in range(300) if w % 7 == 3]
+
+
+def test_collections_and_databases_report_their_cluster_properties(dbs):
+    first, second = dbs
+    col = first.create_collection(unique("c"), shard_count=4, replication_factor=2, write_concern=2)
+    props = second.collection(col.name).properties()
+    assert props["shard_count"] == 4
+    assert props["replication_factor"] == 2
+    assert props["write_concern"] == 2
+    assert props["shard_fields"] == ["_key"]
+    first.delete_collection(col.name)
+    assert not second.has_collection(col.name)
