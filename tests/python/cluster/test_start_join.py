@@ -14,7 +14,7 @@ import uuid
 
 import pytest
 
-from conftest import is_root, needs_cluster_serve, superuser_jwt_header, wait_until
+from quince_starter import is_root, needs_cluster_serve, superuser_jwt_header, wait_until
 
 MACHINES = 3
 BASE_PORT = 8528

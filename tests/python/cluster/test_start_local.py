@@ -9,7 +9,7 @@ import re
 import signal
 import subprocess
 
-from conftest import (
+from quince_starter import (
     free_base_port,
     needs_cluster_serve,
     pid_alive,
