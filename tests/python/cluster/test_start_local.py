@@ -27,18 +27,20 @@ def start_args(base: int) -> list[str]:
 
 
 def test_bad_options_are_refused_before_anything_starts(tmp_path):
-    for bad in (
-        ["--cluster.agency-size", "2"],
-        ["--all.server.endpoint=tcp://127.0.0.1:1"],
-        ["--starter.join", "10.0.0.1,10.0.0.2"],  # join mode needs --auth.jwt-secret
+    for bad, says in (
+        (["--cluster.agency-size", "2"], "odd number"),
+        (["--all.server.endpoint=tcp://127.0.0.1:1"], "sets --server.endpoint itself"),
+        (["--starter.join", "10.0.0.1,10.0.0.2,10.0.0.3"], "--auth.jwt-secret"),
+        (["--starter.join", "10.0.0.2,10.0.0.3"], "fewer than --cluster.agency-size"),
     ):
-        data = tmp_path / f"d{len(bad[0])}"
+        data = tmp_path / f"d{len(says)}"
         done = subprocess.run(
             [str(quince_bin()), "start", "--starter.data-dir", str(data),
-             "--starter.address", "10.0.0.1", *bad],
+             "--starter.address", "10.0.0.2", *bad],
             capture_output=True, text=True, timeout=60,
         )
         assert done.returncode != 0, bad
+        assert says in done.stderr, done.stderr
         assert not (data / "setup.json").exists(), bad
 
 
