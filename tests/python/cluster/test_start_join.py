@@ -2,7 +2,8 @@
 machine with one 10.x address on a shared bridge, runs one starter, and finds its own
 address in the join list by itself; the first three (all) run an etcd member.
 
-Needs root (`ip netns`); skipped otherwise. Every namespace, and with them every link and the
+Needs root (`ip netns`); skipped otherwise. Runs with `quince serve` (once it accepts the
+cluster options) and with the stand-in servers of tests/support/standin_server.py. Every namespace, and with them every link and the
 bridge, is removed at the end, also when the test fails."""
 
 from __future__ import annotations
@@ -14,7 +15,14 @@ import uuid
 
 import pytest
 
-from quince_starter import is_root, needs_cluster_serve, superuser_jwt_header, wait_until
+from quince_server import REPO_ROOT
+from quince_starter import is_root, needs_cluster_serve, superuser_jwt_header
+
+STANDIN = str(REPO_ROOT / "tests" / "support" / "standin_server.py")
+SERVERS = [
+    pytest.param([], id="quince", marks=needs_cluster_serve),
+    pytest.param(["--server.quince", STANDIN], id="stand-in"),
+]
 
 MACHINES = 3
 BASE_PORT = 8528
@@ -79,8 +87,8 @@ def status_from(ns: str, url: str, secret: str) -> int | None:
     return int(done.stdout) if done.stdout.strip().isdigit() and done.stdout != "000" else None
 
 
-@needs_cluster_serve
-def test_three_machines_join_into_one_cluster(tmp_path, network, starters):
+@pytest.mark.parametrize("servers", SERVERS)
+def test_three_machines_join_into_one_cluster(tmp_path, network, starters, servers):
     secret_file = tmp_path / "jwt-secret"
     secret_file.write_text("join-test-secret\n")
     join = ",".join(reversed(network.addresses))  # any order: every machine sorts the list
@@ -90,7 +98,7 @@ def test_three_machines_join_into_one_cluster(tmp_path, network, starters):
             starters(
                 tmp_path / ns,
                 ["--starter.join", join, "--auth.jwt-secret", str(secret_file),
-                 "--starter.port", str(BASE_PORT), "--starter.stop-timeout", "20"],
+                 "--starter.port", str(BASE_PORT), "--starter.stop-timeout", "20", *servers],
                 prefix=["ip", "netns", "exec", ns],
             )
         )

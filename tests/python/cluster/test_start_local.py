@@ -1,5 +1,9 @@
 """`quince start` in local mode: the ready line, setup.json, the restart of a killed DB
-server, and stopping (SIGTERM, and the starter's own SIGKILL) without leaving a process."""
+server, and stopping (SIGTERM, and the starter's own SIGKILL) without leaving a process.
+
+The supervision tests run twice: with `quince serve` (once it accepts the cluster options)
+and with tests/support/standin_server.py as the servers (so the starter's own behaviour is
+tested whatever the cluster roles can do)."""
 
 from __future__ import annotations
 
@@ -9,6 +13,8 @@ import re
 import signal
 import subprocess
 
+import pytest
+
 from quince_starter import (
     free_base_port,
     needs_cluster_serve,
@@ -16,7 +22,15 @@ from quince_starter import (
     version_status,
     wait_until,
 )
-from quince_server import quince_bin
+from quince_server import REPO_ROOT, quince_bin
+
+STANDIN = str(REPO_ROOT / "tests" / "support" / "standin_server.py")
+
+# The servers the starter runs: quince serve itself, or the stand-in.
+SERVERS = [
+    pytest.param([], id="quince", marks=needs_cluster_serve),
+    pytest.param(["--server.quince", STANDIN], id="stand-in"),
+]
 
 # One etcd member, two DB servers, two coordinators: instances 0 and 1 of the port scheme.
 LAYOUT = ["--cluster.agency-size", "1", "--starter.dbservers", "2", "--starter.coordinators", "2"]
@@ -65,11 +79,13 @@ def test_a_server_that_dies_during_the_start_ends_it_and_stops_the_etcd_members(
     )
 
 
-@needs_cluster_serve
-def test_local_cluster_starts_restarts_a_killed_db_server_and_stops_cleanly(tmp_path, starters):
+@pytest.mark.parametrize("servers", SERVERS)
+def test_local_cluster_starts_restarts_a_killed_db_server_and_stops_cleanly(
+    tmp_path, starters, servers
+):
     base = free_base_port(15)
     data = tmp_path / "cluster"
-    starter = starters(data, start_args(base))
+    starter = starters(data, start_args(base) + servers)
     urls = starter.wait_ready()
     assert urls == [f"http://127.0.0.1:{base + 1}", f"http://127.0.0.1:{base + 6}"]
 
@@ -111,18 +127,18 @@ def test_local_cluster_starts_restarts_a_killed_db_server_and_stops_cleanly(tmp_
     assert all(p["state"] == "stopped" and p["pid"] is None for p in starter.setup()["processes"])
 
 
-@needs_cluster_serve
+@pytest.mark.parametrize("servers", SERVERS)
 def test_a_second_start_reuses_the_layout_and_kill_9_of_the_starter_leaves_no_process(
-    tmp_path, starters
+    tmp_path, starters, servers
 ):
     base = free_base_port(15)
     data = tmp_path / "cluster"
-    first = starters(data, start_args(base))
+    first = starters(data, start_args(base) + servers)
     first.wait_ready()
     assert first.stop() == 0
 
     # Other layout options on the command line: the layout of setup.json wins.
-    second = starters(data, ["--starter.port", str(base + 100), "--starter.dbservers", "5"])
+    second = starters(data, ["--starter.port", str(base + 100), "--starter.dbservers", "5"] + servers)
     urls = second.wait_ready()
     assert urls == [f"http://127.0.0.1:{base + 1}", f"http://127.0.0.1:{base + 6}"]
     pids = [p["pid"] for p in second.setup()["processes"]]
