@@ -72,6 +72,7 @@ mod open_auth;
 mod path;
 mod pipeline;
 mod query;
+mod replication;
 mod router;
 mod server_mode;
 mod state;

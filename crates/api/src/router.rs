@@ -51,7 +51,7 @@ use crate::response::ApiResult;
 use crate::state::{Api, ApiConfig};
 use crate::{
     admin, batch, collection, database, document, edges, gharial, import, index, job, open_auth,
-    query, server_mode, tasks, token, transaction, user,
+    query, replication, server_mode, tasks, token, transaction, user,
 };
 
 /// What a handler gets.
@@ -295,6 +295,7 @@ static ROUTES: &[Route] = &[
     exact(&["_admin", "server", "jwt"], handler!(|c| admin::jwt::handle(c.api, &c.req))).own_permissions(),
     family(&["_api", "tasks"], handler!(|c| tasks::handle(&c.req))),
     family(&["_admin", "backup"], handler!(|c| admin::backup::handle(c.api, c.req).await)).own_permissions(),
+    family(&["_api", "replication"], handler!(|c| replication::handle(c.api, c.req).await)).own_permissions(),
 ];
 
 /// The first segment of the namespace whose every path, known or not, needs no credentials

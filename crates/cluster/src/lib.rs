@@ -13,6 +13,7 @@
 //! about leadership alone.
 
 pub mod admin;
+pub mod dbserver;
 pub mod in_sync;
 pub mod layout;
 pub mod node;

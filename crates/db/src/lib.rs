@@ -33,6 +33,7 @@ mod insert_text;
 mod local;
 mod maintenance;
 mod params;
+mod replicated;
 mod shared;
 mod transaction;
 mod write_path;
@@ -48,8 +49,8 @@ pub use quince_ops::{
     check_journal_size, fake, BackupInfo, BackupRequest, CatalogStats, Checksum, CollectionOps,
     CollectionProperties, CollectionType, Completer, CreateCollection, DatabaseOps, Durability,
     Engine, Figures, FiguresReport, IndexDefinition, IndexDescription, IndexHit, IndexLookup,
-    IndexType, OverwriteMode, PropertiesUpdate, ReadRequest, StoredDocument, UserDocuments,
-    WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults, BACKUP_TIMEOUT_DEFAULT,
-    JOURNAL_SIZE_MIN, USERS_COLLECTION, USER_DOCUMENTS_MAX,
+    IndexType, OverwriteMode, PropertiesUpdate, ReadRequest, ReplicatedOp, StoredDocument,
+    UserDocuments, WriteKind, WriteOptions, WriteOutcome, WriteRequest, WriteResults,
+    BACKUP_TIMEOUT_DEFAULT, JOURNAL_SIZE_MIN, USERS_COLLECTION, USER_DOCUMENTS_MAX,
 };
 pub use transaction::IDLE_TIMEOUT_DEFAULT as TRANSACTION_IDLE_TIMEOUT_DEFAULT;

@@ -19,8 +19,8 @@ use quince_model::object_text::ObjectText;
 use quince_ops::{
     BackupInfo, BackupRequest, CatalogStats, CollectionOps, CollectionProperties, CollectionType,
     CreateCollection, DatabaseOps, Engine, FiguresReport, IndexDescription, IndexHit, IndexLookup,
-    PropertiesUpdate, StoredDocument, TransactionOps, TransactionOptions, WriteOptions,
-    WriteRequest, WriteResults,
+    PropertiesUpdate, ReplicatedOp, StoredDocument, TransactionOps, TransactionOptions,
+    WriteOptions, WriteRequest, WriteResults,
 };
 use serde_json::Value;
 
@@ -162,6 +162,10 @@ impl CollectionOps for Collection {
 
     fn compact(&self) -> Result<()> {
         Collection::compact(self)
+    }
+
+    fn apply_replicated(&self, ops: &[ReplicatedOp], wait_for_sync: bool) -> Result<()> {
+        Collection::apply_replicated(self, ops, wait_for_sync)
     }
 
     fn read(&self, key: &str) -> Result<StoredDocument> {

@@ -1169,6 +1169,65 @@ fn fulltext_lookups_follow_the_query_syntax(subject: &Subject) {
     assert_eq!(find("prefix:fox", None), ["b"]);
 }
 
+fn apply_replicated_stores_the_leaders_documents_as_they_are(subject: &Subject) {
+    use quince_db::ReplicatedOp;
+    use quince_model::rev::RevisionId;
+    let leader = subject.collection("leader");
+    let follower = subject.collection("follower");
+    let unique = json!({"type": "persistent", "fields": ["u"], "unique": true});
+    let (index, _) = follower.0.create_index(&unique).unwrap();
+    let written = leader
+        .insert(json!({"_key": "a", "u": 1, "x": [1, 2]}), &opts())
+        .unwrap();
+    let mut a = read(&leader, "a").as_object().unwrap().clone();
+    a.remove("_id");
+    // A revision far ahead of this server's clock: the follower's clock must move past it.
+    let ahead = RevisionId(RevisionId::decode(&written.rev).unwrap().0 + (1 << 40)).encode();
+    let b = json!({"_key": "b", "_rev": ahead, "u": 2})
+        .as_object()
+        .unwrap()
+        .clone();
+    let gone = json!({"_key": "gone", "_rev": written.rev, "u": 3});
+    let ops = vec![
+        ReplicatedOp::Put(gone.as_object().unwrap().clone()),
+        ReplicatedOp::Put(a.clone()),
+        ReplicatedOp::Put(b.clone()),
+        ReplicatedOp::Remove("gone".into()),
+        ReplicatedOp::Remove("never-there".into()),
+    ];
+    follower.0.apply_replicated(&ops, true).unwrap();
+    assert_eq!(follower.count(), 2);
+    let stored = read(&follower, "a");
+    assert_eq!(
+        stored["_rev"], written.rev,
+        "stored with the leader's revision"
+    );
+    assert_eq!(stored["x"], json!([1, 2]));
+    assert_eq!(read(&follower, "b")["_rev"], ahead);
+    let all = lookup_keys(&follower, index.id, &quince_db::IndexLookup::all());
+    assert_eq!(all, vec!["a", "b"], "secondary indexes follow");
+    // A put replaces whatever version the key holds; a clash with another key's unique value
+    // stops the batch with 1210.
+    let mut b2 = b.clone();
+    b2.insert("u".into(), json!(1));
+    let clash = follower.0.apply_replicated(&[ReplicatedOp::Put(b2)], false);
+    assert_eq!(clash.unwrap_err().num(), 1210);
+    let no_rev = json!({"_key": "c"}).as_object().unwrap().clone();
+    assert!(follower
+        .0
+        .apply_replicated(&[ReplicatedOp::Put(no_rev)], false)
+        .is_err());
+    let later = follower.insert(json!({"_key": "c"}), &opts()).unwrap();
+    assert!(
+        RevisionId::decode(&later.rev).unwrap() > RevisionId::decode(&ahead).unwrap(),
+        "the revision clock moved past every stored revision"
+    );
+    let ops = [ReplicatedOp::Truncate, ReplicatedOp::Put(a)];
+    follower.0.apply_replicated(&ops, false).unwrap();
+    assert_eq!(follower.count(), 1);
+    assert_eq!(read(&follower, "a")["_rev"], written.rev);
+}
+
 /// Runs every scenario against every implementation.
 macro_rules! conformance {
     (engines: [$($engine:ident),* $(,)?], scenarios: $scenarios:tt) => {
@@ -1215,5 +1274,6 @@ conformance!(
         edge_index_is_listed_kept_and_looked_up,
         geo_lookups_answer_nearest_first,
         fulltext_lookups_follow_the_query_syntax,
+        apply_replicated_stores_the_leaders_documents_as_they_are,
     ]
 );

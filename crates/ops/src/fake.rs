@@ -56,6 +56,7 @@ use crate::index::{
 };
 use crate::interface::{CollectionOps, DatabaseOps, Engine};
 use crate::options::{OverwriteMode, WriteOptions, WriteOutcome};
+use crate::replicated::ReplicatedOp;
 use crate::request::{check_revisions, parse_items, DocumentOp, WriteRequest, WriteResults};
 use crate::rules::{RuleInput, WriteRules};
 use crate::schema::WriteEvent;
@@ -874,6 +875,39 @@ impl CollectionOps for FakeCollection {
     }
 
     fn compact(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn apply_replicated(&self, ops: &[ReplicatedOp], _wait_for_sync: bool) -> Result<()> {
+        let mut docs = self.docs.lock();
+        for op in ops {
+            match op {
+                ReplicatedOp::Put(document) => {
+                    let (key, rev) = ReplicatedOp::put_parts(document)?;
+                    let edge = if self.is_edge() {
+                        Some(edge_ends(document)?)
+                    } else {
+                        None
+                    };
+                    let value = encode_document(key, rev, edge, document);
+                    self.check_unique(&docs, key, &value)?;
+                    self.shared.hlc.observe(rev);
+                    self.revision.fetch_max(rev.0, Ordering::AcqRel);
+                    docs.insert(key.to_owned(), (rev, value));
+                }
+                ReplicatedOp::Remove(key) => {
+                    if docs.remove(key).is_some() {
+                        let rev = self.shared.hlc.next();
+                        self.revision.fetch_max(rev.0, Ordering::AcqRel);
+                    }
+                }
+                ReplicatedOp::Truncate => {
+                    docs.clear();
+                    let rev = self.shared.hlc.next();
+                    self.revision.fetch_max(rev.0, Ordering::AcqRel);
+                }
+            }
+        }
         Ok(())
     }
 

@@ -17,8 +17,12 @@
 //! Invariants (every implementation; `tests/ops_conformance.rs` checks them on each):
 //! - a write request answers one result per item, in input order, and never fails as a whole;
 //!   items are independent;
-//! - the durability handle is present exactly when the effective `waitForSync` is true and
-//!   something was written, and resolving it means every write of the request is durable;
+//! - the durability handle is present when the effective `waitForSync` is true and something
+//!   was written, and resolving it means every write of the request is durable; an engine that
+//!   must wait for more than the local disk before a write may be acknowledged (a DB server's
+//!   shard leader waits for its in-sync followers) also hands one out when `waitForSync` is
+//!   false: resolving it then means the write is acknowledged (replicated), while
+//!   [`WriteResults::synced`] still says whether it was fsynced (201 or 202);
 //! - calls may block (they touch files or the network): async callers run them on a blocking
 //!   pool, except the single-document reads and writes that an engine documents as cheap.
 
@@ -35,6 +39,7 @@ use crate::catalog::{
 };
 use crate::index::{IndexDescription, IndexHit, IndexLookup};
 use crate::options::WriteOptions;
+use crate::replicated::ReplicatedOp;
 use crate::request::{read_conflict, selector, ReadRequest, WriteKind, WriteRequest, WriteResults};
 use crate::transaction::{TransactionOps, TransactionOptions};
 
@@ -164,6 +169,17 @@ pub trait CollectionOps: Send + Sync {
 
     /// Compacts the files now. Blocks.
     fn compact(&self) -> Result<()>;
+
+    /// Applies the changes a shard's leader shipped, in order, as they are
+    /// ([`ReplicatedOp`]: documents stored whole with their `_key` and `_rev`, removals by key,
+    /// truncates), with no key generation, schema or computed values; secondary indexes follow.
+    /// Durable on return when `wait_for_sync` (or the collection's) says so. The first
+    /// operation that cannot be applied stops the batch with its error (the operations before
+    /// it stay applied). Engines that hold no shards answer 501 (errorNum 9). Blocks.
+    fn apply_replicated(&self, ops: &[ReplicatedOp], wait_for_sync: bool) -> Result<()> {
+        let _ = (ops, wait_for_sync);
+        Err(ArangoError::new(NOT_IMPLEMENTED))
+    }
 
     /// One document (404/1202 when missing).
     fn read(&self, key: &str) -> Result<StoredDocument>;

@@ -37,6 +37,7 @@ pub mod graph;
 mod index;
 mod interface;
 mod options;
+mod replicated;
 mod request;
 mod rules;
 mod schema;
@@ -59,6 +60,7 @@ pub use index::{
 };
 pub use interface::{read_each, CollectionOps, DatabaseOps, Engine};
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
+pub use replicated::ReplicatedOp;
 pub use request::{
     check_revisions, parse_item, parse_items, read_conflict, selector, DocumentOp, ReadRequest,
     WriteKind, WriteRequest, WriteResults,

@@ -91,7 +91,10 @@ pub struct WriteResults {
     /// Each item's outcome or error.
     pub items: Vec<Result<WriteOutcome>>,
     /// When the effective `waitForSync` is true and something was written: resolves once every
-    /// write of the request is durable.
+    /// write of the request is durable. An engine whose writes must also be replicated before
+    /// they are acknowledged (a shard leader in synchronous mode) hands one out whatever
+    /// `waitForSync` says: it resolves once every write of the request is acknowledged
+    /// (replicated, and durable when synced). Callers await it whenever it is present.
     pub durability: Option<Durability>,
     /// The effective `waitForSync` (the request's OR the collection's): the api answers 201
     /// (200 for removals) when true, 202 when false, whatever the items' fates.

@@ -1,0 +1,90 @@
+//! `/_api/replication/...`: the cluster-internal route of DB servers. Only a superuser reaches
+//! the installed cluster part; without one installed the path does not exist.
+
+mod support;
+
+use std::sync::{Arc, Mutex};
+
+use http::Method;
+use jsonwebtoken::{EncodingKey, Header};
+use quince_errors::Result;
+use quince_ops::{ClusterOps, InternalReply, InternalRequest, ServerRole};
+use serde_json::json;
+use support::{request, Server, SECRET};
+
+/// A cluster part that records what it was asked and answers 202 with a fixed body.
+#[derive(Default)]
+struct Recorder(Mutex<Vec<InternalRequest>>);
+
+impl ClusterOps for Recorder {
+    fn role(&self) -> ServerRole {
+        ServerRole::DbServer
+    }
+
+    fn server_id(&self) -> String {
+        "PRMR-test".into()
+    }
+
+    fn internal(&self, request: InternalRequest) -> Result<InternalReply> {
+        self.0.lock().unwrap().push(request);
+        Ok(InternalReply {
+            status: 202,
+            body: br#"{"applied":1}"#.to_vec(),
+        })
+    }
+}
+
+fn superuser(
+    method: Method,
+    target: &str,
+    body: &str,
+) -> http::Request<http_body_util::Full<bytes::Bytes>> {
+    let token = jsonwebtoken::encode(
+        &Header::default(),
+        &json!({"iss": "arangodb", "server_id": "PRMR-other"}),
+        &EncodingKey::from_secret(SECRET),
+    )
+    .unwrap();
+    let mut req = request(method, target, body);
+    req.headers_mut()
+        .insert("authorization", format!("bearer {token}").parse().unwrap());
+    req
+}
+
+#[tokio::test]
+async fn only_superusers_reach_the_cluster_and_only_when_there_is_one() {
+    let s = Server::new();
+    s.send(superuser(Method::POST, "/_api/replication/apply", "{}"))
+        .await
+        .assert_error(404, 404);
+
+    let recorder = Arc::new(Recorder::default());
+    s.api.install_cluster(recorder.clone());
+    s.root(Method::POST, "/_api/replication/apply", "{}")
+        .await
+        .assert_error(403, 11);
+    s.send(request(Method::POST, "/_api/replication/apply", "{}"))
+        .await
+        .assert_error(401, 11);
+    assert!(recorder.0.lock().unwrap().is_empty());
+
+    let reply = s
+        .send(superuser(
+            Method::GET,
+            "/_db/_system/_api/replication/keys?shard=s12&bucket=0",
+            "",
+        ))
+        .await;
+    assert_eq!(reply.assert_success(202), json!({"applied": 1}));
+    let body = r#"{"shard":"s12"}"#;
+    s.send(superuser(Method::POST, "/_api/replication/apply", body))
+        .await
+        .assert_success(202);
+    let seen = recorder.0.lock().unwrap();
+    assert_eq!(seen[0].method, "GET");
+    assert_eq!(seen[0].database, "_system");
+    assert_eq!(seen[0].path, vec!["keys"]);
+    assert_eq!(seen[0].param("shard"), Some("s12"));
+    assert_eq!(seen[0].param("bucket"), Some("0"));
+    assert_eq!(seen[1].body, body.as_bytes());
+}

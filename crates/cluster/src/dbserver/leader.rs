@@ -1,0 +1,237 @@
+//! [`LeaderShard`]: a shard this server leads at one epoch: its order lock, its senders (one
+//! per in-sync or joining follower), its copy of the in-sync set, and the replicated write path.
+//!
+//! What it is: [`LeaderShard::write`] and [`LeaderShard::truncate`]. A write is refused with
+//! 1429 (synchronous mode) when fewer than `writeConcern` servers are in sync; otherwise, under
+//! the order lock, it is applied to the local shard (with `returnNew` forced, so that each
+//! written document is known whole) and its effects are queued, in order, to every sender:
+//! each written document as a put, each removal by key. The client's `returnNew` is honoured
+//! afterwards (the forced one stripped). In synchronous mode the write's [`Durability`]
+//! resolves once it is durable locally when it had to be (`waitForSync`) and every sender
+//! acknowledged it (the follower applied it, or was removed from the in-sync set first:
+//! `sender.rs`); in asynchronous mode once it is applied locally (and durable when synced).
+//!
+//! What it is not: the check that this server leads the shard at the Plan's epoch (the
+//! [`super::DbServer`] keeps one `LeaderShard` per shard it leads at the current epoch, and
+//! answers 1496 for the others), or catching a follower up (`catch_up.rs`).
+//!
+//! Invariants: the order lock is held from the local apply to the last enqueue, so the
+//! followers see the leader's order of changes; a write is never acknowledged before every
+//! member of the in-sync set applied it or left the set in the store.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, MutexGuard};
+use quince_errors::{ArangoError, Result, REPLICATION_WRITE_CONCERN_NOT_FULFILLED};
+use quince_ops::{CollectionOps, Durability, ReplicatedOp, WriteKind, WriteRequest, WriteResults};
+use serde_json::Value;
+
+use super::sender::{Entry, Join, Sender};
+use super::wire::encode_op;
+use super::Ctx;
+use crate::in_sync::ShardId;
+use crate::layout::{ReplicationMode, ServerId};
+
+/// What the order lock guards: the senders, by follower.
+pub struct Order {
+    /// One sender per follower being sent to.
+    pub senders: BTreeMap<ServerId, Arc<Sender>>,
+}
+
+/// A shard this server leads (see the module documentation).
+pub struct LeaderShard {
+    /// The shard.
+    pub id: ShardId,
+    /// The epoch it is led at.
+    pub epoch: u64,
+    ctx: Arc<Ctx>,
+    order: Mutex<Order>,
+    /// The in-sync set as last committed by this leader (itself first).
+    pub in_sync: Arc<Mutex<Vec<ServerId>>>,
+    /// Held by a join for its whole run: one follower joins at a time.
+    pub joins: Mutex<()>,
+    next_order: AtomicU64,
+}
+
+impl LeaderShard {
+    /// A shard led at `epoch` whose in-sync set is `in_sync` (itself alone: `maintenance.rs`
+    /// removes every other member before it makes one).
+    pub fn new(ctx: Arc<Ctx>, id: ShardId, epoch: u64, in_sync: Vec<ServerId>) -> LeaderShard {
+        LeaderShard {
+            id,
+            epoch,
+            ctx,
+            order: Mutex::new(Order {
+                senders: BTreeMap::new(),
+            }),
+            in_sync: Arc::new(Mutex::new(in_sync)),
+            joins: Mutex::new(()),
+            next_order: AtomicU64::new(1),
+        }
+    }
+
+    /// Takes the order lock.
+    pub fn order(&self) -> MutexGuard<'_, Order> {
+        self.order.lock()
+    }
+
+    /// The shard's context.
+    pub fn ctx(&self) -> &Arc<Ctx> {
+        &self.ctx
+    }
+
+    /// 1429 (with the configured status) when fewer than `write_concern` servers are in sync
+    /// in synchronous mode.
+    fn check_write_concern(&self, mode: ReplicationMode, write_concern: u32) -> Result<()> {
+        if mode == ReplicationMode::Asynchronous {
+            return Ok(());
+        }
+        let in_sync = self.in_sync.lock().len();
+        if in_sync < write_concern as usize {
+            return Err(ArangoError::with_message(
+                REPLICATION_WRITE_CONCERN_NOT_FULFILLED,
+                format!(
+                    "write concern not fulfilled: {in_sync} of {write_concern} copies of shard {} are in sync",
+                    self.id.shard
+                ),
+            )
+            .with_status(self.ctx.config.failed_write_concern_status));
+        }
+        Ok(())
+    }
+
+    /// The replicated write of `request` to `local` (see the module documentation).
+    pub fn write(
+        &self,
+        local: &dyn CollectionOps,
+        mut request: WriteRequest,
+        mode: ReplicationMode,
+        write_concern: u32,
+    ) -> WriteResults {
+        let sync = request.options.wait_for_sync || local.wait_for_sync();
+        if let Err(error) = self.check_write_concern(mode, write_concern) {
+            return refused(request.items.len(), error, sync);
+        }
+        let kind = request.kind;
+        let asked_new = request.options.return_new;
+        if kind != WriteKind::Remove {
+            request.options.return_new = true;
+        }
+        let order = self.order.lock();
+        let mut results = local.write(request);
+        let mut ops = Vec::new();
+        for outcome in results.items.iter_mut().flatten() {
+            if kind == WriteKind::Remove {
+                ops.push(ReplicatedOp::Remove(outcome.key.clone()));
+                continue;
+            }
+            let new = if asked_new {
+                outcome.new.clone()
+            } else {
+                outcome.new.take()
+            };
+            if let Some(Value::Object(mut document)) = new {
+                document.remove("_id");
+                ops.push(ReplicatedOp::Put(document));
+            }
+        }
+        let durability = results.durability.take();
+        results.durability = self.replicate(&order, ops, sync, mode, durability);
+        drop(order);
+        results
+    }
+
+    /// Truncates the local shard and every follower's copy; returns once acknowledged.
+    pub fn truncate(
+        &self,
+        local: &dyn CollectionOps,
+        wait_for_sync: bool,
+        mode: ReplicationMode,
+        write_concern: u32,
+    ) -> Result<()> {
+        self.check_write_concern(mode, write_concern)?;
+        let sync = wait_for_sync || local.wait_for_sync();
+        let durability = {
+            let order = self.order.lock();
+            local.truncate(wait_for_sync)?;
+            self.replicate(&order, vec![ReplicatedOp::Truncate], sync, mode, None)
+        };
+        match durability {
+            Some(durability) => durability.wait(),
+            None => Ok(()),
+        }
+    }
+
+    /// Queues `ops` to every sender (the order lock held) and answers the durability that
+    /// resolves once the write may be acknowledged: `local` (the local durability, if any)
+    /// joined, in synchronous mode, with every sender's acknowledgement.
+    fn replicate(
+        &self,
+        order: &Order,
+        ops: Vec<ReplicatedOp>,
+        sync: bool,
+        mode: ReplicationMode,
+        local: Option<Durability>,
+    ) -> Option<Durability> {
+        let senders: Vec<&Arc<Sender>> = order.senders.values().collect();
+        if ops.is_empty() || senders.is_empty() {
+            return local;
+        }
+        let wire: Vec<Arc<Value>> = ops.iter().map(|op| Arc::new(encode_op(op))).collect();
+        let waiting = mode == ReplicationMode::Synchronous;
+        let join = waiting.then(|| {
+            let parts = senders.len() + usize::from(local.is_some());
+            let (durability, completer) =
+                Durability::pending(self.next_order.fetch_add(1, Ordering::AcqRel));
+            (durability, Join::new(parts, completer))
+        });
+        for sender in &senders {
+            let last = wire.len() - 1;
+            sender.enqueue(wire.iter().enumerate().map(|(i, op)| Entry {
+                op: Arc::clone(op),
+                sync,
+                ack: if i == last {
+                    join.as_ref().map(|(_, join)| Arc::clone(join))
+                } else {
+                    None
+                },
+            }));
+        }
+        match join {
+            Some((durability, join)) => {
+                if let Some(local) = local {
+                    local.on_done(move |result| join.done(result));
+                }
+                Some(durability)
+            }
+            None => local,
+        }
+    }
+
+    /// Stops every sender: writes still waiting fail with 1491.
+    pub fn stop(&self) {
+        let senders: Vec<Arc<Sender>> = {
+            let mut order = self.order.lock();
+            std::mem::take(&mut order.senders).into_values().collect()
+        };
+        for sender in senders {
+            sender.stop();
+        }
+    }
+}
+
+/// Every item refused with `error`.
+fn refused(items: usize, error: ArangoError, synced: bool) -> WriteResults {
+    WriteResults {
+        items: (0..items).map(|_| Err(error.clone())).collect(),
+        durability: None,
+        synced,
+    }
+}
+
+/// [`refused`] for the wrapper's checks made before a [`LeaderShard`] is found.
+pub fn refuse_all(items: usize, error: ArangoError, synced: bool) -> WriteResults {
+    refused(items, error, synced)
+}

@@ -1,0 +1,309 @@
+//! [`ShardEngine`]: the engine the api serves on a DB server: the local engine, with every
+//! shard collection (`s<id>`) wrapped so that its writes go through the shard's replication.
+//!
+//! What it is: thin wrappers of [`Engine`], [`DatabaseOps`] and [`CollectionOps`] that delegate
+//! everything to the local engine, except the writes of a shard collection (document writes,
+//! object-text inserts, truncate): those go to the [`super::leader::LeaderShard`] when this
+//! server leads the shard at the Plan's epoch, and are refused with 1496 otherwise (followers
+//! serve reads, never client writes). Stream transactions that would write a shard are refused
+//! (501: their commits would bypass replication).
+//!
+//! What it is not: the coordinator's engine (which routes clients to shards), or a filter on
+//! anything that is not a shard: other collections behave as on a single server.
+//!
+//! Invariants: no write reaches a shard collection through this engine without the leader's
+//! checks and replication; reads are never refused.
+
+use std::sync::{Arc, Weak};
+
+use quince_errors::{ArangoError, Result, CLUSTER_NOT_LEADER, NOT_IMPLEMENTED};
+use quince_model::object_text::ObjectText;
+use quince_ops::{
+    BackupInfo, BackupRequest, CatalogStats, CollectionOps, CollectionProperties, CollectionType,
+    CreateCollection, DatabaseOps, Engine, FiguresReport, IndexDescription, IndexHit, IndexLookup,
+    PropertiesUpdate, ReadRequest, ReplicatedOp, StoredDocument, TransactionOps,
+    TransactionOptions, WriteKind, WriteOptions, WriteRequest, WriteResults,
+};
+use serde_json::Value;
+
+use super::leader::refuse_all;
+use super::plan::is_shard_name;
+use super::DbServer;
+
+/// The DB server's engine (see the module documentation).
+pub struct ShardEngine {
+    local: Arc<dyn Engine>,
+    server: Weak<DbServer>,
+}
+
+impl ShardEngine {
+    /// Wraps `local` for `server`.
+    pub fn new(local: Arc<dyn Engine>, server: Weak<DbServer>) -> ShardEngine {
+        ShardEngine { local, server }
+    }
+
+    fn wrap(&self, database: Arc<dyn DatabaseOps>) -> Arc<dyn DatabaseOps> {
+        Arc::new(ShardDatabase {
+            local: database,
+            server: self.server.clone(),
+        })
+    }
+}
+
+impl Engine for ShardEngine {
+    fn database(&self, name: &str) -> Option<Arc<dyn DatabaseOps>> {
+        self.local.database(name).map(|d| self.wrap(d))
+    }
+
+    fn database_names(&self) -> Vec<String> {
+        self.local.database_names()
+    }
+
+    fn create_database(&self, name: &str) -> Result<Arc<dyn DatabaseOps>> {
+        self.local.create_database(name).map(|d| self.wrap(d))
+    }
+
+    fn drop_database(&self, name: &str) -> Result<()> {
+        self.local.drop_database(name)
+    }
+
+    fn stats(&self) -> CatalogStats {
+        self.local.stats()
+    }
+
+    fn create_backup(&self, request: &BackupRequest) -> Result<BackupInfo> {
+        self.local.create_backup(request)
+    }
+
+    fn list_backups(&self, id: Option<&str>) -> Result<Vec<BackupInfo>> {
+        self.local.list_backups(id)
+    }
+
+    fn restore_backup(&self, id: &str) -> Result<String> {
+        self.local.restore_backup(id)
+    }
+
+    fn delete_backup(&self, id: &str) -> Result<()> {
+        self.local.delete_backup(id)
+    }
+}
+
+/// A database of the DB server's engine.
+struct ShardDatabase {
+    local: Arc<dyn DatabaseOps>,
+    server: Weak<DbServer>,
+}
+
+impl ShardDatabase {
+    fn wrap(&self, collection: Arc<dyn CollectionOps>) -> Arc<dyn CollectionOps> {
+        if is_shard_name(&collection.name()) {
+            Arc::new(ShardCollection {
+                local: collection,
+                database: self.local.name().to_owned(),
+                server: self.server.clone(),
+            })
+        } else {
+            collection
+        }
+    }
+}
+
+impl DatabaseOps for ShardDatabase {
+    fn name(&self) -> &str {
+        self.local.name()
+    }
+
+    fn id(&self) -> u64 {
+        self.local.id()
+    }
+
+    fn collections(&self) -> Vec<Arc<dyn CollectionOps>> {
+        self.local
+            .collections()
+            .into_iter()
+            .map(|c| self.wrap(c))
+            .collect()
+    }
+
+    fn collection(&self, name_or_id: &str) -> Result<Arc<dyn CollectionOps>> {
+        self.local.collection(name_or_id).map(|c| self.wrap(c))
+    }
+
+    fn create_collection(&self, request: CreateCollection) -> Result<Arc<dyn CollectionOps>> {
+        self.local.create_collection(request).map(|c| self.wrap(c))
+    }
+
+    fn drop_collection(&self, name: &str, is_system: bool) -> Result<u64> {
+        self.local.drop_collection(name, is_system)
+    }
+
+    fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<dyn CollectionOps>> {
+        self.local
+            .rename_collection(name, new_name)
+            .map(|c| self.wrap(c))
+    }
+
+    fn begin_transaction(&self, options: TransactionOptions) -> Result<Arc<dyn TransactionOps>> {
+        let writes_a_shard = options
+            .write
+            .iter()
+            .chain(&options.exclusive)
+            .any(|name| is_shard_name(name));
+        if writes_a_shard {
+            return Err(ArangoError::with_message(
+                NOT_IMPLEMENTED,
+                "stream transactions that write shards are not replicated on DB servers",
+            ));
+        }
+        self.local.begin_transaction(options)
+    }
+
+    fn transaction(&self, id: &str) -> Result<Arc<dyn TransactionOps>> {
+        self.local.transaction(id)
+    }
+
+    fn running_transactions(&self) -> Vec<String> {
+        self.local.running_transactions()
+    }
+}
+
+/// A shard collection of the DB server's engine.
+struct ShardCollection {
+    local: Arc<dyn CollectionOps>,
+    database: String,
+    server: Weak<DbServer>,
+}
+
+fn not_leader(shard: &str) -> ArangoError {
+    ArangoError::with_message(
+        CLUSTER_NOT_LEADER,
+        format!("this server does not lead shard {shard}"),
+    )
+}
+
+impl CollectionOps for ShardCollection {
+    fn name(&self) -> String {
+        self.local.name()
+    }
+
+    fn id(&self) -> u64 {
+        self.local.id()
+    }
+
+    fn kind(&self) -> CollectionType {
+        self.local.kind()
+    }
+
+    fn wait_for_sync(&self) -> bool {
+        self.local.wait_for_sync()
+    }
+
+    fn is_system(&self) -> bool {
+        self.local.is_system()
+    }
+
+    fn properties(&self) -> CollectionProperties {
+        self.local.properties()
+    }
+
+    fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties> {
+        self.local.update_properties(update)
+    }
+
+    fn count(&self) -> u64 {
+        self.local.count()
+    }
+
+    fn figures(&self) -> FiguresReport {
+        self.local.figures()
+    }
+
+    fn revision(&self) -> String {
+        self.local.revision()
+    }
+
+    fn checksum(&self, with_revisions: bool, with_data: bool) -> Result<(String, String)> {
+        self.local.checksum(with_revisions, with_data)
+    }
+
+    fn truncate(&self, wait_for_sync: bool) -> Result<()> {
+        let name = self.local.name();
+        let server = self.server.upgrade().ok_or_else(|| not_leader(&name))?;
+        let (leader, mode, write_concern) = server
+            .leading(&self.database, &name)
+            .ok_or_else(|| not_leader(&name))?;
+        leader.truncate(&*self.local, wait_for_sync, mode, write_concern)
+    }
+
+    fn compact(&self) -> Result<()> {
+        self.local.compact()
+    }
+
+    fn apply_replicated(&self, ops: &[ReplicatedOp], wait_for_sync: bool) -> Result<()> {
+        self.local.apply_replicated(ops, wait_for_sync)
+    }
+
+    fn read(&self, key: &str) -> Result<StoredDocument> {
+        self.local.read(key)
+    }
+
+    fn read_rev(&self, key: &str) -> Result<String> {
+        self.local.read_rev(key)
+    }
+
+    fn read_many(
+        &self,
+        request: &ReadRequest,
+        visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
+    ) -> Result<()> {
+        self.local.read_many(request, visit)
+    }
+
+    fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()> {
+        self.local.scan(visit)
+    }
+
+    fn write(&self, request: WriteRequest) -> WriteResults {
+        let name = self.local.name();
+        let sync = request.options.wait_for_sync || self.local.wait_for_sync();
+        let leading = self
+            .server
+            .upgrade()
+            .and_then(|server| server.leading(&self.database, &name));
+        match leading {
+            Some((leader, mode, write_concern)) => {
+                leader.write(&*self.local, request, mode, write_concern)
+            }
+            None => refuse_all(request.items.len(), not_leader(&name), sync),
+        }
+    }
+
+    fn insert_texts(&self, documents: Vec<ObjectText>, options: WriteOptions) -> WriteResults {
+        let items = documents
+            .iter()
+            .map(|document| Value::Object(document.to_object()))
+            .collect();
+        self.write(WriteRequest::new(WriteKind::Insert, items, options))
+    }
+
+    fn indexes(&self) -> Vec<IndexDescription> {
+        self.local.indexes()
+    }
+
+    fn create_index(&self, definition: &Value) -> Result<(IndexDescription, bool)> {
+        self.local.create_index(definition)
+    }
+
+    fn drop_index(&self, id_or_name: &str) -> Result<IndexDescription> {
+        self.local.drop_index(id_or_name)
+    }
+
+    fn index_lookup(
+        &self,
+        index_id: u64,
+        lookup: &IndexLookup,
+        visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
+    ) -> Result<()> {
+        self.local.index_lookup(index_id, lookup, visit)
+    }
+}

@@ -1,0 +1,166 @@
+//! The JSON forms of the requests between a shard's leader and its followers
+//! (`/_api/replication/...` on DB servers), and of their error replies.
+//!
+//! What it is: serde types for the bodies ([`ApplyBody`], [`JoinBody`], [`KeysReply`],
+//! [`DocumentsReply`]), the encoding of a [`ReplicatedOp`] (`{"put": doc}`,
+//! `{"remove": key}`, `{"truncate": true}`), and the conversion of an [`ArangoError`] to and
+//! from an ArangoDB-shaped error reply.
+//!
+//! What it is not: the transport (`transport.rs`) or what the endpoints do.
+//!
+//! Invariants: a decoded body is bounded by what the api read (`--http.max-body-size`); an
+//! error reply always carries `errorNum`, and one that does not parse is 1478 (the peer is not
+//! a Quince DB server, or broke).
+
+use quince_errors::{code_by_num, ArangoError, CLUSTER_BACKEND_UNAVAILABLE};
+use quince_ops::{InternalReply, ReplicatedOp};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+/// `POST /_api/replication/apply`: operations for a follower, in order.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplyBody {
+    /// The shard (its database is the request's).
+    pub shard: String,
+    /// The shard's collection id (to read the shard's Plan key when the epoch is new).
+    pub cid: u64,
+    /// The sender's epoch.
+    pub epoch: u64,
+    /// The sender's id.
+    pub leader: String,
+    /// Sync to disk before answering.
+    #[serde(default)]
+    pub wait_for_sync: bool,
+    /// The operations (see [`encode_op`]).
+    pub ops: Vec<Value>,
+}
+
+/// `POST /_api/replication/join`: a follower asks its leader to bring it in sync.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JoinBody {
+    /// The shard.
+    pub shard: String,
+    /// The epoch the follower read from Plan.
+    pub epoch: u64,
+    /// The follower's id.
+    pub follower: String,
+}
+
+/// The reply to `GET /_api/replication/keys`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct KeysReply {
+    /// `[key, rev]` pairs of the requested bucket, sorted by key.
+    pub keys: Vec<(String, String)>,
+}
+
+/// The reply to `PUT /_api/replication/documents`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct DocumentsReply {
+    /// Each requested key's document (`null` when absent), in request order.
+    pub documents: Vec<Value>,
+}
+
+/// The wire form of one operation.
+pub fn encode_op(op: &ReplicatedOp) -> Value {
+    match op {
+        ReplicatedOp::Put(document) => json!({ "put": document }),
+        ReplicatedOp::Remove(key) => json!({ "remove": key }),
+        ReplicatedOp::Truncate => json!({ "truncate": true }),
+    }
+}
+
+/// An operation from its wire form (400 for anything else).
+pub fn decode_op(value: Value) -> Result<ReplicatedOp, ArangoError> {
+    let bad = || {
+        ArangoError::with_message(
+            quince_errors::HTTP_BAD_PARAMETER,
+            "a replicated operation is {put: document}, {remove: key} or {truncate: true}",
+        )
+    };
+    let Value::Object(mut object) = value else {
+        return Err(bad());
+    };
+    if object.len() != 1 {
+        return Err(bad());
+    }
+    match (
+        object.remove("put"),
+        object.remove("remove"),
+        object.remove("truncate"),
+    ) {
+        (Some(Value::Object(document)), None, None) => Ok(ReplicatedOp::Put(document)),
+        (None, Some(Value::String(key)), None) => Ok(ReplicatedOp::Remove(key)),
+        (None, None, Some(Value::Bool(true))) => Ok(ReplicatedOp::Truncate),
+        _ => Err(bad()),
+    }
+}
+
+/// A successful reply with this JSON body.
+pub fn ok_reply(body: &Value) -> InternalReply {
+    InternalReply {
+        status: 200,
+        body: serde_json::to_vec(body).expect("JSON values serialize"),
+    }
+}
+
+/// The ArangoDB-shaped error reply of `error`.
+pub fn error_reply(error: &ArangoError) -> InternalReply {
+    let mut body = Map::new();
+    body.insert("error".into(), Value::Bool(true));
+    body.insert("code".into(), Value::from(error.status));
+    body.insert("errorNum".into(), Value::from(error.num()));
+    body.insert("errorMessage".into(), Value::from(error.message.as_ref()));
+    InternalReply {
+        status: error.status,
+        body: serde_json::to_vec(&Value::Object(body)).expect("JSON values serialize"),
+    }
+}
+
+/// The error an error reply carries (1478 when it carries none that is known).
+pub fn reply_error(status: u16, body: &[u8]) -> ArangoError {
+    let parsed: Option<Value> = serde_json::from_slice(body).ok();
+    let num = parsed
+        .as_ref()
+        .and_then(|v| v.get("errorNum"))
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok());
+    let message = parsed
+        .as_ref()
+        .and_then(|v| v.get("errorMessage"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    match num.and_then(code_by_num) {
+        Some(code) => ArangoError::with_message(code, message).with_status(status),
+        None => ArangoError::with_message(
+            CLUSTER_BACKEND_UNAVAILABLE,
+            format!("a peer answered {status} without an ArangoDB error"),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_and_errors_survive_the_wire() {
+        let document = json!({"_key": "k", "_rev": "_r", "a": 1});
+        for op in [
+            ReplicatedOp::Put(document.as_object().unwrap().clone()),
+            ReplicatedOp::Remove("k".into()),
+            ReplicatedOp::Truncate,
+        ] {
+            assert_eq!(decode_op(encode_op(&op)).unwrap(), op);
+        }
+        assert!(decode_op(json!({"put": 1})).is_err());
+        assert!(decode_op(json!({"remove": "k", "truncate": true})).is_err());
+        let error = ArangoError::new(quince_errors::CLUSTER_SHARD_LEADER_RESIGNED);
+        let reply = error_reply(&error);
+        let back = reply_error(reply.status, &reply.body);
+        assert_eq!((back.num(), back.status), (1491, 503));
+        assert_eq!(reply_error(502, b"<html>").num(), 1478);
+    }
+}

@@ -1,0 +1,712 @@
+//! The DB server role end to end in one process: two or three DB servers over one
+//! `MemoryStore`, each with a real local engine in its own temporary directory, talking through
+//! the in-process transport. The Plan is written here as a coordinator would.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use quince_cluster::dbserver::{start_with_transport, DbServer, LocalTransport};
+use quince_cluster::in_sync::{self, ShardId};
+use quince_cluster::layout::{
+    encode, CollectionPlan, DatabasePlan, Layout, ReplicationMode, Role, ShardPlan,
+};
+use quince_cluster::node::{ClusterConfig, Node};
+use quince_db::{Catalog, DbConfig};
+use quince_meta::{MemoryStore, MetaStore};
+use quince_ops::{
+    ClusterOps, CollectionOps, Engine, InternalRequest, WriteKind, WriteOptions, WriteRequest,
+};
+use quince_storage::io::OsFileIo;
+use serde_json::{json, Value};
+
+const DB: &str = "shop";
+const CID: u64 = 100;
+
+struct Member {
+    server: Arc<DbServer>,
+    node: Arc<Node>,
+    catalog: Arc<Catalog>,
+    _dir: tempfile::TempDir,
+}
+
+struct Cluster {
+    memory: MemoryStore,
+    store: Arc<dyn MetaStore>,
+    layout: Layout,
+    transport: Arc<LocalTransport>,
+    members: Vec<Member>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for member in &self.members {
+            member.server.stop();
+            member.node.leave();
+        }
+        for member in &self.members {
+            let _ = member.catalog.shutdown();
+        }
+    }
+}
+
+fn id(i: usize) -> String {
+    format!("PRMR-{i}")
+}
+
+fn cluster(n: usize) -> Cluster {
+    let memory = MemoryStore::default();
+    let store: Arc<dyn MetaStore> = Arc::new(memory.clone());
+    let layout = Layout::default();
+    let transport = LocalTransport::new();
+    let mut members = Vec::new();
+    for i in 0..n {
+        let mut config = ClusterConfig::new(Role::Dbserver, "tcp://127.0.0.1:1");
+        config.follower_timeout = Duration::from_millis(500);
+        let node = Node::join(Arc::clone(&store), config, id(i), "3.12.4", "quince").unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let catalog = Catalog::open(DbConfig {
+            default_journal_size: 1024 * 1024,
+            sync_interval: Duration::from_millis(20),
+            ..DbConfig::new(dir.path().to_path_buf(), Arc::new(OsFileIo::new()))
+        })
+        .unwrap();
+        let local: Arc<dyn Engine> = Arc::clone(&catalog) as Arc<dyn Engine>;
+        let server = start_with_transport(Arc::clone(&node), local, transport.clone()).unwrap();
+        transport.register(&server);
+        members.push(Member {
+            server,
+            node,
+            catalog,
+            _dir: dir,
+        });
+    }
+    store
+        .put(
+            &layout.database(DB),
+            &encode(&DatabasePlan {
+                name: DB.into(),
+                id: 2,
+                sharding: String::new(),
+                replication_factor: 2,
+                write_concern: 1,
+            }),
+        )
+        .unwrap();
+    Cluster {
+        memory,
+        store,
+        layout,
+        transport,
+        members,
+    }
+}
+
+/// Polls `condition` until it holds (10 s at most).
+fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+impl Cluster {
+    /// Plans collection `CID` with these shards: (name, leader, followers).
+    fn plan(
+        &self,
+        shards: &[(&str, usize, &[usize])],
+        mode: ReplicationMode,
+        write_concern: u32,
+        indexes: Vec<Value>,
+    ) {
+        let plan = CollectionPlan {
+            id: CID,
+            name: "orders".into(),
+            kind: 2,
+            number_of_shards: shards.len() as u32,
+            shard_keys: vec!["_key".into()],
+            replication_factor: 2,
+            write_concern,
+            sharding_strategy: "hash".into(),
+            distribute_shards_like: None,
+            replication_mode: mode,
+            shards: shards.iter().map(|s| s.0.to_string()).collect(),
+            properties: json!({"waitForSync": false}),
+            indexes,
+        };
+        self.store
+            .put(&self.layout.collection(DB, CID), &encode(&plan))
+            .unwrap();
+        for (shard, leader, followers) in shards {
+            self.set_shard(shard, *leader, followers, 1);
+        }
+    }
+
+    fn set_shard(&self, shard: &str, leader: usize, followers: &[usize], epoch: u64) {
+        let plan = ShardPlan {
+            leader: id(leader),
+            followers: followers.iter().map(|f| id(*f)).collect(),
+            epoch,
+        };
+        self.store
+            .put(&self.layout.shard_plan(DB, CID, shard), &encode(&plan))
+            .unwrap();
+    }
+
+    fn in_sync(&self, shard: &str) -> Vec<String> {
+        in_sync::read_shard(&*self.store, &self.layout, &ShardId::new(DB, CID, shard))
+            .unwrap()
+            .current
+            .map(|c| c.in_sync)
+            .unwrap_or_default()
+    }
+
+    fn wait_in_sync(&self, shard: &str, members: &[usize]) {
+        let want: Vec<String> = members.iter().map(|m| id(*m)).collect();
+        eventually(&format!("{shard} is in sync on {want:?}"), || {
+            let mut have = self.in_sync(shard);
+            have.sort();
+            have == want
+        });
+    }
+
+    /// Shard `shard` through member `i`'s served engine.
+    fn served(&self, i: usize, shard: &str) -> Arc<dyn CollectionOps> {
+        let engine = self.members[i].server.engine();
+        engine.database(DB).unwrap().collection(shard).unwrap()
+    }
+
+    /// Shard `shard` in member `i`'s local engine, if it exists.
+    fn local(&self, i: usize, shard: &str) -> Option<Arc<dyn CollectionOps>> {
+        let catalog: &dyn Engine = &*self.members[i].catalog;
+        catalog.database(DB)?.collection(shard).ok()
+    }
+
+    fn wait_shard(&self, i: usize, shard: &str) -> Arc<dyn CollectionOps> {
+        eventually(&format!("{shard} exists on member {i}"), || {
+            self.local(i, shard).is_some()
+        });
+        self.local(i, shard).unwrap()
+    }
+}
+
+/// Every document of a collection as (key, rev, body), sorted.
+fn contents(collection: &dyn CollectionOps) -> Vec<(String, String, Value)> {
+    let mut all = Vec::new();
+    collection
+        .scan(&mut |document| {
+            let value: Value = serde_json::from_slice(&document.json).unwrap();
+            all.push((
+                value["_key"].as_str().unwrap().to_owned(),
+                document.rev,
+                value,
+            ));
+            true
+        })
+        .unwrap();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all
+}
+
+fn write(
+    collection: &dyn CollectionOps,
+    kind: WriteKind,
+    items: Vec<Value>,
+    options: WriteOptions,
+) -> quince_errors::Result<Vec<quince_errors::Result<quince_ops::WriteOutcome>>> {
+    collection
+        .write(WriteRequest::new(kind, items, options))
+        .settle()
+}
+
+fn insert(collection: &dyn CollectionOps, items: Vec<Value>) -> Vec<quince_ops::WriteOutcome> {
+    write(
+        collection,
+        WriteKind::Insert,
+        items,
+        WriteOptions::default(),
+    )
+    .unwrap()
+    .into_iter()
+    .map(|r| r.unwrap())
+    .collect()
+}
+
+#[test]
+fn the_plan_places_shards_and_leaders_replicate_every_kind_of_write() {
+    let c = cluster(3);
+    let index = json!({"id": "7", "name": "by_total", "type": "persistent", "fields": ["total"]});
+    c.plan(
+        &[("s101", 0, &[1]), ("s102", 1, &[2])],
+        ReplicationMode::Synchronous,
+        1,
+        vec![index],
+    );
+    let on_leader = c.wait_shard(0, "s101");
+    let on_follower = c.wait_shard(1, "s101");
+    c.wait_shard(1, "s102");
+    c.wait_shard(2, "s102");
+    assert!(c.local(0, "s102").is_none() && c.local(2, "s101").is_none());
+    assert!(on_follower.indexes().iter().any(|i| i.name == "by_total"));
+    c.wait_in_sync("s101", &[0, 1]);
+
+    let leader = c.served(0, "s101");
+    // Not synced (the api answers 202), yet acknowledged only through the handle it awaits.
+    let results = leader.write(WriteRequest::new(
+        WriteKind::Insert,
+        vec![json!({"_key": "z"})],
+        WriteOptions::default(),
+    ));
+    assert!(!results.synced && results.durability.is_some());
+    results.settle().unwrap();
+    assert!(on_follower.read("z").is_ok());
+    write(
+        &*leader,
+        WriteKind::Remove,
+        vec![json!("z")],
+        WriteOptions::default(),
+    )
+    .unwrap();
+    let written = insert(
+        &*leader,
+        vec![json!({"_key": "a", "total": 1}), json!({"_key": "b"})],
+    );
+    assert!(
+        written.iter().all(|w| w.new.is_none()),
+        "returnNew only when asked"
+    );
+    assert_eq!(
+        contents(&*on_follower),
+        contents(&*on_leader),
+        "applied before the answer"
+    );
+    let options = WriteOptions {
+        return_new: true,
+        ..WriteOptions::default()
+    };
+    let updated = write(
+        &*leader,
+        WriteKind::Update,
+        vec![json!({"_key": "a", "total": 2})],
+        options,
+    )
+    .unwrap();
+    assert_eq!(
+        updated[0].as_ref().unwrap().new.as_ref().unwrap()["total"],
+        2
+    );
+    write(
+        &*leader,
+        WriteKind::Remove,
+        vec![json!("b")],
+        WriteOptions::default(),
+    )
+    .unwrap();
+    let follower_docs = contents(&*on_follower);
+    assert_eq!(follower_docs, contents(&*on_leader));
+    assert_eq!(follower_docs.len(), 1);
+    assert_eq!(follower_docs[0].2["total"], 2);
+
+    // Followers serve reads and refuse writes; so does a server that holds no leadership.
+    let follower = c.served(1, "s101");
+    assert_eq!(follower.read("a").unwrap().rev, follower_docs[0].1);
+    let refused = write(
+        &*follower,
+        WriteKind::Insert,
+        vec![json!({})],
+        WriteOptions::default(),
+    );
+    assert_eq!(refused.unwrap()[0].as_ref().unwrap_err().num(), 1496);
+    assert_eq!(follower.truncate(false).unwrap_err().num(), 1496);
+
+    leader.truncate(false).unwrap();
+    assert_eq!(on_follower.count(), 0);
+
+    // A property change in the Plan reaches the shards.
+    let key = c.layout.collection(DB, CID);
+    let mut plan: CollectionPlan =
+        serde_json::from_slice(&c.store.get(&key).unwrap().unwrap().value).unwrap();
+    plan.properties = json!({"waitForSync": true});
+    c.store.put(&key, &encode(&plan)).unwrap();
+    eventually("waitForSync reaches the follower", || {
+        on_follower.wait_for_sync()
+    });
+
+    // The Plan drops an index, and moves s102 off member 2.
+    c.plan(
+        &[("s101", 0, &[1]), ("s102", 1, &[0])],
+        ReplicationMode::Synchronous,
+        1,
+        vec![],
+    );
+    eventually("the index is dropped", || on_follower.indexes().len() == 1);
+    eventually("s102 leaves member 2", || c.local(2, "s102").is_none());
+    c.wait_shard(0, "s102");
+    c.wait_in_sync("s102", &[0, 1]);
+}
+
+#[test]
+fn a_failed_follower_leaves_the_in_sync_set_before_the_write_is_acknowledged() {
+    let c = cluster(2);
+    c.plan(
+        &[("s201", 0, &[1])],
+        ReplicationMode::Synchronous,
+        1,
+        vec![],
+    );
+    c.wait_shard(1, "s201");
+    c.wait_in_sync("s201", &[0, 1]);
+    let leader = c.served(0, "s201");
+    insert(&*leader, vec![json!({"_key": "before"})]);
+
+    c.transport.set_cut(&id(1), true);
+    insert(&*leader, vec![json!({"_key": "while-cut"})]);
+    assert_eq!(
+        c.in_sync("s201"),
+        vec![id(0)],
+        "the follower was removed before the write was acknowledged"
+    );
+
+    // Back: it catches up (the write it missed included) and rejoins.
+    c.transport.set_cut(&id(1), false);
+    c.wait_in_sync("s201", &[0, 1]);
+    let follower = c.local(1, "s201").unwrap();
+    assert_eq!(
+        contents(&*follower),
+        contents(&*c.local(0, "s201").unwrap())
+    );
+    assert_eq!(follower.count(), 2);
+}
+
+#[test]
+fn below_write_concern_writes_are_refused_with_1429() {
+    let c = cluster(2);
+    c.plan(
+        &[("s301", 0, &[1])],
+        ReplicationMode::Synchronous,
+        2,
+        vec![],
+    );
+    c.wait_shard(1, "s301");
+    c.wait_in_sync("s301", &[0, 1]);
+    let leader = c.served(0, "s301");
+    insert(&*leader, vec![json!({"_key": "ok"})]);
+    c.transport.set_cut(&id(1), true);
+    // This write sees two in-sync copies, loses one, and is acknowledged once it is removed.
+    insert(&*leader, vec![json!({"_key": "last"})]);
+    let refused = write(
+        &*leader,
+        WriteKind::Insert,
+        vec![json!({})],
+        WriteOptions::default(),
+    );
+    let error = refused.unwrap().remove(0).unwrap_err();
+    assert_eq!((error.num(), error.status), (1429, 403));
+    assert_eq!(leader.truncate(false).unwrap_err().num(), 1429);
+    c.transport.set_cut(&id(1), false);
+    c.wait_in_sync("s301", &[0, 1]);
+    insert(&*leader, vec![json!({"_key": "again"})]);
+}
+
+#[test]
+fn a_write_whose_follower_cannot_be_removed_is_never_acknowledged() {
+    let c = cluster(2);
+    c.plan(
+        &[("s401", 0, &[1])],
+        ReplicationMode::Synchronous,
+        1,
+        vec![],
+    );
+    c.wait_shard(1, "s401");
+    c.wait_in_sync("s401", &[0, 1]);
+    let leader = c.served(0, "s401");
+    c.transport.set_cut(&id(1), true);
+    c.memory.set_available(false);
+    let failed = write(
+        &*leader,
+        WriteKind::Insert,
+        vec![json!({"_key": "x"})],
+        WriteOptions::default(),
+    );
+    assert_eq!(
+        failed.unwrap_err().num(),
+        1478,
+        "the store could not be changed"
+    );
+    c.memory.set_available(true);
+    // Once the removal can be made, writes go on without the follower.
+    eventually("a write is acknowledged again", || {
+        write(
+            &*leader,
+            WriteKind::Insert,
+            vec![json!({})],
+            WriteOptions::default(),
+        )
+        .is_ok()
+    });
+    assert_eq!(c.in_sync("s401"), vec![id(0)]);
+}
+
+#[test]
+fn followers_fence_stale_epochs_and_wrong_leaders() {
+    let c = cluster(3);
+    c.plan(
+        &[("s501", 0, &[1, 2])],
+        ReplicationMode::Synchronous,
+        1,
+        vec![],
+    );
+    c.wait_shard(1, "s501");
+    c.wait_shard(2, "s501");
+    c.wait_in_sync("s501", &[0, 1, 2]);
+    let leader = c.served(0, "s501");
+    insert(&*leader, vec![json!({"_key": "a"})]);
+    let apply = |epoch: u64, from: &str| {
+        let body = json!({
+            "shard": "s501", "cid": CID, "epoch": epoch, "leader": from,
+            "ops": [{"put": {"_key": "forged", "_rev": "_kAAAAAAAAA"}}],
+        });
+        let reply = c.members[1]
+            .server
+            .internal(InternalRequest {
+                method: "POST".into(),
+                database: DB.into(),
+                path: vec!["apply".into()],
+                query: Vec::new(),
+                body: serde_json::to_vec(&body).unwrap(),
+            })
+            .unwrap();
+        let value: Value = serde_json::from_slice(&reply.body).unwrap();
+        (reply.status, value["errorNum"].as_u64())
+    };
+    assert_eq!(apply(1, &id(2)), (406, Some(1490)), "not the leader");
+
+    // Supervision promotes member 2 (epoch 2): the follower learns it from the store as soon
+    // as a request names the new epoch, and refuses the old leader from then on.
+    let promoted = in_sync::promote(
+        &*c.store,
+        &c.layout,
+        &ShardId::new(DB, CID, "s501"),
+        &id(0),
+        &|s| s == id(2),
+        None,
+    )
+    .unwrap();
+    assert!(matches!(promoted, in_sync::Promotion::Promoted(_)));
+    let probe = json!({"shard": "s501", "cid": CID, "epoch": 2, "leader": id(1), "ops": []});
+    let reply = c.members[1]
+        .server
+        .internal(InternalRequest {
+            method: "POST".into(),
+            database: DB.into(),
+            path: vec!["apply".into()],
+            query: Vec::new(),
+            body: serde_json::to_vec(&probe).unwrap(),
+        })
+        .unwrap();
+    assert_eq!(reply.status, 406, "member 1 is not the leader at epoch 2");
+    assert_eq!(apply(1, &id(0)), (503, Some(1491)), "epoch 1 is over");
+    assert_eq!(
+        c.local(1, "s501").unwrap().count(),
+        1,
+        "nothing forged was applied"
+    );
+
+    // The old leader can acknowledge nothing more: its followers refuse it, and it cannot
+    // change the in-sync set of an epoch that is over.
+    let stale = write(
+        &*leader,
+        WriteKind::Insert,
+        vec![json!({"_key": "late"})],
+        WriteOptions::default(),
+    );
+    let error = match stale {
+        Err(error) => error,
+        Ok(mut items) => items.remove(0).unwrap_err(),
+    };
+    assert!([1491, 1496].contains(&error.num()), "{error:?}");
+    // The new leader takes over, the old one catches up as its follower.
+    c.wait_in_sync("s501", &[0, 1, 2]);
+    let new_leader = c.served(2, "s501");
+    insert(&*new_leader, vec![json!({"_key": "b"})]);
+    let expected = contents(&*c.local(2, "s501").unwrap());
+    assert_eq!(contents(&*c.local(0, "s501").unwrap()), expected);
+    assert_eq!(contents(&*c.local(1, "s501").unwrap()), expected);
+    // ("late" was never acknowledged; whether it survived depends on whether the new leader
+    // applied it before it learnt of epoch 2: either way all three copies agree.)
+}
+
+#[test]
+fn a_follower_that_missed_writes_or_holds_extra_ones_ends_identical() {
+    let c = cluster(2);
+    let unique = json!({"id": "9", "name": "by_u", "type": "persistent", "fields": ["u"], "unique": true, "sparse": true});
+    // The leader alone first: a shard large enough to be compared in several pages.
+    c.plan(
+        &[("s601", 0, &[])],
+        ReplicationMode::Synchronous,
+        1,
+        vec![unique.clone()],
+    );
+    c.wait_in_sync("s601", &[0]);
+    let leader = c.served(0, "s601");
+    for chunk in 0..24 {
+        let items = (0..1000)
+            .map(|i| json!({"_key": format!("k{chunk}-{i}"), "n": i}))
+            .collect();
+        insert(&*leader, items);
+    }
+    insert(
+        &*leader,
+        vec![json!({"_key": "x", "u": 1}), json!({"_key": "y", "u": 2})],
+    );
+    // The follower is added, catches up and is sent every later write.
+    c.plan(
+        &[("s601", 0, &[1])],
+        ReplicationMode::Synchronous,
+        1,
+        vec![unique],
+    );
+    c.wait_in_sync("s601", &[0, 1]);
+    let follower = c.local(1, "s601").unwrap();
+    assert_eq!(follower.count(), 24_002);
+    assert_eq!(
+        contents(&*follower),
+        contents(&*c.local(0, "s601").unwrap())
+    );
+
+    // Cut off, it misses writes and (as an old leader might) holds writes nobody acknowledged,
+    // swapping unique values with the leader's.
+    c.transport.set_cut(&id(1), true);
+    write(
+        &*leader,
+        WriteKind::Remove,
+        vec![json!("k0-0")],
+        WriteOptions::default(),
+    )
+    .unwrap();
+    insert(&*leader, vec![json!({"_key": "new"})]);
+    assert_eq!(c.in_sync("s601"), vec![id(0)]);
+    let options = WriteOptions::default();
+    write(
+        &*follower,
+        WriteKind::Update,
+        vec![json!({"_key": "x", "u": 3})],
+        options.clone(),
+    )
+    .unwrap();
+    write(
+        &*follower,
+        WriteKind::Update,
+        vec![json!({"_key": "y", "u": 1})],
+        options.clone(),
+    )
+    .unwrap();
+    write(
+        &*follower,
+        WriteKind::Update,
+        vec![json!({"_key": "x", "u": 2})],
+        options.clone(),
+    )
+    .unwrap();
+    insert(&*follower, vec![json!({"_key": "extra"})]);
+    c.transport.set_cut(&id(1), false);
+    c.wait_in_sync("s601", &[0, 1]);
+    assert_eq!(
+        contents(&*follower),
+        contents(&*c.local(0, "s601").unwrap())
+    );
+    assert!(follower.read("extra").is_err() && follower.read("new").is_ok());
+}
+
+#[test]
+fn asynchronous_shards_acknowledge_at_once_and_followers_catch_up_behind() {
+    let c = cluster(2);
+    c.plan(
+        &[("s701", 0, &[1])],
+        ReplicationMode::Asynchronous,
+        2,
+        vec![],
+    );
+    c.wait_shard(1, "s701");
+    c.wait_in_sync("s701", &[0, 1]);
+    let leader = c.served(0, "s701");
+    let follower = c.local(1, "s701").unwrap();
+    insert(&*leader, vec![json!({"_key": "a"})]);
+    eventually("the follower applied the write", || follower.count() == 1);
+
+    // A failed follower does not hold writes up (writeConcern is not checked), and leaves the
+    // in-sync set, so that a promotion prefers caught-up members.
+    c.transport.set_cut(&id(1), true);
+    insert(&*leader, vec![json!({"_key": "b"})]);
+    insert(&*leader, vec![json!({"_key": "c"})]);
+    eventually("the follower left the in-sync set", || {
+        c.in_sync("s701") == vec![id(0)]
+    });
+    c.transport.set_cut(&id(1), false);
+    c.wait_in_sync("s701", &[0, 1]);
+    assert_eq!(
+        contents(&*follower),
+        contents(&*c.local(0, "s701").unwrap())
+    );
+}
+
+#[test]
+fn a_restarted_leader_counts_nobody_in_sync_until_they_join_again() {
+    let mut c = cluster(2);
+    c.plan(
+        &[("s801", 0, &[1])],
+        ReplicationMode::Synchronous,
+        1,
+        vec![],
+    );
+    c.wait_shard(1, "s801");
+    c.wait_in_sync("s801", &[0, 1]);
+    insert(&*c.served(0, "s801"), vec![json!({"_key": "a"})]);
+    // The leader restarts at the same epoch: it has no senders, so its old in-sync set (which
+    // Current still holds) must not count; the follower is cut off and cannot rejoin.
+    c.members[0].server.stop();
+    c.transport.set_cut(&id(1), true);
+    let local: Arc<dyn Engine> = Arc::clone(&c.members[0].catalog) as Arc<dyn Engine>;
+    let node = Arc::clone(&c.members[0].node);
+    let restarted = start_with_transport(node, local, c.transport.clone()).unwrap();
+    c.transport.register(&restarted);
+    c.members[0].server = restarted;
+    eventually("the restarted leader serves writes", || {
+        write(
+            &*c.served(0, "s801"),
+            WriteKind::Insert,
+            vec![json!({"_key": "b"})],
+            WriteOptions::default(),
+        )
+        .is_ok_and(|items| items[0].is_ok())
+    });
+    assert_eq!(c.in_sync("s801"), vec![id(0)]);
+    c.transport.set_cut(&id(1), false);
+    c.wait_in_sync("s801", &[0, 1]);
+    assert_eq!(
+        contents(&*c.local(1, "s801").unwrap()),
+        contents(&*c.local(0, "s801").unwrap())
+    );
+}
+
+#[test]
+fn internal_requests_answer_arangodb_errors() {
+    let c = cluster(1);
+    let ask = |method: &str, path: &str, query: Vec<(String, String)>| {
+        c.members[0]
+            .server
+            .internal(InternalRequest {
+                method: method.into(),
+                database: DB.into(),
+                path: vec![path.into()],
+                query,
+                body: b"{}".to_vec(),
+            })
+            .unwrap()
+    };
+    assert_eq!(ask("GET", "nothing", vec![]).status, 404);
+    assert_eq!(ask("POST", "apply", vec![]).status, 400);
+    let keys = ask("GET", "keys", vec![("shard".into(), "s1".into())]);
+    assert_eq!(keys.status, 404, "no such database or shard");
+    assert_eq!(c.members[0].server.role().name(), "PRIMARY");
+}
