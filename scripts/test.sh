@@ -18,8 +18,11 @@
 #                                    when the advisory database can be fetched)
 #
 # Works on a fresh Debian machine that has the Rust toolchain and python3: it installs curl,
-# gcc, openssl and python3-venv with apt-get only when they are missing, and creates .venv (pinned
-# packages from tests/requirements.txt) only when it is missing or the requirements changed.
+# gcc, openssl, python3-venv, protobuf-compiler (protoc, which the etcd client's build needs) and
+# etcd-server (the etcd members the metadata store's tests start) with apt-get only when they are
+# missing, and creates .venv (pinned packages from tests/requirements.txt) only when it is missing
+# or the requirements changed. The stages run with QUINCE_REQUIRE_ETCD=1, so a test that needs
+# etcd fails rather than skips when the etcd binary is missing.
 # The arangojs stage installs nodejs and npm the same way, and runs `npm ci` in tests/js only
 # when its node_modules is missing or package-lock.json changed.
 # The power-cut stage needs root and /dev/fuse (it fails without them); the full-disk stage
@@ -105,6 +108,12 @@ command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates
 command -v gcc >/dev/null 2>&1 || apt_install gcc libc6-dev
 # The TLS suites make their certificate authorities with the openssl command.
 command -v openssl >/dev/null 2>&1 || apt_install openssl
+# etcd-client (quince-meta) compiles etcd's protobuf definitions with protoc when it is built.
+command -v protoc >/dev/null 2>&1 || apt_install protobuf-compiler
+# quince-meta's tests start real etcd members (crates/meta/tests/support); with this set they
+# fail instead of skipping when the etcd binary is missing.
+command -v etcd >/dev/null 2>&1 || apt_install etcd-server
+export QUINCE_REQUIRE_ETCD=1
 
 requirements_hash="$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)"
 stamp="$VENV/.quince-requirements"

@@ -72,18 +72,22 @@ fn list_accessible(api: &Api, req: &ApiRequest) -> ApiResult {
     Ok(envelope(200, json!(names)))
 }
 
-/// `GET /_api/database/current`.
+/// `GET /_api/database/current` (in a cluster also `sharding`, `replicationFactor` and
+/// `writeConcern`, as the engine reports them).
 fn current(req: &ApiRequest) -> ApiResponse {
     let db = &req.database;
-    envelope(
-        200,
-        json!({
-            "id": db.id().to_string(),
-            "name": db.name(),
-            "isSystem": db.is_system(),
-            "path": "none",
-        }),
-    )
+    let mut result = json!({
+        "id": db.id().to_string(),
+        "name": db.name(),
+        "isSystem": db.is_system(),
+        "path": "none",
+    });
+    if let Some(Value::Object(cluster)) = db.cluster_properties() {
+        for (name, value) in cluster {
+            result[name] = value;
+        }
+    }
+    envelope(200, result)
 }
 
 /// `POST /_api/database` with `{name, options?, users?}`.
@@ -107,7 +111,10 @@ async fn create(api: &Api, req: &ApiRequest) -> ApiResult {
     let engine = std::sync::Arc::clone(api.engine());
     let name = name.to_string();
     let created = name.clone();
-    tokio::task::spawn_blocking(move || engine.create_database(&created))
+    // The options reach the engine: a single server ignores them, a coordinator plans with
+    // them (`sharding`, `replicationFactor`, `writeConcern`).
+    let options = fields.get("options").cloned().unwrap_or(Value::Null);
+    tokio::task::spawn_blocking(move || engine.create_database_with(&created, &options))
         .await
         .map_err(|e| {
             ArangoError::with_message(INTERNAL, format!("database creation failed: {e}"))

@@ -13,9 +13,11 @@
 //! about leadership alone.
 
 pub mod admin;
+pub mod coordinator;
 pub mod dbserver;
 pub mod in_sync;
 pub mod layout;
 pub mod node;
 pub mod peers;
 pub mod sharding;
+pub mod supervision;

@@ -86,6 +86,21 @@ pub trait Engine: Send + Sync {
         let _ = id;
         Err(ArangoError::new(NOT_IMPLEMENTED))
     }
+
+    /// True when every call may wait on the network (a cluster coordinator): the api then runs
+    /// even the single-document reads and writes on its blocking pool. False by default (the
+    /// local engine's single-document calls are cheap).
+    fn blocks_on_network(&self) -> bool {
+        false
+    }
+
+    /// Creates a database with the create body's `options` (a JSON object: in a cluster
+    /// `sharding`, `replicationFactor`, `writeConcern`). By default the options are ignored,
+    /// as a single ArangoDB server ignores them.
+    fn create_database_with(&self, name: &str, options: &Value) -> Result<Arc<dyn DatabaseOps>> {
+        let _ = options;
+        self.create_database(name)
+    }
 }
 
 /// One database: its collections.
@@ -126,6 +141,33 @@ pub trait DatabaseOps: Send + Sync {
 
     /// The running transactions' ids.
     fn running_transactions(&self) -> Vec<String>;
+
+    /// True when this database's calls may wait on the network (a cluster coordinator's):
+    /// the api then runs even its single-document reads and writes on the blocking pool. The
+    /// same as [`Engine::blocks_on_network`] of the engine that gave it out; false by default.
+    fn blocks_on_network(&self) -> bool {
+        false
+    }
+
+    /// The database's cluster options as `GET /_api/database/current` reports them
+    /// (`sharding`, `replicationFactor`, `writeConcern`); `None` (the default) outside a
+    /// cluster, where they are not reported.
+    fn cluster_properties(&self) -> Option<Value> {
+        None
+    }
+
+    /// Creates a collection with the create body's cluster options (`body`: the whole create
+    /// body as sent; an engine in a cluster reads `numberOfShards`, `shardKeys`,
+    /// `replicationFactor`, ...). By default they are ignored, as a single ArangoDB server
+    /// ignores them.
+    fn create_collection_with(
+        &self,
+        request: CreateCollection,
+        body: &Value,
+    ) -> Result<Arc<dyn CollectionOps>> {
+        let _ = body;
+        self.create_collection(request)
+    }
 }
 
 /// One collection: its properties and its documents.
@@ -159,6 +201,38 @@ pub trait CollectionOps: Send + Sync {
 
     /// The highest `_rev` written ("0" if none).
     fn revision(&self) -> String;
+
+    /// The collection's cluster properties as properties report them (`numberOfShards`,
+    /// `shardKeys`, `replicationFactor`, `writeConcern`, `minReplicationFactor`,
+    /// `shardingStrategy`, `distributeShardsLike`, ...); `None` (the default) outside a
+    /// cluster, where they are not reported.
+    fn cluster_properties(&self) -> Option<serde_json::Map<String, Value>> {
+        None
+    }
+
+    /// Applies the cluster properties of a properties change (`PUT .../properties` body as
+    /// sent: `replicationFactor`, `writeConcern`, `minReplicationFactor`). A single server
+    /// ignores them, as ArangoDB's does (the default).
+    fn update_cluster_properties(&self, body: &Value) -> Result<()> {
+        let _ = body;
+        Ok(())
+    }
+
+    /// `GET /_api/collection/{c}/shards`: the shard names (an array), or with `details` an
+    /// object of each shard's servers, leader first. A single server answers 501 (the
+    /// default: [`cluster_only`]).
+    fn shards(&self, details: bool) -> Result<Value> {
+        let _ = details;
+        Err(cluster_only())
+    }
+
+    /// `PUT /_api/collection/{c}/responsibleShard`: the shard that holds (or would hold) a
+    /// document with these attributes. A single server answers 501 (the default:
+    /// [`cluster_only`]).
+    fn responsible_shard(&self, document: &Value) -> Result<String> {
+        let _ = document;
+        Err(cluster_only())
+    }
 
     /// The checksum and the revision. Blocks (reads every document with `with_data`).
     fn checksum(&self, with_revisions: bool, with_data: bool) -> Result<(String, String)>;
@@ -251,6 +325,12 @@ pub trait CollectionOps: Send + Sync {
         lookup: &IndexLookup,
         visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
     ) -> Result<()>;
+}
+
+/// The 501 a single server answers to the cluster-only collection resources (`shards`,
+/// `responsibleShard`).
+pub fn cluster_only() -> ArangoError {
+    ArangoError::with_message(NOT_IMPLEMENTED, "shards API is only available in a cluster")
 }
 
 /// Reads each selected document of `collection` with its own `read`, by the rules every

@@ -3,16 +3,25 @@
 //! What it is: the dispatch on method and path (`/`, `/{name}`, `/{name}/{resource}`) onto the
 //! catalog calls of `quince-db`, and the replies in ArangoDB's shapes ([`render`]).
 //!
-//! What it is not: the rules of names, key options or journal sizes (the db layer's), nor the
-//! cluster: `shards` and `responsibleShard` answer 501 as a single ArangoDB server does.
+//! In a cluster the engine also answers `shards` and `responsibleShard` and reports the
+//! cluster properties (`numberOfShards`, `shardKeys`, `replicationFactor`, ...), which the
+//! properties replies then carry; a single server answers those resources 501 and reports
+//! none of them (the engine's defaults), as a single ArangoDB server does.
+//!
+//! What it is not: the rules of names, key options or journal sizes (the db layer's), or of
+//! cluster options (the coordinator's).
 //!
 //! Invariants: calls that touch files (create, drop, rename, property changes, truncate,
-//! compact, checksum) run on the blocking thread pool; reads of in-memory state run inline; a
-//! missing collection is 404/1203 before anything else is looked at.
+//! compact, checksum) run on the blocking thread pool; reads of in-memory state run inline,
+//! except where the database's calls wait on the network (a coordinator's), where the whole
+//! request runs on the blocking pool; a missing collection is 404/1203 before anything else
+//! is looked at.
 
 mod body;
 mod render;
 
+#[cfg(test)]
+mod cluster_tests;
 #[cfg(test)]
 mod schema_tests;
 #[cfg(test)]
@@ -37,6 +46,29 @@ const KEY_GENERATORS: [&str; 4] = ["padded", "autoincrement", "traditional", "uu
 
 /// Handles every request under `/_api/collection`.
 pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
+    if req.database.blocks_on_network() {
+        if let Some(api) = api.weak().upgrade() {
+            let runtime = tokio::runtime::Handle::current();
+            return blocking(move || runtime.block_on(dispatch(&api, req))).await;
+        }
+    }
+    dispatch(api, req).await
+}
+
+/// The properties reply of a collection: the engine's properties, with the cluster
+/// properties it reports (none on a single server) in place of the single server's constants.
+fn properties_of(c: &dyn CollectionOps) -> Map<String, Value> {
+    let mut object = render::properties(&c.properties());
+    if let Some(cluster) = c.cluster_properties() {
+        for (name, value) in cluster {
+            object.insert(name, value);
+        }
+    }
+    object
+}
+
+/// [`handle`]'s dispatch on method and path.
+async fn dispatch(api: &Api, req: ApiRequest) -> ApiResult {
     let method = req.method.clone();
     let suffix: Vec<&str> = req.suffix.iter().map(String::as_str).collect();
     match (suffix.as_slice(), &method) {
@@ -109,10 +141,20 @@ fn list(req: &ApiRequest) -> ApiResult {
 /// `POST /_api/collection`: 200 and the new collection's properties.
 async fn create(req: &ApiRequest) -> ApiResult {
     req.require_database(Access::Write)?;
-    let request = body::create_request(req.required_json_body()?)?;
+    let mut body = req.required_json_body()?;
+    let request = body::create_request(body.clone())?;
+    // The cluster options go to the engine with the body (a single server ignores them);
+    // ArangoDB takes these two as query parameters.
+    if let Value::Object(object) = &mut body {
+        for name in ["waitForSyncReplication", "enforceReplicationFactor"] {
+            if req.has_param(name) {
+                object.insert(name.into(), Value::Bool(req.bool_param(name, true)));
+            }
+        }
+    }
     let database = Arc::clone(&req.database);
-    let created = blocking(move || database.create_collection(request)).await?;
-    Ok(reply(render::properties(&created.properties())))
+    let created = blocking(move || database.create_collection_with(request, &body)).await?;
+    Ok(reply(properties_of(&*created)))
 }
 
 /// `DELETE /_api/collection/{name}[?isSystem=true]`: 200 and the dropped collection's id.
@@ -145,14 +187,14 @@ async fn read_resource(req: &ApiRequest, name: &str, resource: &str) -> ApiResul
     req.require(Access::Read, name)?;
     let c = collection(req, name)?;
     let object = match resource {
-        "properties" => render::properties(&c.properties()),
+        "properties" => properties_of(&*c),
         "count" => {
-            let mut object = render::properties(&c.properties());
+            let mut object = properties_of(&*c);
             object.insert("count".into(), c.count().into());
             object
         }
         "figures" => {
-            let mut object = render::properties(&c.properties());
+            let mut object = properties_of(&*c);
             let count = c.count();
             let report = c.figures();
             let mut figures = render::figures(&report);
@@ -164,7 +206,7 @@ async fn read_resource(req: &ApiRequest, name: &str, resource: &str) -> ApiResul
             object
         }
         "revision" => {
-            let mut object = render::properties(&c.properties());
+            let mut object = properties_of(&*c);
             object.insert("revision".into(), c.revision().into());
             object
         }
@@ -180,7 +222,12 @@ async fn read_resource(req: &ApiRequest, name: &str, resource: &str) -> ApiResul
             object.insert("revision".into(), revision.into());
             object
         }
-        "shards" => return Err(cluster_only()),
+        "shards" => {
+            let shards = c.shards(req.bool_param("details", false))?;
+            let mut object = properties_of(&*c);
+            object.insert("shards".into(), shards);
+            object
+        }
         _ => {
             return Err(ArangoError::with_message(
                 quince_errors::HTTP_NOT_FOUND,
@@ -198,10 +245,15 @@ async fn change(req: &ApiRequest, name: &str, action: &str) -> ApiResult {
     let c = collection(req, name)?;
     let object = match action {
         "properties" => {
-            let update = body::properties_update(req.required_json_body()?)?;
+            let body = req.required_json_body()?;
+            let update = body::properties_update(body.clone())?;
             let changed = Arc::clone(&c);
-            let properties = blocking(move || changed.update_properties(update)).await?;
-            render::properties(&properties)
+            blocking(move || {
+                changed.update_cluster_properties(&body)?;
+                changed.update_properties(update)
+            })
+            .await?;
+            properties_of(&*c)
         }
         "truncate" => {
             let wait_for_sync = req.bool_param("waitForSync", false) || c.wait_for_sync();
@@ -250,7 +302,19 @@ async fn change(req: &ApiRequest, name: &str, action: &str) -> ApiResult {
             blocking(move || compacted.compact()).await?;
             render::basic_info(&c.properties())
         }
-        "responsibleShard" => return Err(cluster_only()),
+        "responsibleShard" => {
+            // A single server answers 501 whatever the body (the engine's default); in a
+            // cluster a body that is not JSON is 400/600.
+            let document = if c.cluster_properties().is_some() {
+                req.json_body()?
+            } else {
+                Value::Null
+            };
+            let shard = c.responsible_shard(&document)?;
+            let mut object = render::success_head();
+            object.insert("shardId".into(), Value::String(shard));
+            object
+        }
         _ => {
             return Err(bad_parameter(
                 "expecting one of the actions 'load', 'unload', 'truncate', 'properties', \
@@ -268,12 +332,4 @@ fn action_access(action: &str) -> Access {
         "load" | "unload" | "loadIndexesIntoMemory" | "responsibleShard" => Access::Read,
         _ => Access::Write,
     }
-}
-
-/// 501 for the cluster-only resources, as a single ArangoDB server answers.
-fn cluster_only() -> ArangoError {
-    ArangoError::with_message(
-        quince_errors::NOT_IMPLEMENTED,
-        "shards API is only available in a cluster",
-    )
 }

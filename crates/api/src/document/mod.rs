@@ -9,7 +9,9 @@
 //! results back onto HTTP.
 //!
 //! Invariants: single-document operations run inline on their connection's task (a write is
-//! a page-cache append, and the engine never fsyncs on it); multi-document ones run on the
+//! a page-cache append, and the engine never fsyncs on it), except where the database says its
+//! calls wait on the network (`DatabaseOps::blocks_on_network`: a coordinator's), where every
+//! request of this family runs on the blocking pool; multi-document ones run on the
 //! blocking pool (`multi.rs`); a write that must be synced (effective `waitForSync`: the request's flag OR the
 //! collection's) is answered only after its `Durability` resolved, which the task awaits
 //! without holding a thread (the storage syncers fire a oneshot). A failed fsync answers the
@@ -37,8 +39,19 @@ use crate::response::ApiResult;
 
 use params::WriteKind;
 
-/// Handles every request under `/_api/document`.
+/// Handles every request under `/_api/document`. When the database's calls wait on the
+/// network (a cluster coordinator's), the whole request runs on the blocking pool, so no
+/// runtime worker waits for a DB server.
 pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
+    if req.database.blocks_on_network() {
+        let runtime = tokio::runtime::Handle::current();
+        return crate::blocking::blocking(move || runtime.block_on(dispatch(req))).await;
+    }
+    dispatch(req).await
+}
+
+/// [`handle`]'s dispatch on method and path.
+async fn dispatch(req: ApiRequest) -> ApiResult {
     let method = req.method.clone();
     match method {
         Method::GET | Method::HEAD => {

@@ -21,7 +21,8 @@
 //! violation among the existing documents: 400/1210; a taken name: 400/1207); a drop names an
 //! index by id or name (anything else: 400/1214), and the primary index is never found
 //! (404/1212); create and drop run on the blocking pool (they build, or write
-//! `parameter.json`).
+//! `parameter.json`), and so does every request when the database's calls wait on the
+//! network (a cluster coordinator's: `DatabaseOps::blocks_on_network`).
 
 #[cfg(test)]
 mod tests;
@@ -41,8 +42,18 @@ use crate::permission::Access;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
 
-/// Handles every request under `/_api/index`.
+/// Handles every request under `/_api/index`. When the database's calls wait on the network
+/// (a cluster coordinator's), the whole request runs on the blocking pool.
 pub(crate) async fn handle(req: ApiRequest) -> ApiResult {
+    if req.database.blocks_on_network() {
+        let runtime = tokio::runtime::Handle::current();
+        return blocking(move || runtime.block_on(dispatch(req))).await;
+    }
+    dispatch(req).await
+}
+
+/// [`handle`]'s dispatch on method and path.
+async fn dispatch(req: ApiRequest) -> ApiResult {
     let suffix: Vec<&str> = req.suffix.iter().map(String::as_str).collect();
     match (&req.method, suffix.as_slice()) {
         (&Method::GET, []) => list(&req),

@@ -78,7 +78,8 @@ impl Fixture {
         ))
     }
 
-    fn over(engine: Arc<dyn Engine>) -> Self {
+    /// An API over any engine (a cluster coordinator's, in the cluster tests).
+    pub(crate) fn over(engine: Arc<dyn Engine>) -> Self {
         let db = engine.database("_system").expect("_system exists");
         let api = crate::Api::new(engine, crate::ApiConfig::default());
         Fixture {
@@ -191,6 +192,11 @@ impl Call {
     /// Sends it to `/_api/edges`.
     pub(crate) async fn edges(self) -> Reply {
         Reply::from(crate::edges::handle(self.request).await)
+    }
+
+    /// Sends it to `/_api/database`.
+    pub(crate) async fn database(self) -> Reply {
+        Reply::from(crate::database::handle(&self.api, self.request).await)
     }
 
     pub(crate) async fn key_generators(self) -> Reply {
