@@ -66,6 +66,12 @@ pub enum Command {
     /// Its options, with arangorestore's names: quince restore --help.
     #[command(disable_help_flag = true)]
     Restore(ToolArgs),
+    /// Starts a cluster (etcd members, DB servers, coordinators) and supervises it, as
+    /// ArangoDB's starter does.
+    ///
+    /// Its options, with the starter's names: quince start --help.
+    #[command(disable_help_flag = true)]
+    Start(ToolArgs),
 }
 
 /// The arguments of a tool subcommand, passed on untouched (`--help` included) to the crate

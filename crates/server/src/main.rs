@@ -1,11 +1,12 @@
-//! The `quince` binary: `quince serve` starts the server; `quince bench`, `quince import`,
-//! `quince dump` and `quince restore` are its HTTP tools.
+//! The `quince` binary: `quince serve` starts the server; `quince start` starts and
+//! supervises a cluster of them ([`start`]); `quince bench`, `quince import`, `quince dump`
+//! and `quince restore` are its HTTP tools.
 //!
 //! What it is: the entry point, dispatching the subcommands that [`config::Command`] lists, so
 //! `quince --help` names every one. `quince bench`, the hidden `quince bench-chart` and
-//! `quince import`, `quince dump` and `quince restore` have their own option sets: clap hands
-//! their arguments on untouched, and quince-bench, quince-import and quince-dump parse them
-//! (their `--help` included).
+//! `quince import`, `quince dump`, `quince restore` and `quince start` have their own option
+//! sets: clap hands their arguments on untouched, and quince-bench, quince-import,
+//! quince-dump and [`start`] parse them (their `--help` included).
 //!
 //! What it is not: the server itself ([`serve`], [`listener`], [`shutdown`]), the option
 //! definitions ([`config`]) or the tools, which speak only HTTP and never reach the server's
@@ -24,6 +25,7 @@ mod logging;
 mod options_report;
 mod serve;
 mod shutdown;
+mod start;
 mod tls;
 
 use std::process::ExitCode;
@@ -44,5 +46,6 @@ fn main() -> ExitCode {
         Command::Import(tool) => quince_import::import_main(&tool.args),
         Command::Dump(tool) => quince_dump::dump_main(&tool.args),
         Command::Restore(tool) => quince_dump::restore_main(&tool.args),
+        Command::Start(tool) => start::start_main(&tool.args),
     }
 }
