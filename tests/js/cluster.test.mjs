@@ -167,7 +167,18 @@ test("a killed coordinator is failed over to the other", { skip: !HAVE_ETCD }, a
   const coordinators = starter.setup().processes.filter((p) => p.role === "coordinator");
   assert.equal(coordinators.length, 2);
   process.kill(coordinators[0].pid, "SIGKILL");
-  // Every request still succeeds: a refused connection is retried on the other coordinator.
+  // Once its port refuses connections the driver has seen its sockets close too; from then on
+  // every request succeeds: a refused connection is retried on the other coordinator.
+  const port = Number(new URL(starter.urls.find((u) => u.endsWith(`:${coordinators[0].port}`)) ?? starter.urls[0]).port);
+  const deadline = Date.now() + 30_000;
+  while (await new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("connect", () => { socket.destroy(); resolve(true); });
+    socket.once("error", () => resolve(false));
+  })) {
+    assert.ok(Date.now() < deadline, "the killed coordinator's port still accepts connections");
+    await new Promise((resolve) => setImmediate(resolve));
+  }
   for (let i = 0; i < 20; i++) {
     await col.save({ _key: `k${i}` });
     assert.equal((await col.document(`k${i}`))._key, `k${i}`);
