@@ -27,6 +27,8 @@ from quince_server import ROOT_PASSWORD  # noqa: E402
 pytestmark = pytest.mark.skipif(etcd_binary() is None, reason="the etcd binary is missing")
 
 ROUNDS = int(os.environ.get("QUINCE_FAILOVER_ROUNDS", "5"))
+# `asynchronous` measures what the white paper's mode loses instead of asserting nothing is.
+MODE = os.environ.get("QUINCE_FAILOVER_MODE", "synchronous")
 # Detection (heartbeat lease 1 s + grace period 2 s + one supervision period) plus a
 # follower's catch-up, with room for a loaded CI machine: docs/cluster.md states it.
 RESUME_WITHIN_S = 10.0
@@ -121,13 +123,14 @@ def test_kill_9_of_a_shard_leader_loses_no_acknowledged_write(tmp_path):
         assert cluster.request(coordinator, "POST", "/_api/database", {"name": database})[0] == 201
         status, body = cluster.request(coordinator, "POST", f"/_db/{database}/_api/collection",
                                        {"name": "c", "numberOfShards": 1, "replicationFactor": 3,
-                                        "writeConcern": 2})
+                                        "writeConcern": 2, "replicationMode": MODE})
         assert status == 200, body
         writers = Writers(coordinator.url, database, "c")
         writers.start()
         wait_until(lambda: len(writers.acked) > 50, "the first acknowledged writes")
         resume_times = []
         promote_times = []
+        lost_total = 0
         for round_number in range(ROUNDS):
             [(shard, servers)] = cluster.shards(database, "c").items()
             leader = cluster.dbserver_by_id(servers[0])
@@ -153,11 +156,16 @@ def test_kill_9_of_a_shard_leader_loses_no_acknowledged_write(tmp_path):
                                            sorted(writers.acked))
             assert status == 200, body
             missing = [d for d in body if d.get("error")]
-            assert not missing, f"round {round_number}: {len(missing)} acknowledged writes lost: {missing[:5]}"
+            if MODE == "asynchronous":
+                lost_total += len(missing)
+                writers.acked -= {key for key, d in zip(sorted(writers.acked), body) if d.get("error")}
+            else:
+                assert not missing, f"round {round_number}: {len(missing)} acknowledged writes lost: {missing[:5]}"
             writers.running.set()
         print(f"failover rounds: {ROUNDS}; new leader after {', '.join(f'{t:.2f}' for t in promote_times)} s; "
               f"writes resumed after {', '.join(f'{t:.2f}' for t in resume_times)} s; "
-              f"acknowledged {len(writers.acked)}, failed requests {writers.failures}")
+              f"acknowledged {len(writers.acked) + lost_total}, failed requests {writers.failures}, "
+              f"mode {MODE}, acknowledged writes lost {lost_total}")
         assert max(promote_times) <= PROMOTED_WITHIN_S, promote_times
         assert max(resume_times) <= RESUME_WITHIN_S, resume_times
     finally:
