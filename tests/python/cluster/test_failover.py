@@ -29,11 +29,15 @@ pytestmark = pytest.mark.skipif(etcd_binary() is None, reason="the etcd binary i
 ROUNDS = int(os.environ.get("QUINCE_FAILOVER_ROUNDS", "5"))
 # `asynchronous` measures what the white paper's mode loses instead of asserting nothing is.
 MODE = os.environ.get("QUINCE_FAILOVER_MODE", "synchronous")
+# `QUINCE_FAILOVER_DEFAULTS=1` runs supervision with ArangoDB's defaults (heartbeat 3 s, BAD after
+# 5 s, FAILED after 10 s): detection plus promotion within 15 s.
+DEFAULTS = os.environ.get("QUINCE_FAILOVER_DEFAULTS") == "1"
 # Detection (heartbeat lease 1 s + grace period 2 s + one supervision period) plus a
 # follower's catch-up, with room for a loaded CI machine: docs/cluster.md states it.
-RESUME_WITHIN_S = 10.0
-# Detection plus promotion with these settings: docs/cluster.md's tunable bound.
-PROMOTED_WITHIN_S = 5.0
+RESUME_WITHIN_S = 20.0 if DEFAULTS else 10.0
+# Detection plus promotion: docs/cluster.md's bounds, 15 s with the defaults and 5 s with
+# FAST_SUPERVISION.
+PROMOTED_WITHIN_S = 15.0 if DEFAULTS else 5.0
 WRITERS = 4
 
 
@@ -114,8 +118,9 @@ def shard_replicas(cluster: Cluster, database: str, shard: str) -> dict[str, tup
     return found
 
 
+@pytest.mark.timeout(90 + 30 * ROUNDS)
 def test_kill_9_of_a_shard_leader_loses_no_acknowledged_write(tmp_path):
-    cluster = Cluster(tmp_path / "cluster", coordinators=1).start()
+    cluster = Cluster(tmp_path / "cluster", coordinators=1, **({"supervision": ()} if DEFAULTS else {})).start()
     writers = None
     try:
         coordinator = cluster.coordinators[0]
