@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -15,7 +15,7 @@ use quince_api::{Api, ApiConfig};
 use quince_client::request::Method;
 use quince_cluster::coordinator::testing::FakeDbServers;
 use quince_cluster::coordinator::{start_with, Timeouts, Transport};
-use quince_cluster::layout::{Layout, Role, ServerId};
+use quince_cluster::layout::{encode, Layout, Role, ServerId, ShardPlan};
 use quince_cluster::node::{ClusterConfig, Node};
 use quince_cluster::peers::{PeerError, PeerReply, PeerRequest};
 use quince_db::{Catalog, DbConfig};
@@ -281,6 +281,64 @@ fn coordinator_transactions_commit_and_abort_on_every_leader_and_imports_are_all
     assert_eq!(collection.count(), 50);
     assert!(collection.read("j0").is_err());
     assert_eq!(running_on_servers(&catalogs), 0);
+
+    // A leader change during a transaction aborts it on every leader, with the honest error.
+    let trx = system
+        .begin_transaction(TransactionOptions {
+            write: vec!["c".into()],
+            ..TransactionOptions::default()
+        })
+        .unwrap();
+    let inside = trx.database().collection("c").unwrap();
+    let entry = coordinator.catalog().collection("_system", "c").unwrap();
+    let moved = entry.plan.shards[0].clone();
+    let before = coordinator.catalog().shard_plans[&moved].clone();
+    let new_leader = ids
+        .iter()
+        .find(|id| **id != before.leader)
+        .unwrap()
+        .to_string();
+    let plan = ShardPlan {
+        leader: new_leader,
+        followers: vec![before.leader.clone()],
+        epoch: before.epoch + 1,
+    };
+    store
+        .put(
+            &Layout::default().shard_plan("_system", entry.plan.id, &moved),
+            &encode(&plan),
+        )
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while coordinator.catalog().shard_plans[&moved].epoch == before.epoch {
+        assert!(
+            Instant::now() < deadline,
+            "the coordinator sees the new leader"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let items: Vec<Value> = (0..30).map(|n| json!({"_key": format!("m{n}")})).collect();
+    let results = inside
+        .write(WriteRequest::new(
+            WriteKind::Insert,
+            items,
+            WriteOptions::default(),
+        ))
+        .settle()
+        .unwrap();
+    let refused: Vec<u32> = results
+        .iter()
+        .filter_map(|r| r.as_ref().err().map(|e| e.num()))
+        .collect();
+    assert!(
+        !refused.is_empty() && refused.iter().all(|n| *n == 1496 || *n == 1654),
+        "{refused:?}"
+    );
+    assert_eq!(trx.status(), TransactionStatus::Aborted);
+    assert_eq!(running_on_servers(&catalogs), 0, "every part was aborted");
+    assert_eq!(trx.commit().unwrap_err().num(), 1653);
+    // (The count is not checked here: these DB servers do not replicate, so the new leader's
+    // copy of the moved shard is empty.)
 
     coordinator.stop();
     follower.stop();
