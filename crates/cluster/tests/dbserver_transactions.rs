@@ -8,17 +8,19 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use quince_cluster::dbserver::{start_with_transport, DbServer, LocalTransport};
+use parking_lot::Mutex;
+use quince_cluster::dbserver::{start_with_transport, DbServer, LocalTransport, Transport};
 use quince_cluster::in_sync::{self, ShardId};
 use quince_cluster::layout::{
     encode, CollectionPlan, DatabasePlan, Layout, ReplicationMode, Role, ShardPlan,
 };
 use quince_cluster::node::{ClusterConfig, Node};
+use quince_cluster::peers::PeerError;
 use quince_db::{Catalog, DbConfig};
 use quince_meta::{MemoryStore, MetaStore};
 use quince_ops::{
-    CollectionOps, DatabaseOps, Engine, TransactionOps, TransactionOptions, TransactionStatus,
-    WriteKind, WriteOptions, WriteRequest,
+    CollectionOps, DatabaseOps, Engine, InternalReply, InternalRequest, TransactionOps,
+    TransactionOptions, TransactionStatus, WriteKind, WriteOptions, WriteRequest,
 };
 use quince_storage::io::OsFileIo;
 use serde_json::{json, Value};
@@ -38,6 +40,7 @@ struct Cluster {
     store: Arc<dyn MetaStore>,
     layout: Layout,
     transport: Arc<LocalTransport>,
+    recorded: Arc<Recording>,
     members: Vec<Member>,
 }
 
@@ -62,6 +65,10 @@ fn cluster(n: usize) -> Cluster {
     let store: Arc<dyn MetaStore> = Arc::new(memory.clone());
     let layout = Layout::default();
     let transport = LocalTransport::new();
+    let recorded = Arc::new(Recording {
+        inner: transport.clone(),
+        applies: Mutex::new(Vec::new()),
+    });
     let mut members = Vec::new();
     for i in 0..n {
         let mut config = ClusterConfig::new(Role::Dbserver, "tcp://127.0.0.1:1");
@@ -75,7 +82,7 @@ fn cluster(n: usize) -> Cluster {
         })
         .unwrap();
         let local: Arc<dyn Engine> = Arc::clone(&catalog) as Arc<dyn Engine>;
-        let server = start_with_transport(Arc::clone(&node), local, transport.clone()).unwrap();
+        let server = start_with_transport(Arc::clone(&node), local, recorded.clone()).unwrap();
         transport.register(&server);
         members.push(Member {
             server,
@@ -101,7 +108,31 @@ fn cluster(n: usize) -> Cluster {
         store,
         layout,
         transport,
+        recorded,
         members,
+    }
+}
+
+/// The in-process transport, recording the number of operations of each apply request.
+struct Recording {
+    inner: Arc<LocalTransport>,
+    applies: Mutex<Vec<(String, usize)>>,
+}
+
+impl Transport for Recording {
+    fn call(
+        &self,
+        server: &str,
+        request: InternalRequest,
+        long: bool,
+    ) -> Result<InternalReply, PeerError> {
+        if request.path == ["apply"] {
+            let body: Value = serde_json::from_slice(&request.body).unwrap();
+            let ops = body["ops"].as_array().map_or(0, Vec::len);
+            let shard = body["shard"].as_str().unwrap_or_default().to_owned();
+            self.applies.lock().push((shard, ops));
+        }
+        self.inner.call(server, request, long)
     }
 }
 
@@ -309,8 +340,16 @@ fn a_committed_transaction_reaches_every_follower_and_an_aborted_one_nothing() {
     assert_eq!(c.local(0, "s502").unwrap().count(), 0);
     assert_eq!(s501.count(), 1500);
 
+    c.recorded.applies.lock().clear();
     trx.commit().unwrap();
     assert_eq!(trx.status(), TransactionStatus::Committed);
+    // One apply request per shard: its last change of each key, all together.
+    let mut applies = c.recorded.applies.lock().clone();
+    applies.sort();
+    assert_eq!(
+        applies,
+        vec![("s501".to_string(), 1501), ("s502".to_string(), 2)]
+    );
     // Synchronous replication: the followers hold everything once the commit answered.
     let leader_501 = contents(&*c.local(0, "s501").unwrap());
     assert_eq!(leader_501.len(), 1500);
