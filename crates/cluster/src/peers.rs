@@ -36,6 +36,8 @@ pub struct PeerRequest<'a> {
     pub path: &'a str,
     /// The JSON body, if any.
     pub body: Option<&'a [u8]>,
+    /// The stream transaction it runs in (sent as `x-arango-trx-id`), if any.
+    pub trx: Option<&'a str>,
 }
 
 /// A peer's whole reply.
@@ -106,13 +108,20 @@ impl Peers {
         if let Some(token) = &self.token {
             head = head.with_bearer(token);
         }
-        let reply = match connection.send(
-            &head,
+        let extra = request
+            .trx
+            .map(|id| format!("x-arango-trx-id: {id}\r\n"))
+            .unwrap_or_default();
+        let mut bytes = Vec::new();
+        head.write_with_headers(
+            &mut bytes,
             request.method,
             request.path,
+            &extra,
             "application/json",
             request.body,
-        ) {
+        );
+        let reply = match connection.exchange(&bytes) {
             Ok(response) => PeerReply {
                 status: response.status,
                 body: response.body(connection.buffer()).to_vec(),
@@ -180,6 +189,7 @@ mod tests {
             database: "db",
             path: "/_api/version",
             body: None,
+            trx: Some("17"),
         };
         for _ in 0..2 {
             let reply = peers.send(&endpoint, &request).unwrap();
@@ -194,6 +204,7 @@ mod tests {
         let seen = server.join().unwrap();
         assert!(seen[0].starts_with("GET /_db/db/_api/version HTTP/1.1\r\n"));
         assert!(seen[1].contains("Authorization: bearer ey"), "{}", seen[1]);
+        assert!(seen[1].contains("x-arango-trx-id: 17\r\n"), "{}", seen[1]);
     }
 
     #[test]
@@ -207,6 +218,7 @@ mod tests {
             database: "_system",
             path: "/_api/version",
             body: None,
+            trx: None,
         };
         let error = peers.send(&format!("tcp://{addr}"), &request).unwrap_err();
         assert!(matches!(error, PeerError::NotSent(_)), "{error}");

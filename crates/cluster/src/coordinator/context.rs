@@ -15,6 +15,7 @@ use quince_meta::MetaError;
 use super::keys::KeyBlocks;
 use super::plan_cache::PlanCache;
 use super::shard_requests::Router;
+use super::transaction::Registry;
 use crate::node::Node;
 
 /// Time bounds of a coordinator.
@@ -48,8 +49,10 @@ pub struct Context {
     pub cache: Arc<PlanCache>,
     /// Requests to shard leaders.
     pub router: Router,
-    /// Generated keys.
-    pub keys: KeyBlocks,
+    /// Generated keys (and transaction ids).
+    pub keys: Arc<KeyBlocks>,
+    /// The stream transactions this coordinator began.
+    pub transactions: Arc<Registry>,
     /// The time bounds.
     pub timeouts: Timeouts,
 }

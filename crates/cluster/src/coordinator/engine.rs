@@ -5,7 +5,8 @@
 //! What it is: thin handles over the shared [`Context`]: catalog reads come from the Plan
 //! cache, DDL from `ddl.rs`.
 //!
-//! What it is not: stream transactions (not in this increment: a begin answers 1470).
+//! What it is not: stream transactions themselves (`transaction.rs`; these handles begin and
+//! find them).
 //!
 //! Invariants: every call may block on the network ([`Engine::blocks_on_network`] and
 //! [`DatabaseOps::blocks_on_network`] are true); handles hold the context, never a catalog
@@ -13,9 +14,7 @@
 
 use std::sync::Arc;
 
-use quince_errors::{
-    ArangoError, Result, ARANGO_DATA_SOURCE_NOT_FOUND, CLUSTER_UNSUPPORTED, TRANSACTION_NOT_FOUND,
-};
+use quince_errors::{ArangoError, Result, ARANGO_DATA_SOURCE_NOT_FOUND};
 use quince_ops::{
     CatalogStats, CollectionOps, CreateCollection, DatabaseOps, Engine, TransactionOps,
     TransactionOptions,
@@ -25,7 +24,7 @@ use serde_json::{json, Value};
 use super::catalog::CollectionEntry;
 use super::collection::CoordinatorCollection;
 use super::context::Context;
-use super::ddl;
+use super::{ddl, transaction};
 
 /// The databases of the cluster.
 pub struct CoordinatorEngine {
@@ -145,19 +144,16 @@ impl DatabaseOps for CoordinatorDatabase {
         })))
     }
 
-    fn begin_transaction(&self, _options: TransactionOptions) -> Result<Arc<dyn TransactionOps>> {
-        Err(ArangoError::with_message(
-            CLUSTER_UNSUPPORTED,
-            "stream transactions are not supported by Quince's coordinators yet",
-        ))
+    fn begin_transaction(&self, options: TransactionOptions) -> Result<Arc<dyn TransactionOps>> {
+        transaction::begin(&self.ctx, &self.name, options).map(|t| t as Arc<dyn TransactionOps>)
     }
 
-    fn transaction(&self, _id: &str) -> Result<Arc<dyn TransactionOps>> {
-        Err(ArangoError::new(TRANSACTION_NOT_FOUND))
+    fn transaction(&self, id: &str) -> Result<Arc<dyn TransactionOps>> {
+        transaction::find(&self.ctx, &self.name, id).map(|t| t as Arc<dyn TransactionOps>)
     }
 
     fn running_transactions(&self) -> Vec<String> {
-        Vec::new()
+        transaction::running(&self.ctx, &self.name)
     }
 
     fn blocks_on_network(&self) -> bool {

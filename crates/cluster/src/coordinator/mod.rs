@@ -8,13 +8,14 @@
 //! [`quince_ops::ClusterOps`] (role `COORDINATOR`). The parts: `catalog.rs` (a parsed Plan
 //! view), `plan_cache.rs`, `collection_options.rs` (cluster options and their errors),
 //! `placement.rs`, `ddl.rs` and `indexes.rs`, `keys.rs`, `documents.rs` (write routing),
-//! `reads.rs`, `shard_requests.rs` (leaders, retries, error bodies), `transport.rs`,
+//! `reads.rs`, `shard_requests.rs` (leaders, retries, error bodies), `transaction.rs` and
+//! `transaction_routes.rs` (stream transactions over the shards' leaders), `transport.rs`,
 //! `engine.rs` and `collection.rs` (the trait implementations), and `testing.rs` (in-process
 //! DB servers for tests). `docs/cluster.md` ("Coordinators")
 //! describes the behaviour.
 //!
 //! What it is not: a DB server (shards are held and replicated in `crate::dbserver`), the
-//! supervision, or the HTTP layer. Stream transactions are not supported yet (1470).
+//! supervision, or the HTTP layer.
 //!
 //! Invariants: no durable state of its own (everything is in the metadata store or on DB
 //! servers), so any number of coordinators serve the same cluster.
@@ -34,6 +35,8 @@ mod plan_cache;
 mod reads;
 mod shard_requests;
 pub mod testing;
+mod transaction;
+mod transaction_routes;
 mod transport;
 
 use std::sync::Arc;
@@ -85,12 +88,14 @@ pub fn start_with(
         PlanCache::start(node.store.clone(), node.layout().clone()).map_err(agency_error)?,
     );
     let ctx = Arc::new(Context {
-        keys: KeyBlocks::new(node.store.clone(), node.layout().clone()),
+        keys: Arc::new(KeyBlocks::new(node.store.clone(), node.layout().clone())),
         router: Router {
             cache: cache.clone(),
             transport,
             retry_for: timeouts.leader_retry,
+            trx: None,
         },
+        transactions: Arc::new(transaction::Registry::default()),
         cache,
         node,
         timeouts,

@@ -28,6 +28,7 @@ use quince_errors::{
 use serde_json::Value;
 
 use super::plan_cache::PlanCache;
+use super::transaction_routes::TrxRoutes;
 use super::transport::Transport;
 use crate::peers::{PeerError, PeerReply, PeerRequest};
 
@@ -67,12 +68,24 @@ pub struct Router {
     pub transport: Arc<dyn Transport>,
     /// How long a request is retried while a shard has no reachable leader.
     pub retry_for: Duration,
+    /// The stream transaction whose requests this router sends (`transaction_routes.rs`),
+    /// if any.
+    pub trx: Option<Arc<TrxRoutes>>,
 }
 
 impl Router {
     /// Sends `call` to its shard's leader (see the module documentation): the leader's reply,
     /// whatever its status, unless it is a refusal to lead.
+    /// Within a transaction, the leader it began on (`transaction_routes.rs`).
     pub fn to_leader(&self, call: &ShardCall) -> Result<PeerReply> {
+        match &self.trx {
+            Some(routes) => self.to_trx_leader(call, routes),
+            None => self.to_plan_leader(call),
+        }
+    }
+
+    /// [`Router::to_leader`] outside a transaction.
+    pub fn to_plan_leader(&self, call: &ShardCall) -> Result<PeerReply> {
         let deadline = Instant::now() + self.retry_for;
         let mut last_refusal: Option<ArangoError> = None;
         loop {
@@ -93,6 +106,7 @@ impl Router {
                         database: &call.db,
                         path: &call.path,
                         body: call.body.as_deref(),
+                        trx: None,
                     },
                 ),
                 None => Err(PeerError::NotSent(format!(
@@ -309,6 +323,7 @@ mod tests {
             cache,
             transport: transport.clone(),
             retry_for: Duration::from_secs(5),
+            trx: None,
         };
         (store, router, transport)
     }

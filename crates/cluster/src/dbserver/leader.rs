@@ -84,7 +84,7 @@ impl LeaderShard {
 
     /// 1429 (with the configured status) when fewer than `write_concern` servers are in sync
     /// in synchronous mode.
-    fn check_write_concern(&self, mode: ReplicationMode, write_concern: u32) -> Result<()> {
+    pub fn check_write_concern(&self, mode: ReplicationMode, write_concern: u32) -> Result<()> {
         if mode == ReplicationMode::Asynchronous {
             return Ok(());
         }
@@ -138,7 +138,7 @@ impl LeaderShard {
             }
         }
         let durability = results.durability.take();
-        results.durability = self.replicate(&order, ops, sync, mode, durability);
+        results.durability = self.replicate(&order, ops, sync, mode, durability, false);
         drop(order);
         results
     }
@@ -156,7 +156,14 @@ impl LeaderShard {
         let durability = {
             let order = self.order.lock();
             local.truncate(wait_for_sync)?;
-            self.replicate(&order, vec![ReplicatedOp::Truncate], sync, mode, None)
+            self.replicate(
+                &order,
+                vec![ReplicatedOp::Truncate],
+                sync,
+                mode,
+                None,
+                false,
+            )
         };
         match durability {
             Some(durability) => durability.wait(),
@@ -164,9 +171,24 @@ impl LeaderShard {
         }
     }
 
+    /// Queues the operations of a stream transaction this server committed locally (the
+    /// order lock `order` held since before the local commit) to every sender, as one batch
+    /// for each follower (`sender.rs` never splits them), and answers the durability that
+    /// resolves once they may be acknowledged (as [`LeaderShard::write`]'s).
+    pub fn replicate_transaction(
+        &self,
+        order: &Order,
+        ops: Vec<ReplicatedOp>,
+        sync: bool,
+        mode: ReplicationMode,
+    ) -> Option<Durability> {
+        self.replicate(order, ops, sync, mode, None, true)
+    }
+
     /// Queues `ops` to every sender (the order lock held) and answers the durability that
     /// resolves once the write may be acknowledged: `local` (the local durability, if any)
-    /// joined, in synchronous mode, with every sender's acknowledgement.
+    /// joined, in synchronous mode, with every sender's acknowledgement. `together`: the ops
+    /// travel in one apply request.
     fn replicate(
         &self,
         order: &Order,
@@ -174,6 +196,7 @@ impl LeaderShard {
         sync: bool,
         mode: ReplicationMode,
         local: Option<Durability>,
+        together: bool,
     ) -> Option<Durability> {
         let senders: Vec<&Arc<Sender>> = order.senders.values().collect();
         if ops.is_empty() || senders.is_empty() {
@@ -197,6 +220,7 @@ impl LeaderShard {
                 } else {
                     None
                 },
+                joined: together && i != last,
             }));
         }
         match join {

@@ -16,6 +16,7 @@
 //! | `shard_engine.rs` | the engine the api serves |
 //! | `leader.rs` | a led shard: order lock, senders, the replicated write |
 //! | `sender.rs` | one follower's queue and thread; write acknowledgements |
+//! | `transaction.rs` | stream transactions that write led shards, replicated at commit |
 //! | `follower.rs` | `apply`, `keys`, `documents`: a follower's endpoints |
 //! | `catch_up.rs` | `join`: bringing a follower in sync |
 //! | `transport.rs` | HTTP or in-process calls between DB servers |
@@ -35,6 +36,7 @@ mod maintenance;
 mod plan;
 mod sender;
 mod shard_engine;
+mod transaction;
 pub mod transport;
 mod wire;
 
@@ -45,7 +47,10 @@ use std::thread::JoinHandle;
 use parking_lot::{Condvar, Mutex, RwLock};
 use quince_errors::{ArangoError, Result, CLUSTER_BACKEND_UNAVAILABLE, HTTP_NOT_FOUND};
 use quince_meta::MetaStore;
-use quince_ops::{ClusterOps, Engine, InternalReply, InternalRequest, ServerRole};
+use quince_ops::{
+    ClusterOps, Engine, InternalReply, InternalRequest, ServerRole, TransactionOps,
+    TransactionStatus,
+};
 
 use crate::layout::{Layout, ReplicationMode, ServerId};
 use crate::node::{ClusterConfig, Node};
@@ -53,6 +58,7 @@ pub use plan::{is_shard_name, PlanView, PlannedShard};
 pub use transport::{HttpTransport, LocalTransport, Transport};
 
 use leader::LeaderShard;
+use transaction::ShardTransaction;
 use wire::ApplyBody;
 
 /// What every part of the role shares: who this server is, the store, the transport.
@@ -100,6 +106,8 @@ pub struct DbServer {
     engine: Mutex<Option<Arc<dyn Engine>>>,
     view: RwLock<Arc<PlanView>>,
     leaders: RwLock<HashMap<String, Arc<LeaderShard>>>,
+    /// The running stream transactions that write shards, by id.
+    transactions: Mutex<HashMap<String, Arc<ShardTransaction>>>,
     catch_ups: Mutex<HashMap<String, JoinHandle<()>>>,
     /// The Plan properties last applied to each local shard.
     applied_properties: Mutex<HashMap<String, serde_json::Value>>,
@@ -146,6 +154,7 @@ pub fn start_with_transport(
         engine: Mutex::new(None),
         view: RwLock::new(Arc::new(PlanView::default())),
         leaders: RwLock::new(HashMap::new()),
+        transactions: Mutex::new(HashMap::new()),
         catch_ups: Mutex::new(HashMap::new()),
         applied_properties: Mutex::new(HashMap::new()),
         stopped: Mutex::new(false),
@@ -244,6 +253,22 @@ impl DbServer {
             collection.replication_mode,
             collection.write_concern,
         ))
+    }
+
+    /// Remembers a transaction that writes shards (forgetting those that ended: the local
+    /// engine keeps their status).
+    fn register_transaction(&self, transaction: &Arc<ShardTransaction>) {
+        let mut transactions = self.transactions.lock();
+        transactions.retain(|_, t| t.status() == TransactionStatus::Running);
+        transactions.insert(transaction.id(), Arc::clone(transaction));
+    }
+
+    /// The running transaction `id` of `database` that writes shards, if it is one.
+    fn replicated_transaction(&self, database: &str, id: &str) -> Option<Arc<dyn TransactionOps>> {
+        let transactions = self.transactions.lock();
+        let transaction = transactions.get(id.trim())?;
+        (transaction.database == database)
+            .then(|| Arc::clone(transaction) as Arc<dyn TransactionOps>)
     }
 
     /// Replaces the Plan view.

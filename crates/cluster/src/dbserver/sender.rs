@@ -4,7 +4,8 @@
 //!
 //! What it is: a queue and a thread per (shard, follower). The leader's write path queues each
 //! write's operations under the shard's order lock ([`Sender::enqueue`]); the thread takes
-//! whatever is queued (at most [`BATCH_OPS`] operations), posts it to the follower's
+//! whatever is queued (at most [`BATCH_OPS`] operations, more only to keep a stream
+//! transaction's operations together), posts it to the follower's
 //! `/_api/replication/apply` stamped with the leader's id and epoch, and on success
 //! acknowledges every write of the batch. When the follower fails (an error reply, no reply
 //! within the follower timeout, unreachable) or the Plan no longer lists it, the sender removes
@@ -38,7 +39,8 @@ use super::Ctx;
 use crate::in_sync::{self, InSyncError, ShardId};
 use crate::layout::ServerId;
 
-/// The most operations one apply request carries.
+/// The most operations one apply request carries (unless one stream transaction's operations
+/// are more: they always travel together).
 pub const BATCH_OPS: usize = 1000;
 
 /// The acknowledgement of one write: fires its completer once every part reported.
@@ -80,6 +82,9 @@ pub struct Entry {
     pub sync: bool,
     /// The write's acknowledgement, on its last operation (none in asynchronous mode).
     pub ack: Option<Arc<Join>>,
+    /// The next entry belongs to the same batch (a stream transaction's operations travel in
+    /// one apply request, so that the follower applies them together).
+    pub joined: bool,
 }
 
 enum Status {
@@ -215,7 +220,11 @@ impl Sender {
                 if queue.stop || !matches!(queue.status, Status::Open) {
                     return;
                 }
-                let n = queue.entries.len().min(BATCH_OPS);
+                let mut n = queue.entries.len().min(BATCH_OPS);
+                // Never split a transaction: take the rest of one whose start is taken.
+                while n < queue.entries.len() && queue.entries[n - 1].joined {
+                    n += 1;
+                }
                 queue.entries.drain(..n).collect()
             };
             match self.send(&batch) {

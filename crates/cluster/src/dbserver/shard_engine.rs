@@ -5,8 +5,8 @@
 //! everything to the local engine, except the writes of a shard collection (document writes,
 //! object-text inserts, truncate): those go to the [`super::leader::LeaderShard`] when this
 //! server leads the shard at the Plan's epoch, and are refused with 1496 otherwise (followers
-//! serve reads, never client writes). Stream transactions that would write a shard are refused
-//! (501: their commits would bypass replication).
+//! serve reads, never client writes). Stream transactions that write a shard are
+//! [`ShardTransaction`]s (`transaction.rs`): their commits are replicated too.
 //!
 //! What it is not: the coordinator's engine (which routes clients to shards), or a filter on
 //! anything that is not a shard: other collections behave as on a single server.
@@ -16,7 +16,7 @@
 
 use std::sync::{Arc, Weak};
 
-use quince_errors::{ArangoError, Result, CLUSTER_NOT_LEADER, NOT_IMPLEMENTED};
+use quince_errors::{ArangoError, Result, CLUSTER_NOT_LEADER};
 use quince_model::object_text::ObjectText;
 use quince_ops::{
     BackupInfo, BackupRequest, CatalogStats, CollectionOps, CollectionProperties, CollectionType,
@@ -28,6 +28,7 @@ use serde_json::Value;
 
 use super::leader::refuse_all;
 use super::plan::is_shard_name;
+use super::transaction::ShardTransaction;
 use super::DbServer;
 
 /// The DB server's engine (see the module documentation).
@@ -149,17 +150,26 @@ impl DatabaseOps for ShardDatabase {
             .iter()
             .chain(&options.exclusive)
             .any(|name| is_shard_name(name));
-        if writes_a_shard {
-            return Err(ArangoError::with_message(
-                NOT_IMPLEMENTED,
-                "stream transactions that write shards are not replicated on DB servers",
-            ));
+        if !writes_a_shard {
+            return self.local.begin_transaction(options);
         }
-        self.local.begin_transaction(options)
+        let server = self.server.upgrade().ok_or_else(|| {
+            ArangoError::with_message(CLUSTER_NOT_LEADER, "this DB server is shutting down")
+        })?;
+        let transaction = ShardTransaction::begin(&server, &self.local, options)?;
+        server.register_transaction(&transaction);
+        Ok(transaction)
     }
 
     fn transaction(&self, id: &str) -> Result<Arc<dyn TransactionOps>> {
-        self.local.transaction(id)
+        let replicated = self
+            .server
+            .upgrade()
+            .and_then(|server| server.replicated_transaction(self.local.name(), id));
+        match replicated {
+            Some(transaction) => Ok(transaction),
+            None => self.local.transaction(id),
+        }
     }
 
     fn running_transactions(&self) -> Vec<String> {
@@ -174,7 +184,8 @@ struct ShardCollection {
     server: Weak<DbServer>,
 }
 
-fn not_leader(shard: &str) -> ArangoError {
+/// 1496: this server does not lead `shard` (at the Plan's epoch).
+pub(super) fn not_leader(shard: &str) -> ArangoError {
     ArangoError::with_message(
         CLUSTER_NOT_LEADER,
         format!("this server does not lead shard {shard}"),

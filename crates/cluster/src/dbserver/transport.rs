@@ -114,6 +114,7 @@ impl Transport for HttpTransport {
             database: &request.database,
             path: &path,
             body: (!request.body.is_empty()).then_some(request.body.as_slice()),
+            trx: None,
         };
         let peers = if long { &self.long_peers } else { &self.peers };
         match peers.send(&endpoint, &peer_request) {
