@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import requests
 from arango import ArangoClient
-from arango.exceptions import DocumentInsertError
+from arango.exceptions import DocumentInsertError, IndexCreateError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
 
@@ -115,10 +115,16 @@ def test_import_and_indexes_reach_every_shard(dbs):
     assert result["created"] == 300 and result["errors"] == 0
     index = col.add_persistent_index(fields=["v"])
     assert index["type"] == "persistent"
-    unique_index = col.add_persistent_index(fields=["w"], unique=True)
-    assert any(i["id"] == unique_index["id"] for i in second.collection(col.name).indexes())
+    assert any(i["id"] == index["id"] for i in second.collection(col.name).indexes())
+    # A unique index must contain the shard keys (each shard checks only its own documents).
+    with pytest.raises(IndexCreateError) as refused:
+        col.add_persistent_index(fields=["w"], unique=True)
+    assert refused.value.error_code == 1470
+    by_w = first.create_collection(unique("u"), shard_count=3, shard_fields=["w"])
+    by_w.add_persistent_index(fields=["w"], unique=True)
+    by_w.insert({"w": 5})
     with pytest.raises(DocumentInsertError) as clash:
-        col.insert({"w": 5})
+        by_w.insert({"w": 5})
     assert clash.value.error_code == 1210
     cursor = second.aql.execute(f"FOR d IN {col.name} FILTER d.v == 3 RETURN d.w")
     assert sorted(cursor) == [w for w in range(300) if w % 7 == 3]
