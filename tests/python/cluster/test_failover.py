@@ -34,7 +34,7 @@ MODE = os.environ.get("QUINCE_FAILOVER_MODE", "synchronous")
 DEFAULTS = os.environ.get("QUINCE_FAILOVER_DEFAULTS") == "1"
 # Detection (heartbeat lease 1 s + grace period 2 s + one supervision period) plus a
 # follower's catch-up, with room for a loaded CI machine: docs/cluster.md states it.
-RESUME_WITHIN_S = 20.0 if DEFAULTS else 10.0
+RESUME_WITHIN_S = 20.0 if DEFAULTS else 15.0
 # Detection plus promotion: docs/cluster.md's bounds, 15 s with the defaults and 5 s with
 # FAST_SUPERVISION.
 PROMOTED_WITHIN_S = 15.0 if DEFAULTS else 5.0
