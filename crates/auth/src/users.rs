@@ -99,6 +99,9 @@ pub struct Users {
     verified: VerifiedCache,
     /// Bounds concurrent Argon2 runs.
     hashing: HashGate,
+    /// Called after every stored change of an account (a cluster's coordinator tells the
+    /// others to reload).
+    changed: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 impl Users {
@@ -116,6 +119,7 @@ impl Users {
             changes: Mutex::new(()),
             verified: VerifiedCache::default(),
             hashing: HashGate::default(),
+            changed: std::sync::OnceLock::new(),
         };
         for account in accounts.into_values() {
             users.publish(None, account);
@@ -166,6 +170,18 @@ impl Users {
         Ok(())
     }
 
+    /// Sets what to call after every stored change of an account (once; later calls are
+    /// ignored). A cluster's coordinator uses it to make the other coordinators reload.
+    pub fn on_change(&self, changed: Box<dyn Fn() + Send + Sync>) {
+        let _ = self.changed.set(changed);
+    }
+
+    fn notify_changed(&self) {
+        if let Some(changed) = self.changed.get() {
+            changed();
+        }
+    }
+
     /// The account of that name.
     pub fn account(&self, name: &str) -> Option<Arc<Account>> {
         self.accounts.read().get(name).cloned()
@@ -210,6 +226,7 @@ impl Users {
         self.store
             .read()
             .put(&document_key(&account.name), account.to_document())?;
+        self.notify_changed();
         let account = Arc::new(account);
         self.publish(None, Arc::clone(&account));
         Ok(account)
@@ -255,6 +272,7 @@ impl Users {
             .account(name)
             .ok_or_else(|| ArangoError::new(USER_NOT_FOUND))?;
         self.store.read().remove(&document_key(name))?;
+        self.notify_changed();
         self.accounts.write().remove(name);
         let mut index = self.token_index.write();
         for token in &current.tokens {
@@ -489,6 +507,7 @@ impl Users {
         self.store
             .read()
             .put(&document_key(name), next.to_document())?;
+        self.notify_changed();
         let next = Arc::new(next);
         self.publish(Some(&current), Arc::clone(&next));
         Ok(next)

@@ -207,6 +207,64 @@ impl ClusterOps for Member {
     fn set_maintenance(&self, seconds: Option<u64>) -> Result<Option<String>> {
         set_maintenance(&self.node, seconds.map(Duration::from_secs))
     }
+
+    fn users_changed(&self) {
+        let key = self.node.layout().user_version();
+        let stamp = format!("{}:{}", self.node.id, uuid::Uuid::new_v4());
+        if let Err(error) = self.node.store.put(&key, stamp.as_bytes()) {
+            tracing::warn!(event = "cluster.user_version_failed", "{error}");
+        }
+    }
+
+    fn watch_users(&self, reload: Box<dyn Fn() + Send + Sync>) {
+        let store = self.node.store.clone();
+        let key = self.node.layout().user_version();
+        let spawned = std::thread::Builder::new()
+            .name("cluster-users".into())
+            .spawn(move || follow_user_version(&*store, &key, &*reload));
+        if let Err(error) = spawned {
+            tracing::error!(event = "cluster.user_watch_failed", "{error}");
+        }
+    }
+}
+
+/// Calls `reload` after every change of `key` (`Sync/UserVersion`), for the life of the
+/// process: the watch is reopened after errors from the revision after the last one seen (or
+/// from now, after a compaction, with one reload for what may have been missed).
+fn follow_user_version(store: &dyn MetaStore, key: &str, reload: &(dyn Fn() + Send + Sync)) {
+    // The revision to watch from; 0 until the store answered once.
+    let mut from = 0;
+    loop {
+        if from == 0 {
+            match store.range(key) {
+                Ok(snapshot) => from = snapshot.revision + 1,
+                Err(_) => {
+                    std::thread::sleep(Duration::from_secs(1));
+                    continue;
+                }
+            }
+        }
+        let watch = match store.watch(key, from) {
+            Ok(watch) => watch,
+            Err(MetaError::Compacted(_)) => {
+                // Changes may have been missed: reload once, and follow from now on.
+                reload();
+                from = 0;
+                continue;
+            }
+            Err(_) => {
+                std::thread::sleep(Duration::from_secs(1));
+                continue;
+            }
+        };
+        while let Ok(batch) = watch.next_timeout(Duration::from_secs(5)) {
+            let Some(events) = batch else { continue };
+            if let Some(last) = events.last() {
+                from = last.entry.mod_revision + 1;
+            }
+            reload();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -252,6 +310,55 @@ mod tests {
         assert!(coordinator_endpoints(&db).unwrap().is_empty());
         assert_eq!(health(&db).unwrap()["Health"]["CRDN-b"]["Status"], "BAD");
         db.leave();
+    }
+
+    struct NoRole;
+
+    impl ClusterOps for NoRole {
+        fn role(&self) -> ServerRole {
+            ServerRole::Coordinator
+        }
+        fn server_id(&self) -> String {
+            "CRDN-x".into()
+        }
+        fn internal(&self, _request: InternalRequest) -> Result<InternalReply> {
+            Err(ArangoError::new(quince_errors::HTTP_NOT_FOUND))
+        }
+    }
+
+    #[test]
+    fn a_user_change_on_one_coordinator_reloads_the_others() {
+        let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
+        let join = |id: &str| {
+            Node::join(
+                store.clone(),
+                ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:2"),
+                id.into(),
+                "3.12.4",
+                "quince",
+            )
+            .unwrap()
+        };
+        let (a, b) = (join("CRDN-a"), join("CRDN-b"));
+        let member_a = Member::new(a.clone(), Arc::new(NoRole));
+        let member_b = Member::new(b.clone(), Arc::new(NoRole));
+        let (sender, reloads) = std::sync::mpsc::channel();
+        let sender = parking_lot::Mutex::new(sender);
+        member_b.watch_users(Box::new(move || {
+            let _ = sender.lock().send(());
+        }));
+        // The watch starts from the store's revision when the thread first reads it: change
+        // until one reload arrives.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            member_a.users_changed();
+            if reloads.recv_timeout(Duration::from_millis(200)).is_ok() {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no reload");
+        }
+        a.leave();
+        b.leave();
     }
 
     #[test]

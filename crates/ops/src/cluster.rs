@@ -93,6 +93,15 @@ pub trait ClusterOps: Send + Sync {
         Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
     }
 
+    /// Says that this server changed a user account or permission (in `_system/_users`), so
+    /// that the other coordinators reload theirs.
+    fn users_changed(&self) {}
+
+    /// Calls `reload` whenever another server changed user accounts (until the server stops).
+    fn watch_users(&self, reload: Box<dyn Fn() + Send + Sync>) {
+        let _ = reload;
+    }
+
     /// `PUT /_admin/cluster/maintenance`: pauses supervision for `seconds` (`Some`), or
     /// resumes it (`None`). Answers the warning text ArangoDB sends with "on".
     fn set_maintenance(&self, seconds: Option<u64>) -> Result<Option<String>> {

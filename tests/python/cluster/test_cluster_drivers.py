@@ -140,3 +140,23 @@ def test_collections_and_databases_report_their_cluster_properties(dbs):
     assert props["shard_fields"] == ["_key"]
     first.delete_collection(col.name)
     assert not second.has_collection(col.name)
+
+
+def test_users_and_permissions_are_cluster_wide(cluster, dbs):
+    first, _ = dbs
+    urls = cluster.coordinator_urls
+    sys_first = ArangoClient(hosts=urls[0]).db("_system", "root", ROOT_PASSWORD)
+    name = unique("user")
+    sys_first.create_user(name, password="pw1")
+    sys_first.update_permission(name, "rw", first.name)
+
+    def can_read_on_second():
+        reply = requests.get(f"{urls[1]}/_db/{first.name}/_api/collection", auth=(name, "pw1"), timeout=10)
+        return reply.status_code == 200
+
+    # The second coordinator reloads its accounts when the first one changes them.
+    from quince_cluster import wait_until
+    wait_until(can_read_on_second, "the new user on the other coordinator", deadline_s=10)
+    sys_first.update_permission(name, "none", first.name)
+    wait_until(lambda: not can_read_on_second(), "the revoked permission on the other coordinator",
+               deadline_s=10)

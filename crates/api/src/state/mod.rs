@@ -202,8 +202,22 @@ impl Api {
 
     /// Installs the server's part in a cluster (once, before the listener opens; later calls
     /// are ignored).
-    pub fn install_cluster(&self, cluster: Arc<dyn quince_ops::ClusterOps>) {
-        let _ = self.cluster.set(cluster);
+    pub fn install_cluster(self: &Arc<Self>, cluster: Arc<dyn quince_ops::ClusterOps>) {
+        if self.cluster.set(cluster.clone()).is_err() {
+            return;
+        }
+        // Accounts live in the cluster's `_system/_users`: a change here tells the others, and
+        // a change elsewhere reloads them here.
+        let told = cluster.clone();
+        self.users.on_change(Box::new(move || told.users_changed()));
+        let api = Arc::downgrade(self);
+        cluster.watch_users(Box::new(move || {
+            if let Some(api) = api.upgrade() {
+                if let Err(error) = api.users.reload(&*api.engine) {
+                    tracing::warn!(event = "auth.reload_failed", "{error}");
+                }
+            }
+        }));
     }
 
     /// The server's part in a cluster; none on a single server.
