@@ -2,116 +2,24 @@
 //! writes shards its server leads commits locally and ships each shard's changes to the
 //! followers as one batch; an abort ships nothing; a server that does not lead a shard refuses
 //! to begin a transaction that writes it. Three DB servers over one `MemoryStore`, real local
-//! engines in temporary directories, the in-process transport (as
-//! `dbserver_replication.rs`, whose harness this copies).
+//! engines in temporary directories, the in-process transport (the harness in `dbservers/`,
+//! shared with `dbserver_replication.rs`), with every apply request recorded.
+
+mod dbservers;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use quince_cluster::dbserver::{start_with_transport, DbServer, LocalTransport, Transport};
-use quince_cluster::in_sync::{self, ShardId};
-use quince_cluster::layout::{
-    encode, CollectionPlan, DatabasePlan, Layout, ReplicationMode, Role, ShardPlan,
-};
-use quince_cluster::node::{ClusterConfig, Node};
+use quince_cluster::dbserver::{LocalTransport, Transport};
+use quince_cluster::layout::ReplicationMode;
 use quince_cluster::peers::PeerError;
-use quince_db::{Catalog, DbConfig};
-use quince_meta::{MemoryStore, MetaStore};
 use quince_ops::{
-    CollectionOps, DatabaseOps, Engine, InternalReply, InternalRequest, TransactionOps,
-    TransactionOptions, TransactionStatus, WriteKind, WriteOptions, WriteRequest,
+    CollectionOps, DatabaseOps, InternalReply, InternalRequest, TransactionOps, TransactionOptions,
+    TransactionStatus, WriteKind, WriteOptions,
 };
-use quince_storage::io::OsFileIo;
 use serde_json::{json, Value};
 
-const DB: &str = "shop";
-const CID: u64 = 100;
-
-struct Member {
-    server: Arc<DbServer>,
-    node: Arc<Node>,
-    catalog: Arc<Catalog>,
-    _dir: tempfile::TempDir,
-}
-
-struct Cluster {
-    memory: MemoryStore,
-    store: Arc<dyn MetaStore>,
-    layout: Layout,
-    transport: Arc<LocalTransport>,
-    recorded: Arc<Recording>,
-    members: Vec<Member>,
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        for member in &self.members {
-            member.server.stop();
-            member.node.leave();
-        }
-        for member in &self.members {
-            let _ = member.catalog.shutdown();
-        }
-    }
-}
-
-fn id(i: usize) -> String {
-    format!("PRMR-{i}")
-}
-
-fn cluster(n: usize) -> Cluster {
-    let memory = MemoryStore::default();
-    let store: Arc<dyn MetaStore> = Arc::new(memory.clone());
-    let layout = Layout::default();
-    let transport = LocalTransport::new();
-    let recorded = Arc::new(Recording {
-        inner: transport.clone(),
-        applies: Mutex::new(Vec::new()),
-    });
-    let mut members = Vec::new();
-    for i in 0..n {
-        let mut config = ClusterConfig::new(Role::Dbserver, "tcp://127.0.0.1:1");
-        config.follower_timeout = Duration::from_millis(500);
-        let node = Node::join(Arc::clone(&store), config, id(i), "3.12.4", "quince").unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let catalog = Catalog::open(DbConfig {
-            default_journal_size: 1024 * 1024,
-            sync_interval: Duration::from_millis(20),
-            ..DbConfig::new(dir.path().to_path_buf(), Arc::new(OsFileIo::new()))
-        })
-        .unwrap();
-        let local: Arc<dyn Engine> = Arc::clone(&catalog) as Arc<dyn Engine>;
-        let server = start_with_transport(Arc::clone(&node), local, recorded.clone()).unwrap();
-        transport.register(&server);
-        members.push(Member {
-            server,
-            node,
-            catalog,
-            _dir: dir,
-        });
-    }
-    store
-        .put(
-            &layout.database(DB),
-            &encode(&DatabasePlan {
-                name: DB.into(),
-                id: 2,
-                sharding: String::new(),
-                replication_factor: 2,
-                write_concern: 1,
-            }),
-        )
-        .unwrap();
-    Cluster {
-        memory,
-        store,
-        layout,
-        transport,
-        recorded,
-        members,
-    }
-}
+use dbservers::{cluster_over, contents, eventually, id, insert, write, Cluster, DB};
 
 /// The in-process transport, recording the number of operations of each apply request.
 struct Recording {
@@ -136,135 +44,30 @@ impl Transport for Recording {
     }
 }
 
-/// Polls `condition` until it holds (10 s at most).
-fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting until {what}");
-        std::thread::sleep(Duration::from_millis(10));
+/// The harness's cluster, its servers sending through a [`Recording`].
+struct Recorded {
+    cluster: Cluster,
+    recorded: Arc<Recording>,
+}
+
+impl std::ops::Deref for Recorded {
+    type Target = Cluster;
+
+    fn deref(&self) -> &Cluster {
+        &self.cluster
     }
 }
 
-impl Cluster {
-    /// Plans collection `CID` with these shards: (name, leader, followers).
-    fn plan(
-        &self,
-        shards: &[(&str, usize, &[usize])],
-        mode: ReplicationMode,
-        write_concern: u32,
-        indexes: Vec<Value>,
-    ) {
-        let plan = CollectionPlan {
-            id: CID,
-            name: "orders".into(),
-            kind: 2,
-            number_of_shards: shards.len() as u32,
-            shard_keys: vec!["_key".into()],
-            replication_factor: 2,
-            write_concern,
-            sharding_strategy: "hash".into(),
-            distribute_shards_like: None,
-            replication_mode: mode,
-            shards: shards.iter().map(|s| s.0.to_string()).collect(),
-            properties: json!({"waitForSync": false}),
-            indexes,
-        };
-        self.store
-            .put(&self.layout.collection(DB, CID), &encode(&plan))
-            .unwrap();
-        for (shard, leader, followers) in shards {
-            self.set_shard(shard, *leader, followers, 1);
-        }
+fn cluster(n: usize) -> Recorded {
+    let transport = LocalTransport::new();
+    let recorded = Arc::new(Recording {
+        inner: transport.clone(),
+        applies: Mutex::new(Vec::new()),
+    });
+    Recorded {
+        cluster: cluster_over(n, transport, recorded.clone()),
+        recorded,
     }
-
-    fn set_shard(&self, shard: &str, leader: usize, followers: &[usize], epoch: u64) {
-        let plan = ShardPlan {
-            leader: id(leader),
-            followers: followers.iter().map(|f| id(*f)).collect(),
-            epoch,
-        };
-        self.store
-            .put(&self.layout.shard_plan(DB, CID, shard), &encode(&plan))
-            .unwrap();
-    }
-
-    fn in_sync(&self, shard: &str) -> Vec<String> {
-        in_sync::read_shard(&*self.store, &self.layout, &ShardId::new(DB, CID, shard))
-            .unwrap()
-            .current
-            .map(|c| c.in_sync)
-            .unwrap_or_default()
-    }
-
-    fn wait_in_sync(&self, shard: &str, members: &[usize]) {
-        let want: Vec<String> = members.iter().map(|m| id(*m)).collect();
-        eventually(&format!("{shard} is in sync on {want:?}"), || {
-            let mut have = self.in_sync(shard);
-            have.sort();
-            have == want
-        });
-    }
-
-    /// Shard `shard` through member `i`'s served engine.
-    fn served(&self, i: usize, shard: &str) -> Arc<dyn CollectionOps> {
-        let engine = self.members[i].server.engine();
-        engine.database(DB).unwrap().collection(shard).unwrap()
-    }
-
-    /// Shard `shard` in member `i`'s local engine, if it exists.
-    fn local(&self, i: usize, shard: &str) -> Option<Arc<dyn CollectionOps>> {
-        let catalog: &dyn Engine = &*self.members[i].catalog;
-        catalog.database(DB)?.collection(shard).ok()
-    }
-
-    fn wait_shard(&self, i: usize, shard: &str) -> Arc<dyn CollectionOps> {
-        eventually(&format!("{shard} exists on member {i}"), || {
-            self.local(i, shard).is_some()
-        });
-        self.local(i, shard).unwrap()
-    }
-}
-
-/// Every document of a collection as (key, rev, body), sorted.
-fn contents(collection: &dyn CollectionOps) -> Vec<(String, String, Value)> {
-    let mut all = Vec::new();
-    collection
-        .scan(&mut |document| {
-            let value: Value = serde_json::from_slice(&document.json).unwrap();
-            all.push((
-                value["_key"].as_str().unwrap().to_owned(),
-                document.rev,
-                value,
-            ));
-            true
-        })
-        .unwrap();
-    all.sort_by(|a, b| a.0.cmp(&b.0));
-    all
-}
-
-fn write(
-    collection: &dyn CollectionOps,
-    kind: WriteKind,
-    items: Vec<Value>,
-    options: WriteOptions,
-) -> quince_errors::Result<Vec<quince_errors::Result<quince_ops::WriteOutcome>>> {
-    collection
-        .write(WriteRequest::new(kind, items, options))
-        .settle()
-}
-
-fn insert(collection: &dyn CollectionOps, items: Vec<Value>) -> Vec<quince_ops::WriteOutcome> {
-    write(
-        collection,
-        WriteKind::Insert,
-        items,
-        WriteOptions::default(),
-    )
-    .unwrap()
-    .into_iter()
-    .map(|r| r.unwrap())
-    .collect()
 }
 
 /// Begins a transaction on member `i` that writes `shards`.
