@@ -3,137 +3,21 @@
 //! cursors, counts, checksums, truncates, indexes on shard collections) are ones the real api
 //! understands, and the coordinator reads its answers right. The Plan is followed for the DB
 //! servers by `coordinator::testing` (shard collections created, leaders reported); the
-//! requests travel as HTTP requests into `Api::serve`, without sockets.
+//! requests travel as HTTP requests into `Api::serve`, without sockets (the harness in
+//! `coordinator_support/`, shared with `coordinator_transactions.rs`).
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::time::Duration;
+mod coordinator_support;
 
-use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use quince_api::{Api, ApiConfig};
-use quince_client::request::Method;
-use quince_cluster::coordinator::testing::FakeDbServers;
-use quince_cluster::coordinator::{start_with, Timeouts, Transport};
-use quince_cluster::layout::{Layout, Role, ServerId};
-use quince_cluster::node::{ClusterConfig, Node};
-use quince_cluster::peers::{PeerError, PeerReply, PeerRequest};
-use quince_db::{Catalog, DbConfig};
-use quince_meta::{MemoryStore, MetaStore};
-use quince_ops::{
-    CollectionType, CreateCollection, Engine, IndexLookup, ReadRequest, WriteKind, WriteOptions,
-    WriteRequest,
-};
+use quince_ops::{IndexLookup, ReadRequest, WriteKind, WriteOptions, WriteRequest};
 use serde_json::{json, Value};
 
-/// DB servers as Quince apis, reached by calling `Api::serve`.
-struct ApiServers {
-    apis: BTreeMap<ServerId, Arc<Api>>,
-    runtime: tokio::runtime::Runtime,
-}
-
-impl Transport for ApiServers {
-    fn send(
-        &self,
-        server: &ServerId,
-        _endpoint: &str,
-        request: &PeerRequest<'_>,
-    ) -> Result<PeerReply, PeerError> {
-        let api = self.apis[server].clone();
-        let method = match request.method {
-            Method::Get => http::Method::GET,
-            Method::Post => http::Method::POST,
-            Method::Put => http::Method::PUT,
-            Method::Patch => http::Method::PATCH,
-            Method::Delete => http::Method::DELETE,
-        };
-        let http_request = http::Request::builder()
-            .method(method)
-            .uri(format!("/_db/{}{}", request.database, request.path))
-            .header("content-type", "application/json")
-            .body(Full::new(Bytes::copy_from_slice(
-                request.body.unwrap_or(b""),
-            )))
-            .unwrap();
-        let (status, body) = self.runtime.block_on(async move {
-            let response = api.serve(http_request).await;
-            let status = response.status().as_u16();
-            let body = response.into_body().collect().await.unwrap().to_bytes();
-            (status, body)
-        });
-        Ok(PeerReply {
-            status,
-            body: body.to_vec(),
-        })
-    }
-}
-
-fn create(name: &str) -> CreateCollection {
-    CreateCollection {
-        name: name.to_string(),
-        kind: CollectionType::Document,
-        wait_for_sync: None,
-        is_system: false,
-        key_options: None,
-        journal_size: None,
-        schema: None,
-        computed_values: None,
-        cache_enabled: None,
-    }
-}
+use coordinator_support::{create, CoordinatorOverApi};
 
 #[test]
 fn the_real_api_answers_what_the_coordinator_asks() {
-    let ids = ["PRMR-a", "PRMR-b", "PRMR-c"];
-    let dirs: Vec<tempfile::TempDir> = ids.iter().map(|_| tempfile::tempdir().unwrap()).collect();
-    let catalogs: Vec<Arc<Catalog>> = dirs
-        .iter()
-        .map(|dir| {
-            let io = Arc::new(quince_storage::io::OsFileIo::new());
-            Catalog::open(DbConfig {
-                sync_interval: Duration::from_millis(50),
-                ..DbConfig::new(dir.path().to_path_buf(), io)
-            })
-            .unwrap()
-        })
-        .collect();
-    let config = ApiConfig {
-        authentication: false,
-        ..ApiConfig::default()
-    };
-    let apis: BTreeMap<ServerId, Arc<Api>> = ids
-        .iter()
-        .zip(&catalogs)
-        .map(|(id, catalog)| {
-            let engine: Arc<dyn Engine> = catalog.clone();
-            (id.to_string(), Api::new(engine, config.clone()))
-        })
-        .collect();
-    let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
-    let mut nodes = Vec::new();
-    for id in ids {
-        let config = ClusterConfig::new(Role::Dbserver, "tcp://127.0.0.1:1");
-        nodes.push(Node::join(store.clone(), config, id.into(), "3.12.4", "quince").unwrap());
-    }
-    let engines: Vec<(ServerId, Arc<dyn Engine>)> = ids
-        .iter()
-        .zip(&catalogs)
-        .map(|(id, catalog)| (id.to_string(), catalog.clone() as Arc<dyn Engine>))
-        .collect();
-    let follower = FakeDbServers::over(store.clone(), Layout::default(), engines);
-    let transport = Arc::new(ApiServers {
-        apis,
-        runtime: tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap(),
-    });
-    let config = ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:2");
-    let node = Node::join(store.clone(), config, "CRDN-a".into(), "3.12.4", "quince").unwrap();
-    nodes.push(node.clone());
-    let coordinator = start_with(node, transport.clone(), Timeouts::default()).unwrap();
-    let engine = coordinator.engine();
+    let cluster = CoordinatorOverApi::start();
+    let catalogs = &cluster.catalogs;
+    let engine = cluster.coordinator.engine();
     let system = engine.database("_system").unwrap();
 
     let collection = system
@@ -277,7 +161,7 @@ fn the_real_api_answers_what_the_coordinator_asks() {
     let expected = (500..3300).filter(|n| n % 7 == 3).count();
     assert_eq!(hits, expected);
     collection.drop_index(&index.name).unwrap();
-    for catalog in &catalogs {
+    for catalog in catalogs {
         let local = catalog.database("_system").unwrap();
         for shard in local.collections() {
             if shard.name().starts_with('s') {
@@ -288,12 +172,5 @@ fn the_real_api_answers_what_the_coordinator_asks() {
     collection.truncate(true).unwrap();
     assert_eq!(collection.count(), 0);
 
-    coordinator.stop();
-    follower.stop();
-    for node in nodes {
-        node.leave();
-    }
-    for catalog in catalogs {
-        catalog.shutdown().unwrap();
-    }
+    cluster.stop();
 }

@@ -5,103 +5,22 @@
 //! ids, and commits or aborts them all; an all-or-nothing import (`complete=true`) through the
 //! api over the coordinator runs in such a transaction.
 
-use std::collections::BTreeMap;
+mod coordinator_support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
-use quince_api::{Api, ApiConfig};
-use quince_client::request::Method;
-use quince_cluster::coordinator::testing::FakeDbServers;
-use quince_cluster::coordinator::{start_with, Timeouts, Transport};
-use quince_cluster::layout::{encode, Layout, Role, ServerId, ShardPlan};
-use quince_cluster::node::{ClusterConfig, Node};
-use quince_cluster::peers::{PeerError, PeerReply, PeerRequest};
-use quince_db::{Catalog, DbConfig};
-use quince_meta::{MemoryStore, MetaStore};
+use http_body_util::Full;
+use quince_api::Api;
+use quince_cluster::layout::{encode, Layout, ShardPlan};
+use quince_db::Catalog;
 use quince_ops::{
-    CollectionType, CreateCollection, DatabaseOps, Engine, TransactionOptions, TransactionStatus,
-    WriteKind, WriteOptions, WriteRequest,
+    DatabaseOps, TransactionOptions, TransactionStatus, WriteKind, WriteOptions, WriteRequest,
 };
 use serde_json::{json, Value};
 
-/// DB servers as Quince apis, reached by calling `Api::serve`.
-struct ApiServers {
-    apis: BTreeMap<ServerId, Arc<Api>>,
-    runtime: tokio::runtime::Runtime,
-}
-
-fn http_method(method: Method) -> http::Method {
-    match method {
-        Method::Get => http::Method::GET,
-        Method::Post => http::Method::POST,
-        Method::Put => http::Method::PUT,
-        Method::Patch => http::Method::PATCH,
-        Method::Delete => http::Method::DELETE,
-    }
-}
-
-/// One request into `api` on `runtime`: status and JSON body.
-fn call(
-    runtime: &tokio::runtime::Runtime,
-    api: &Arc<Api>,
-    request: http::Request<Full<Bytes>>,
-) -> (u16, Vec<u8>) {
-    let api = api.clone();
-    runtime.block_on(async move {
-        let response = api.serve(request).await;
-        let status = response.status().as_u16();
-        let body = response.into_body().collect().await.unwrap().to_bytes();
-        (status, body.to_vec())
-    })
-}
-
-impl Transport for ApiServers {
-    fn send(
-        &self,
-        server: &ServerId,
-        _endpoint: &str,
-        request: &PeerRequest<'_>,
-    ) -> Result<PeerReply, PeerError> {
-        let mut builder = http::Request::builder()
-            .method(http_method(request.method))
-            .uri(format!("/_db/{}{}", request.database, request.path))
-            .header("content-type", "application/json");
-        if let Some(trx) = request.trx {
-            builder = builder.header("x-arango-trx-id", trx);
-        }
-        let http_request = builder
-            .body(Full::new(Bytes::copy_from_slice(
-                request.body.unwrap_or(b""),
-            )))
-            .unwrap();
-        let (status, body) = call(&self.runtime, &self.apis[server], http_request);
-        Ok(PeerReply { status, body })
-    }
-}
-
-fn create(name: &str) -> CreateCollection {
-    CreateCollection {
-        name: name.to_string(),
-        kind: CollectionType::Document,
-        wait_for_sync: None,
-        is_system: false,
-        key_options: None,
-        journal_size: None,
-        schema: None,
-        computed_values: None,
-        cache_enabled: None,
-    }
-}
-
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-}
+use coordinator_support::{api_config, call, create, runtime, CoordinatorOverApi, IDS};
 
 /// Running transactions on every DB server's `_system`.
 fn running_on_servers(catalogs: &[Arc<Catalog>]) -> usize {
@@ -113,58 +32,9 @@ fn running_on_servers(catalogs: &[Arc<Catalog>]) -> usize {
 
 #[test]
 fn coordinator_transactions_commit_and_abort_on_every_leader_and_imports_are_all_or_nothing() {
-    let ids = ["PRMR-a", "PRMR-b", "PRMR-c"];
-    let dirs: Vec<tempfile::TempDir> = ids.iter().map(|_| tempfile::tempdir().unwrap()).collect();
-    let catalogs: Vec<Arc<Catalog>> = dirs
-        .iter()
-        .map(|dir| {
-            let io = Arc::new(quince_storage::io::OsFileIo::new());
-            Catalog::open(DbConfig {
-                sync_interval: Duration::from_millis(50),
-                ..DbConfig::new(dir.path().to_path_buf(), io)
-            })
-            .unwrap()
-        })
-        .collect();
-    let config = ApiConfig {
-        authentication: false,
-        ..ApiConfig::default()
-    };
-    let apis: BTreeMap<ServerId, Arc<Api>> = ids
-        .iter()
-        .zip(&catalogs)
-        .map(|(id, catalog)| {
-            let engine: Arc<dyn Engine> = catalog.clone();
-            (id.to_string(), Api::new(engine, config.clone()))
-        })
-        .collect();
-    let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
-    let mut nodes = Vec::new();
-    for id in ids {
-        let config = ClusterConfig::new(Role::Dbserver, "tcp://127.0.0.1:1");
-        nodes.push(Node::join(store.clone(), config, id.into(), "3.12.4", "quince").unwrap());
-    }
-    let engines: Vec<(ServerId, Arc<dyn Engine>)> = ids
-        .iter()
-        .zip(&catalogs)
-        .map(|(id, catalog)| (id.to_string(), catalog.clone() as Arc<dyn Engine>))
-        .collect();
-    let follower = FakeDbServers::over(store.clone(), Layout::default(), engines);
-    let transport = Arc::new(ApiServers {
-        apis,
-        runtime: runtime(),
-    });
-    let node_config = ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:2");
-    let node = Node::join(
-        store.clone(),
-        node_config,
-        "CRDN-a".into(),
-        "3.12.4",
-        "quince",
-    )
-    .unwrap();
-    nodes.push(node.clone());
-    let coordinator = start_with(node, transport.clone(), Timeouts::default()).unwrap();
+    let cluster = CoordinatorOverApi::start();
+    let catalogs = &cluster.catalogs;
+    let coordinator = &cluster.coordinator;
     let engine = coordinator.engine();
     let system: Arc<dyn DatabaseOps> = engine.database("_system").unwrap();
     let collection = system
@@ -184,7 +54,7 @@ fn coordinator_transactions_commit_and_abort_on_every_leader_and_imports_are_all
     let id = trx.id();
     assert!(id.parse::<u64>().is_ok(), "{id}");
     assert_eq!(system.running_transactions(), vec![id.clone()]);
-    assert_eq!(running_on_servers(&catalogs), 3, "one part per leader");
+    assert_eq!(running_on_servers(catalogs), 3, "one part per leader");
     let inside = trx.database().collection("c").unwrap();
     let items: Vec<Value> = (0..30)
         .map(|n| json!({"_key": format!("k{n}"), "n": n}))
@@ -224,7 +94,7 @@ fn coordinator_transactions_commit_and_abort_on_every_leader_and_imports_are_all
     assert!(trx.commit().is_ok(), "committing again answers the status");
     assert_eq!(trx.abort().unwrap_err().num(), 1653);
     assert!(system.running_transactions().is_empty());
-    assert_eq!(running_on_servers(&catalogs), 0);
+    assert_eq!(running_on_servers(catalogs), 0);
 
     // Abort: nothing stays, on any leader.
     let trx = system
@@ -246,12 +116,12 @@ fn coordinator_transactions_commit_and_abort_on_every_leader_and_imports_are_all
     trx.abort().unwrap();
     assert_eq!(trx.status(), TransactionStatus::Aborted);
     assert_eq!(collection.count(), 30);
-    assert_eq!(running_on_servers(&catalogs), 0);
+    assert_eq!(running_on_servers(catalogs), 0);
     assert_eq!(trx.commit().unwrap_err().num(), 1653);
     assert_eq!(system.transaction("12345").err().unwrap().num(), 1655);
 
     // Imports with complete=true through the api over the coordinator.
-    let coordinator_api = Api::new(engine.clone(), config.clone());
+    let coordinator_api = Api::new(engine.clone(), api_config());
     let client = runtime();
     let import = |body: &str| {
         let request = http::Request::builder()
@@ -280,7 +150,7 @@ fn coordinator_transactions_commit_and_abort_on_every_leader_and_imports_are_all
     assert_eq!(body["errorNum"], 1210, "{body}");
     assert_eq!(collection.count(), 50);
     assert!(collection.read("j0").is_err());
-    assert_eq!(running_on_servers(&catalogs), 0);
+    assert_eq!(running_on_servers(catalogs), 0);
 
     // A leader change during a transaction aborts it on every leader, with the honest error.
     let trx = system
@@ -293,7 +163,7 @@ fn coordinator_transactions_commit_and_abort_on_every_leader_and_imports_are_all
     let entry = coordinator.catalog().collection("_system", "c").unwrap();
     let moved = entry.plan.shards[0].clone();
     let before = coordinator.catalog().shard_plans[&moved].clone();
-    let new_leader = ids
+    let new_leader = IDS
         .iter()
         .find(|id| **id != before.leader)
         .unwrap()
@@ -303,7 +173,8 @@ fn coordinator_transactions_commit_and_abort_on_every_leader_and_imports_are_all
         followers: vec![before.leader.clone()],
         epoch: before.epoch + 1,
     };
-    store
+    cluster
+        .store
         .put(
             &Layout::default().shard_plan("_system", entry.plan.id, &moved),
             &encode(&plan),
@@ -335,17 +206,10 @@ fn coordinator_transactions_commit_and_abort_on_every_leader_and_imports_are_all
         "{refused:?}"
     );
     assert_eq!(trx.status(), TransactionStatus::Aborted);
-    assert_eq!(running_on_servers(&catalogs), 0, "every part was aborted");
+    assert_eq!(running_on_servers(catalogs), 0, "every part was aborted");
     assert_eq!(trx.commit().unwrap_err().num(), 1653);
     // (The count is not checked here: these DB servers do not replicate, so the new leader's
     // copy of the moved shard is empty.)
 
-    coordinator.stop();
-    follower.stop();
-    for node in nodes {
-        node.leave();
-    }
-    for catalog in catalogs {
-        catalog.shutdown().unwrap();
-    }
+    cluster.stop();
 }
