@@ -121,22 +121,7 @@ impl LeaderShard {
         }
         let order = self.order.lock();
         let mut results = local.write(request);
-        let mut ops = Vec::new();
-        for outcome in results.items.iter_mut().flatten() {
-            if kind == WriteKind::Remove {
-                ops.push(ReplicatedOp::Remove(outcome.key.clone()));
-                continue;
-            }
-            let new = if asked_new {
-                outcome.new.clone()
-            } else {
-                outcome.new.take()
-            };
-            if let Some(Value::Object(mut document)) = new {
-                document.remove("_id");
-                ops.push(ReplicatedOp::Put(document));
-            }
-        }
+        let ops = replicated_ops(&mut results, kind, asked_new);
         let durability = results.durability.take();
         results.durability = self.replicate(&order, ops, sync, mode, durability, false);
         drop(order);
@@ -258,4 +243,32 @@ fn refused(items: usize, error: ArangoError, synced: bool) -> WriteResults {
 /// [`refused`] for the wrapper's checks made before a [`LeaderShard`] is found.
 pub fn refuse_all(items: usize, error: ArangoError, synced: bool) -> WriteResults {
     refused(items, error, synced)
+}
+
+/// What followers apply for the outcomes of a `kind` write whose request asked for the new
+/// documents (`return_new`) because replication needs them: a remove per removed key, a put per
+/// new document (without `_id`). The new documents stay in `results` only where the caller had
+/// asked for them (`asked_new`).
+pub(super) fn replicated_ops(
+    results: &mut WriteResults,
+    kind: WriteKind,
+    asked_new: bool,
+) -> Vec<ReplicatedOp> {
+    let mut ops = Vec::new();
+    for outcome in results.items.iter_mut().flatten() {
+        if kind == WriteKind::Remove {
+            ops.push(ReplicatedOp::Remove(outcome.key.clone()));
+            continue;
+        }
+        let new = if asked_new {
+            outcome.new.clone()
+        } else {
+            outcome.new.take()
+        };
+        if let Some(Value::Object(mut document)) = new {
+            document.remove("_id");
+            ops.push(ReplicatedOp::Put(document));
+        }
+    }
+    ops
 }

@@ -31,6 +31,7 @@
 
 mod catch_up;
 mod follower;
+mod forward;
 mod leader;
 mod maintenance;
 mod plan;

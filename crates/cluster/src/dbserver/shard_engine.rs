@@ -17,15 +17,12 @@
 use std::sync::{Arc, Weak};
 
 use quince_errors::{ArangoError, Result, CLUSTER_NOT_LEADER};
-use quince_model::object_text::ObjectText;
 use quince_ops::{
-    BackupInfo, BackupRequest, CatalogStats, CollectionOps, CollectionProperties, CollectionType,
-    CreateCollection, DatabaseOps, Engine, FiguresReport, IndexDescription, IndexHit, IndexLookup,
-    PropertiesUpdate, ReadRequest, ReplicatedOp, StoredDocument, TransactionOps,
-    TransactionOptions, WriteKind, WriteOptions, WriteRequest, WriteResults,
+    BackupInfo, BackupRequest, CatalogStats, CollectionOps, CreateCollection, DatabaseOps, Engine,
+    TransactionOps, TransactionOptions, WriteRequest, WriteResults,
 };
-use serde_json::Value;
 
+use super::forward::forward_to_local;
 use super::leader::refuse_all;
 use super::plan::is_shard_name;
 use super::transaction::ShardTransaction;
@@ -193,49 +190,7 @@ pub(super) fn not_leader(shard: &str) -> ArangoError {
 }
 
 impl CollectionOps for ShardCollection {
-    fn name(&self) -> String {
-        self.local.name()
-    }
-
-    fn id(&self) -> u64 {
-        self.local.id()
-    }
-
-    fn kind(&self) -> CollectionType {
-        self.local.kind()
-    }
-
-    fn wait_for_sync(&self) -> bool {
-        self.local.wait_for_sync()
-    }
-
-    fn is_system(&self) -> bool {
-        self.local.is_system()
-    }
-
-    fn properties(&self) -> CollectionProperties {
-        self.local.properties()
-    }
-
-    fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties> {
-        self.local.update_properties(update)
-    }
-
-    fn count(&self) -> u64 {
-        self.local.count()
-    }
-
-    fn figures(&self) -> FiguresReport {
-        self.local.figures()
-    }
-
-    fn revision(&self) -> String {
-        self.local.revision()
-    }
-
-    fn checksum(&self, with_revisions: bool, with_data: bool) -> Result<(String, String)> {
-        self.local.checksum(with_revisions, with_data)
-    }
+    forward_to_local!();
 
     fn truncate(&self, wait_for_sync: bool) -> Result<()> {
         let name = self.local.name();
@@ -244,34 +199,6 @@ impl CollectionOps for ShardCollection {
             .leading(&self.database, &name)
             .ok_or_else(|| not_leader(&name))?;
         leader.truncate(&*self.local, wait_for_sync, mode, write_concern)
-    }
-
-    fn compact(&self) -> Result<()> {
-        self.local.compact()
-    }
-
-    fn apply_replicated(&self, ops: &[ReplicatedOp], wait_for_sync: bool) -> Result<()> {
-        self.local.apply_replicated(ops, wait_for_sync)
-    }
-
-    fn read(&self, key: &str) -> Result<StoredDocument> {
-        self.local.read(key)
-    }
-
-    fn read_rev(&self, key: &str) -> Result<String> {
-        self.local.read_rev(key)
-    }
-
-    fn read_many(
-        &self,
-        request: &ReadRequest,
-        visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
-    ) -> Result<()> {
-        self.local.read_many(request, visit)
-    }
-
-    fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()> {
-        self.local.scan(visit)
     }
 
     fn write(&self, request: WriteRequest) -> WriteResults {
@@ -287,34 +214,5 @@ impl CollectionOps for ShardCollection {
             }
             None => refuse_all(request.items.len(), not_leader(&name), sync),
         }
-    }
-
-    fn insert_texts(&self, documents: Vec<ObjectText>, options: WriteOptions) -> WriteResults {
-        let items = documents
-            .iter()
-            .map(|document| Value::Object(document.to_object()))
-            .collect();
-        self.write(WriteRequest::new(WriteKind::Insert, items, options))
-    }
-
-    fn indexes(&self) -> Vec<IndexDescription> {
-        self.local.indexes()
-    }
-
-    fn create_index(&self, definition: &Value) -> Result<(IndexDescription, bool)> {
-        self.local.create_index(definition)
-    }
-
-    fn drop_index(&self, id_or_name: &str) -> Result<IndexDescription> {
-        self.local.drop_index(id_or_name)
-    }
-
-    fn index_lookup(
-        &self,
-        index_id: u64,
-        lookup: &IndexLookup,
-        visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
-    ) -> Result<()> {
-        self.local.index_lookup(index_id, lookup, visit)
     }
 }

@@ -31,16 +31,14 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use quince_errors::Result;
-use quince_model::object_text::ObjectText;
 use quince_ops::{
-    CollectionOps, CollectionProperties, CollectionType, CreateCollection, DatabaseOps, Durability,
-    FiguresReport, IndexDescription, IndexHit, IndexLookup, PropertiesUpdate, ReadRequest,
-    ReplicatedOp, StoredDocument, TransactionOps, TransactionOptions, TransactionStatus, WriteKind,
-    WriteOptions, WriteRequest, WriteResults,
+    CollectionOps, CreateCollection, DatabaseOps, Durability, ReplicatedOp, TransactionOps,
+    TransactionOptions, TransactionStatus, WriteKind, WriteRequest, WriteResults,
 };
 use serde_json::Value;
 
-use super::leader::{refuse_all, LeaderShard};
+use super::forward::forward_to_local;
+use super::leader::{refuse_all, replicated_ops, LeaderShard};
 use super::plan::is_shard_name;
 use super::shard_engine::not_leader;
 use super::DbServer;
@@ -321,49 +319,7 @@ impl TrxShardCollection {
 }
 
 impl CollectionOps for TrxShardCollection {
-    fn name(&self) -> String {
-        self.local.name()
-    }
-
-    fn id(&self) -> u64 {
-        self.local.id()
-    }
-
-    fn kind(&self) -> CollectionType {
-        self.local.kind()
-    }
-
-    fn wait_for_sync(&self) -> bool {
-        self.local.wait_for_sync()
-    }
-
-    fn is_system(&self) -> bool {
-        self.local.is_system()
-    }
-
-    fn properties(&self) -> CollectionProperties {
-        self.local.properties()
-    }
-
-    fn update_properties(&self, update: PropertiesUpdate) -> Result<CollectionProperties> {
-        self.local.update_properties(update)
-    }
-
-    fn count(&self) -> u64 {
-        self.local.count()
-    }
-
-    fn figures(&self) -> FiguresReport {
-        self.local.figures()
-    }
-
-    fn revision(&self) -> String {
-        self.local.revision()
-    }
-
-    fn checksum(&self, with_revisions: bool, with_data: bool) -> Result<(String, String)> {
-        self.local.checksum(with_revisions, with_data)
-    }
+    forward_to_local!();
 
     fn truncate(&self, wait_for_sync: bool) -> Result<()> {
         let name = self.local.name();
@@ -396,34 +352,6 @@ impl CollectionOps for TrxShardCollection {
         Ok(())
     }
 
-    fn compact(&self) -> Result<()> {
-        self.local.compact()
-    }
-
-    fn apply_replicated(&self, ops: &[ReplicatedOp], wait_for_sync: bool) -> Result<()> {
-        self.local.apply_replicated(ops, wait_for_sync)
-    }
-
-    fn read(&self, key: &str) -> Result<StoredDocument> {
-        self.local.read(key)
-    }
-
-    fn read_rev(&self, key: &str) -> Result<String> {
-        self.local.read_rev(key)
-    }
-
-    fn read_many(
-        &self,
-        request: &ReadRequest,
-        visit: &mut dyn FnMut(Result<StoredDocument>) -> bool,
-    ) -> Result<()> {
-        self.local.read_many(request, visit)
-    }
-
-    fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()> {
-        self.local.scan(visit)
-    }
-
     fn write(&self, mut request: WriteRequest) -> WriteResults {
         let name = self.local.name();
         let sync = request.options.wait_for_sync || self.local.wait_for_sync();
@@ -441,55 +369,11 @@ impl CollectionOps for TrxShardCollection {
         if !recording {
             return results;
         }
-        let mut ops = Vec::new();
-        for outcome in results.items.iter_mut().flatten() {
-            if kind == WriteKind::Remove {
-                ops.push(ReplicatedOp::Remove(outcome.key.clone()));
-                continue;
-            }
-            let new = if asked_new {
-                outcome.new.clone()
-            } else {
-                outcome.new.take()
-            };
-            if let Some(Value::Object(mut document)) = new {
-                document.remove("_id");
-                ops.push(ReplicatedOp::Put(document));
-            }
-        }
+        let ops = replicated_ops(&mut results, kind, asked_new);
         if !ops.is_empty() {
             recorder.ops.entry(name.clone()).or_default().extend(ops);
             recorder.sync.insert(name, self.local.wait_for_sync());
         }
         results
-    }
-
-    fn insert_texts(&self, documents: Vec<ObjectText>, options: WriteOptions) -> WriteResults {
-        let items = documents
-            .iter()
-            .map(|document| Value::Object(document.to_object()))
-            .collect();
-        self.write(WriteRequest::new(WriteKind::Insert, items, options))
-    }
-
-    fn indexes(&self) -> Vec<IndexDescription> {
-        self.local.indexes()
-    }
-
-    fn create_index(&self, definition: &Value) -> Result<(IndexDescription, bool)> {
-        self.local.create_index(definition)
-    }
-
-    fn drop_index(&self, id_or_name: &str) -> Result<IndexDescription> {
-        self.local.drop_index(id_or_name)
-    }
-
-    fn index_lookup(
-        &self,
-        index_id: u64,
-        lookup: &IndexLookup,
-        visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
-    ) -> Result<()> {
-        self.local.index_lookup(index_id, lookup, visit)
     }
 }
