@@ -273,25 +273,23 @@ mod tests {
     use crate::node::ClusterConfig;
     use quince_meta::MemoryStore;
 
+    /// Member `id` in `role` joined to `store`.
+    fn join(store: &Arc<dyn MetaStore>, role: Role, endpoint: &str, id: &str) -> Arc<Node> {
+        Node::join(
+            store.clone(),
+            ClusterConfig::new(role, endpoint),
+            id.into(),
+            "3.12.4",
+            "quince",
+        )
+        .unwrap()
+    }
+
     #[test]
     fn health_lists_every_registered_member_and_endpoints_the_live_coordinators() {
         let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
-        let db = Node::join(
-            store.clone(),
-            ClusterConfig::new(Role::Dbserver, "tcp://127.0.0.1:1"),
-            "PRMR-a".into(),
-            "3.12.4",
-            "quince",
-        )
-        .unwrap();
-        let coordinator = Node::join(
-            store.clone(),
-            ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:2"),
-            "CRDN-b".into(),
-            "3.12.4",
-            "quince",
-        )
-        .unwrap();
+        let db = join(&store, Role::Dbserver, "tcp://127.0.0.1:1", "PRMR-a");
+        let coordinator = join(&store, Role::Coordinator, "tcp://127.0.0.1:2", "CRDN-b");
         let body = health(&coordinator).unwrap();
         assert_eq!(body["Health"]["PRMR-a"]["Status"], "GOOD");
         assert_eq!(body["Health"]["PRMR-a"]["Role"], "DBServer");
@@ -329,17 +327,8 @@ mod tests {
     #[test]
     fn a_user_change_on_one_coordinator_reloads_the_others() {
         let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
-        let join = |id: &str| {
-            Node::join(
-                store.clone(),
-                ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:2"),
-                id.into(),
-                "3.12.4",
-                "quince",
-            )
-            .unwrap()
-        };
-        let (a, b) = (join("CRDN-a"), join("CRDN-b"));
+        let coordinator = |id: &str| join(&store, Role::Coordinator, "tcp://127.0.0.1:2", id);
+        let (a, b) = (coordinator("CRDN-a"), coordinator("CRDN-b"));
         let member_a = Member::new(a.clone(), Arc::new(NoRole));
         let member_b = Member::new(b.clone(), Arc::new(NoRole));
         let (sender, reloads) = std::sync::mpsc::channel();
@@ -364,14 +353,7 @@ mod tests {
     #[test]
     fn maintenance_is_a_key_on_a_lease() {
         let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
-        let node = Node::join(
-            store.clone(),
-            ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:2"),
-            "CRDN-b".into(),
-            "3.12.4",
-            "quince",
-        )
-        .unwrap();
+        let node = join(&store, Role::Coordinator, "tcp://127.0.0.1:2", "CRDN-b");
         let warning = set_maintenance(&node, Some(MAINTENANCE_DEFAULT))
             .unwrap()
             .unwrap();
