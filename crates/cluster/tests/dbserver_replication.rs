@@ -131,14 +131,7 @@ fn the_plan_places_shards_and_leaders_replicate_every_kind_of_write() {
 #[test]
 fn a_failed_follower_leaves_the_in_sync_set_before_the_write_is_acknowledged() {
     let c = cluster(2);
-    c.plan(
-        &[("s201", 0, &[1])],
-        ReplicationMode::Synchronous,
-        1,
-        vec![],
-    );
-    c.wait_shard(1, "s201");
-    c.wait_in_sync("s201", &[0, 1]);
+    c.plan_in_sync("s201", ReplicationMode::Synchronous, 1);
     let leader = c.served(0, "s201");
     insert(&*leader, vec![json!({"_key": "before"})]);
 
@@ -164,14 +157,7 @@ fn a_failed_follower_leaves_the_in_sync_set_before_the_write_is_acknowledged() {
 #[test]
 fn below_write_concern_writes_are_refused_with_1429() {
     let c = cluster(2);
-    c.plan(
-        &[("s301", 0, &[1])],
-        ReplicationMode::Synchronous,
-        2,
-        vec![],
-    );
-    c.wait_shard(1, "s301");
-    c.wait_in_sync("s301", &[0, 1]);
+    c.plan_in_sync("s301", ReplicationMode::Synchronous, 2);
     let leader = c.served(0, "s301");
     insert(&*leader, vec![json!({"_key": "ok"})]);
     c.transport.set_cut(&id(1), true);
@@ -194,14 +180,7 @@ fn below_write_concern_writes_are_refused_with_1429() {
 #[test]
 fn a_write_whose_follower_cannot_be_removed_is_never_acknowledged() {
     let c = cluster(2);
-    c.plan(
-        &[("s401", 0, &[1])],
-        ReplicationMode::Synchronous,
-        1,
-        vec![],
-    );
-    c.wait_shard(1, "s401");
-    c.wait_in_sync("s401", &[0, 1]);
+    c.plan_in_sync("s401", ReplicationMode::Synchronous, 1);
     let leader = c.served(0, "s401");
     c.transport.set_cut(&id(1), true);
     c.memory.set_available(false);
@@ -404,14 +383,7 @@ fn a_follower_that_missed_writes_or_holds_extra_ones_ends_identical() {
 #[test]
 fn asynchronous_shards_acknowledge_at_once_and_followers_catch_up_behind() {
     let c = cluster(2);
-    c.plan(
-        &[("s701", 0, &[1])],
-        ReplicationMode::Asynchronous,
-        2,
-        vec![],
-    );
-    c.wait_shard(1, "s701");
-    c.wait_in_sync("s701", &[0, 1]);
+    c.plan_in_sync("s701", ReplicationMode::Asynchronous, 2);
     let leader = c.served(0, "s701");
     let follower = c.local(1, "s701").unwrap();
     insert(&*leader, vec![json!({"_key": "a"})]);
@@ -436,14 +408,7 @@ fn asynchronous_shards_acknowledge_at_once_and_followers_catch_up_behind() {
 #[test]
 fn a_restarted_leader_counts_nobody_in_sync_until_they_join_again() {
     let mut c = cluster(2);
-    c.plan(
-        &[("s801", 0, &[1])],
-        ReplicationMode::Synchronous,
-        1,
-        vec![],
-    );
-    c.wait_shard(1, "s801");
-    c.wait_in_sync("s801", &[0, 1]);
+    c.plan_in_sync("s801", ReplicationMode::Synchronous, 1);
     insert(&*c.served(0, "s801"), vec![json!({"_key": "a"})]);
     // The leader restarts at the same epoch: it has no senders, so its old in-sync set (which
     // Current still holds) must not count; the follower is cut off and cannot rejoin.

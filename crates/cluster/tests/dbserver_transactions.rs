@@ -179,14 +179,7 @@ fn a_committed_transaction_reaches_every_follower_and_an_aborted_one_nothing() {
 #[test]
 fn a_truncate_inside_a_transaction_removes_on_followers_only_what_it_removed() {
     let c = cluster(2);
-    c.plan(
-        &[("s601", 0, &[1])],
-        ReplicationMode::Synchronous,
-        1,
-        vec![],
-    );
-    c.wait_shard(1, "s601");
-    c.wait_in_sync("s601", &[0, 1]);
+    c.plan_in_sync("s601", ReplicationMode::Synchronous, 1);
     let leader = c.served(0, "s601");
     insert(&*leader, vec![json!({"_key": "x"}), json!({"_key": "y"})]);
     let trx = begin(&c, 0, &["s601"]).unwrap();
@@ -205,14 +198,7 @@ fn a_truncate_inside_a_transaction_removes_on_followers_only_what_it_removed() {
 #[test]
 fn followers_refuse_transactions_that_write_their_shards_and_a_lost_leadership_fails_the_commit() {
     let c = cluster(2);
-    c.plan(
-        &[("s701", 0, &[1])],
-        ReplicationMode::Synchronous,
-        1,
-        vec![],
-    );
-    c.wait_shard(1, "s701");
-    c.wait_in_sync("s701", &[0, 1]);
+    c.plan_in_sync("s701", ReplicationMode::Synchronous, 1);
     let refused = begin(&c, 1, &["s701"]).err().expect("a follower refuses");
     assert_eq!(refused.num(), 1496);
     // Reading a followed shard in a transaction is fine.
@@ -258,14 +244,7 @@ fn followers_refuse_transactions_that_write_their_shards_and_a_lost_leadership_f
 #[test]
 fn a_follower_that_fails_during_the_commit_leaves_the_in_sync_set_first() {
     let c = cluster(2);
-    c.plan(
-        &[("s801", 0, &[1])],
-        ReplicationMode::Synchronous,
-        1,
-        vec![],
-    );
-    c.wait_shard(1, "s801");
-    c.wait_in_sync("s801", &[0, 1]);
+    c.plan_in_sync("s801", ReplicationMode::Synchronous, 1);
     let trx = begin(&c, 0, &["s801"]).unwrap();
     insert(&*inside(&trx, "s801"), vec![json!({"_key": "t"})]);
     c.transport.set_cut(&id(1), true);

@@ -158,6 +158,14 @@ impl Cluster {
         }
     }
 
+    /// Plans collection `CID` with the one shard `shard`, led by member 0 and followed by
+    /// member 1, and waits until both hold it in sync.
+    pub fn plan_in_sync(&self, shard: &str, mode: ReplicationMode, write_concern: u32) {
+        self.plan(&[(shard, 0, &[1])], mode, write_concern, vec![]);
+        self.wait_shard(1, shard);
+        self.wait_in_sync(shard, &[0, 1]);
+    }
+
     pub fn set_shard(&self, shard: &str, leader: usize, followers: &[usize], epoch: u64) {
         let plan = ShardPlan {
             leader: id(leader),
