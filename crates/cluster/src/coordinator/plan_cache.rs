@@ -349,10 +349,21 @@ mod tests {
             .unwrap();
         assert!(cache.wait_for_revision(revision, Duration::from_secs(10)));
         assert!(cache.catalog().databases.contains_key("late"));
-        assert!(
-            flaky.watches.load(Ordering::Acquire) >= 2,
-            "the watch was started again"
-        );
+        // The reload that follows the failure may publish the revision before the second
+        // watch is opened: wait for that watch.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while flaky.watches.load(Ordering::Acquire) < 2 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the watch was not started again"
+            );
+            std::thread::yield_now();
+        }
+        let revision = store
+            .put(&layout.database("later"), &database("later"))
+            .unwrap();
+        assert!(cache.wait_for_revision(revision, Duration::from_secs(10)));
+        assert!(cache.catalog().databases.contains_key("later"));
         cache.stop();
     }
 }
