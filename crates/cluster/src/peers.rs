@@ -12,10 +12,13 @@
 //! between members (the cluster's members talk plain HTTP on a private network).
 //!
 //! Invariants: a connection goes back to the pool only after a whole reply that did not ask
-//! to close; at most [`POOL_MAX`] idle connections are kept per endpoint.
+//! to close; at most [`POOL_MAX`] idle connections are kept per endpoint; a connection idle
+//! for [`IDLE_MAX`] or longer is closed instead of reused, so a request is never sent on a
+//! connection the peer may already have closed for idleness (servers close idle connections
+//! after 30 s at the soonest), where its outcome would be unknown.
 
 use std::collections::HashMap;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use quince_client::connection::{Connection, Timeouts, TransportError};
@@ -24,6 +27,9 @@ use quince_client::request::{Method, RequestHead};
 
 /// Idle connections kept per endpoint.
 pub const POOL_MAX: usize = 64;
+
+/// How long a pooled connection may have been idle and still be reused.
+pub const IDLE_MAX: Duration = Duration::from_secs(15);
 
 /// One request to a peer.
 #[derive(Clone, Copy, Debug)]
@@ -72,7 +78,9 @@ impl std::fmt::Display for PeerError {
 pub struct Peers {
     token: Option<String>,
     timeouts: Timeouts,
-    pools: Mutex<HashMap<String, Vec<Connection>>>,
+    /// Idle connections per endpoint, each with when it went idle.
+    pools: Mutex<HashMap<String, Vec<(Connection, Instant)>>>,
+    idle_max: Duration,
 }
 
 impl Peers {
@@ -88,12 +96,13 @@ impl Peers {
                 request: timeout,
             },
             pools: Mutex::new(HashMap::new()),
+            idle_max: IDLE_MAX,
         }
     }
 
     /// Sends `request` to `endpoint` (`tcp://host:port`) and reads the reply.
     pub fn send(&self, endpoint: &str, request: &PeerRequest<'_>) -> Result<PeerReply, PeerError> {
-        let pooled = self.pools.lock().get_mut(endpoint).and_then(Vec::pop);
+        let pooled = self.pooled(endpoint);
         let reused = pooled.is_some();
         let mut connection = match pooled {
             Some(connection) => connection,
@@ -136,9 +145,22 @@ impl Peers {
         let mut pools = self.pools.lock();
         let pool = pools.entry(endpoint.to_string()).or_default();
         if pool.len() < POOL_MAX {
-            pool.push(connection);
+            pool.push((connection, Instant::now()));
         }
         Ok(reply)
+    }
+
+    /// The most recently used idle connection to `endpoint` that is fresh enough; staler ones
+    /// are closed.
+    fn pooled(&self, endpoint: &str) -> Option<Connection> {
+        let mut pools = self.pools.lock();
+        let pool = pools.get_mut(endpoint)?;
+        while let Some((connection, idle_since)) = pool.pop() {
+            if idle_since.elapsed() < self.idle_max {
+                return Some(connection);
+            }
+        }
+        None
     }
 
     fn open(&self, endpoint: &str) -> Result<Connection, PeerError> {
@@ -205,6 +227,39 @@ mod tests {
         assert!(seen[0].starts_with("GET /_db/db/_api/version HTTP/1.1\r\n"));
         assert!(seen[1].contains("Authorization: bearer ey"), "{}", seen[1]);
         assert!(seen[1].contains("x-arango-trx-id: 17\r\n"), "{}", seen[1]);
+    }
+
+    #[test]
+    fn a_connection_idle_too_long_is_not_reused() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        // The server answers one request per connection and then closes it without saying so,
+        // as a server does with a connection it finds idle too long.
+        let server = std::thread::spawn(move || {
+            for _ in 0..2 {
+                let (mut socket, _) = listener.accept().unwrap();
+                let mut buffer = [0u8; 4096];
+                let _ = socket.read(&mut buffer).unwrap();
+                socket
+                    .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+                    .unwrap();
+            }
+        });
+        let mut peers = Peers::new(None, "CRDN-a", Duration::from_secs(5));
+        peers.idle_max = Duration::ZERO;
+        let endpoint = format!("tcp://{addr}");
+        let request = PeerRequest {
+            method: Method::Get,
+            database: "_system",
+            path: "/_api/version",
+            body: None,
+            trx: None,
+        };
+        for _ in 0..2 {
+            let reply = peers.send(&endpoint, &request).unwrap();
+            assert_eq!(reply.status, 200);
+        }
+        server.join().unwrap();
     }
 
     #[test]
