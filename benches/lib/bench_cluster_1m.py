@@ -418,6 +418,11 @@ def write_report(rows, means, machine, loads):
     measured = [per_vcpu[n] for n in per_vcpu] + [None] * len(QUOTED)
     modelled = [models[n]["all_per_vcpu"] for n in per_vcpu] + [None] * len(QUOTED)
     quoted = [None] * len(per_vcpu) + [float(v) for _, v in QUOTED]
+    if single_write:
+        categories.insert(len(per_vcpu), "Quince one server (no cluster)")
+        measured.insert(len(per_vcpu), single_write["writes"] / VCPUS)
+        modelled.insert(len(per_vcpu), None)
+        quoted.insert(len(per_vcpu), None)
     panels = [{
         "title": "writes/s per vCPU (Quince: this machine, client included; others: as the white paper quotes them)",
         "kind": "bar", "x_label": "writes per second per vCPU", "categories": categories,
@@ -426,7 +431,7 @@ def write_report(rows, means, machine, loads):
                    {"name": "white paper", "values": quoted}],
     }]
     if models:
-        nodes = list(range(1, 81))
+        nodes = [1, 2] + list(range(4, 81, 4))
         series = [{"name": f"model: {CONFIG_NAMES[n]}, servers only", "points":
                    [(x, x * NODE_VCPUS * m["server_per_vcpu"]) for x in nodes]} for n, m in models.items()]
         series += [{"name": f"model: {CONFIG_NAMES[n]}, clients on the nodes", "points":
