@@ -32,6 +32,7 @@ SHARDS = int(os.environ.get("SHARDS", "1"))
 LAYOUTS = [tuple(int(n) for n in spec.split(",")) for spec in
            os.environ.get("LAYOUTS", "1,2,2 3,3,2" if FULL else "1,2,2").split()]
 SINGLE = os.environ.get("SINGLE", "1") != "0"
+PRELOAD_WARNINGS = []  # (layout, event) of the servers' warnings while preloading
 IDLE_S = 5.0
 SETTLE_MAX_S = 30.0
 VCPUS = os.cpu_count()
@@ -62,7 +63,7 @@ def settle(snapshot_fn, idle_rate):
         before, t_before = after, t_after
 
 
-def measure(urls, collection, read_percent, snapshot_fn, idle_rate, roles_of, extra=()):
+def measure(urls, collection, read_percent, snapshot_fn, idle_rate, roles_of, extra=(), warnings_fn=None):
     """One bench run; returns its figures and the CPU seconds per request of each role."""
     load = os.getloadavg()[0]
     cpu0, t0 = snapshot_fn(), time.monotonic()
@@ -82,11 +83,23 @@ def measure(urls, collection, read_percent, snapshot_fn, idle_rate, roles_of, ex
         role_cpu[role] = role_cpu.get(role, 0.0) + max(used, 0.0)
     role_cpu["client"] = (ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime)
     s = report["serviceTime"]
-    return {"reads": methods.get("GET", 0) / elapsed, "writes": methods.get("POST", 0) / elapsed,
+    warnings = warnings_fn() if warnings_fn else []
+    for role, port, line in warnings[:5]:
+        print(f"  {role} {port}: {line[:300]}")
+    return {"warnings": len(warnings), "events": sorted({event_of(line) for _, _, line in warnings}),
+            "reads": methods.get("GET", 0) / elapsed, "writes": methods.get("POST", 0) / elapsed,
             "requests": requests, "rps": requests / elapsed, "p50": s["p50Ms"], "p95": s["p95Ms"],
             "p99": s["p99Ms"], "failures": report["results"]["failures"], "load": load, "settle": settle_s,
             "cpu_ms": {role: 1000.0 * v / max(requests, 1) for role, v in role_cpu.items()},
             "cpu_share": sum(role_cpu.values()) / ((t1 - t0) * VCPUS), "wall": t1 - t0}
+
+
+def event_of(line):
+    """The `event=` field of a log line, else its first 80 characters."""
+    for field in line.split():
+        if field.startswith("event="):
+            return field[len("event="):].strip('"')
+    return line[:80]
 
 
 def idle_rates(snapshot_fn):
@@ -140,6 +153,9 @@ def run_cluster(layout, rows):
             shards = cluster.request("GET", f"/_api/collection/{collection}/shards?details=true")["shards"]
             leaders[name] = {servers[0] for servers in shards.values()}
         ids = cluster.server_ids()
+        for role, port, line in cluster.new_warnings():
+            print(f"  during the preload: {role} {port}: {line[:300]}")
+            PRELOAD_WARNINGS.append((label, event_of(line)))
         idle = idle_rates(cluster.cpu_by_process)
         print(f"  idle CPU: {sum(idle.values()):.3f} cores")
         for rnd in range(ROUNDS):
@@ -158,7 +174,8 @@ def run_cluster(layout, rows):
 
                 for test, read_percent in TESTS:
                     row = measure(cluster.urls, "docs_" + name.replace("-", "_"), read_percent,
-                                  cluster.cpu_by_process, idle, roles_of, ("--create-collection", "false"))
+                                  cluster.cpu_by_process, idle, roles_of, ("--create-collection", "false"),
+                                  cluster.new_warnings)
                     row.update(layout=label, config=name, test=test, round=rnd + 1)
                     rows.append(row)
                     print_row(row)
@@ -212,6 +229,8 @@ def mean_rows(rows):
             **{k: statistics.mean(r[k] for r in rs) for k in
                ("reads", "writes", "rps", "p50", "p95", "p99", "load", "settle", "cpu_share")},
             "failures": sum(r["failures"] for r in rs),
+            "warnings": sum(r["warnings"] for r in rs),
+            "events": sorted({e for r in rs for e in r["events"]}),
             "cpu_ms": {k: statistics.mean(r["cpu_ms"].get(k, 0.0) for r in rs) for k in roles},
         })
     return out
@@ -293,13 +312,14 @@ def write_report(rows, means, machine, loads):
         "## Throughput and latency",
         "",
         "| layout | configuration | test | reads/s | writes/s | writes/s per vCPU | median ms | p95 ms | p99 ms "
-        "| failures | load | share of the machine | settle s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| failures | server warnings | load | share of the machine | settle s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in means:
         lines.append(
             f"| {r['layout']} | {CONFIG_NAMES[r['config']]} | {r['test']} | {r['reads']:,.0f} | {r['writes']:,.0f} "
             f"| {r['writes'] / VCPUS:,.0f} | {r['p50']:.2f} | {r['p95']:.2f} | {r['p99']:.2f} | {r['failures']:,} "
+            f"| {r['warnings']}{' (' + ', '.join(r['events']) + ')' if r['events'] else ''} "
             f"| {r['load']:.1f} | {100 * r['cpu_share']:.0f} % | {r['settle']:.1f} |")
     lines += [
         "",
@@ -307,9 +327,14 @@ def write_report(rows, means, machine, loads):
         f"{VCPUS} vCPUs, the client included (it runs here too); the white paper counted only its "
         "database nodes, not its load servers. \"Share of the machine\" is the CPU the cluster and the "
         "client used over the run, idle rates excluded, as a share of all vCPUs: the rest went to "
-        "other processes on the shared machine.",
+        "other processes on the shared machine. \"Server warnings\" counts the WARN and ERROR lines the "
+        "coordinators and DB servers logged during the run (with their events); \"settle\" is how long "
+        "the servers stayed busy after the client ended.",
         "",
     ]
+    if PRELOAD_WARNINGS:
+        lines += [f"While preloading, the servers logged {len(PRELOAD_WARNINGS)} warnings: "
+                  + ", ".join(sorted({f'{e} ({layout})' for layout, e in PRELOAD_WARNINGS})) + ".", ""]
     if ROUNDS > 1:
         lines += ["Each round:", "",
                   "| layout | configuration | test | round | reads/s | writes/s | median ms | p95 ms | load |",

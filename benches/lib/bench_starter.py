@@ -71,6 +71,7 @@ class Cluster:
         self.urls = []
         self._lines = queue.Queue()
         self._log = None
+        self._log_offsets = {}
 
     def start(self, deadline_s=300):
         agency, dbservers, coordinators = self.layout
@@ -134,6 +135,24 @@ class Cluster:
     def cpu_by_process(self):
         """{(role, port): CPU seconds so far} of every running process."""
         return {(role, port): process_cpu_s(pid) or 0.0 for role, port, pid, _ in self.processes() if pid}
+
+    def new_warnings(self):
+        """The WARN and ERROR lines each server logged since the last call, as
+        [(role, port, line)]."""
+        found = []
+        for role, port, _, data_dir in self.processes():
+            if role not in ("dbserver", "coordinator"):
+                continue
+            path = os.path.join(os.path.dirname(data_dir), "quince.log")
+            try:
+                with open(path, errors="replace") as f:
+                    f.seek(self._log_offsets.get(path, 0))
+                    text = f.read()
+                    self._log_offsets[path] = f.tell()
+            except OSError:
+                continue
+            found += [(role, port, line) for line in text.splitlines() if "WARN" in line or "ERROR" in line]
+        return found
 
     def request(self, method, path, body=None, url=None, timeout=300):
         data = None if body is None else json.dumps(body).encode()
