@@ -12,10 +12,12 @@ from the write runs models the cluster-wide writes/s of 1 .. 80 nodes. Writes
 docs/benchmarks/cluster-1m.md and cluster-1m.svg. See benches/cluster-1m.sh.
 """
 
+import json
 import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
@@ -236,9 +238,43 @@ def mean_rows(rows):
     return out
 
 
-def model(write_row, rf):
+def mark_clean(rows):
+    """A run is clean when the servers logged no warning during it, and neither it nor the run
+    before it (in the same cluster) ended with the servers still busy after SETTLE_MAX_S (a
+    catch-up of a dropped follower runs on into the next run)."""
+    previous = None
+    for r in rows:
+        busy = lambda x: x is not None and x["settle"] >= SETTLE_MAX_S  # noqa: E731
+        same = previous is not None and previous["layout"] == r["layout"]
+        r["clean"] = r["warnings"] == 0 and not busy(r) and not (same and busy(previous))
+        previous = r
+
+
+def calibrate(rows, layout, config):
+    """CPU ms per write by role for `config`, and where it comes from: the clean write runs;
+    else, since a request's cost is linear in the mix, 2 x the clean 50/50 runs less the clean
+    read runs; else every write run (marked)."""
+    def clean(test):
+        return [r for r in rows if r["layout"] == layout and r["config"] == config and r["test"] == test
+                and r["clean"]]
+
+    def mean_cpu(rs):
+        roles = sorted({k for r in rs for k in r["cpu_ms"]})
+        return {k: statistics.mean(r["cpu_ms"].get(k, 0.0) for r in rs) for k in roles}
+
+    if clean("write"):
+        return mean_cpu(clean("write")), f"{len(clean('write'))} clean write run(s)"
+    if clean("mixed") and clean("read"):
+        mixed, read = mean_cpu(clean("mixed")), mean_cpu(clean("read"))
+        return ({k: max(2 * mixed.get(k, 0.0) - read.get(k, 0.0), 0.0) for k in set(mixed) | set(read)},
+                "2 x the clean 50/50 runs - the clean read runs (no clean write run)")
+    every = [r for r in rows if r["layout"] == layout and r["config"] == config and r["test"] == "write"]
+    return mean_cpu(every), "every write run, none clean (includes follower catch-ups)"
+
+
+def model(cpu_ms, rf):
     """CPU ms per write by hop and the per-vCPU rates they imply."""
-    c = write_row["cpu_ms"]
+    c = cpu_ms
     coord, leader, follower = c.get("coordinator", 0.0), c.get("leader", 0.0), c.get("follower", 0.0)
     other = c.get("etcd", 0.0) + c.get("starter", 0.0)
     per_follower = follower / (rf - 1) if rf > 1 else 0.0
@@ -256,10 +292,18 @@ def write_report(rows, means, machine, loads):
     first = f"{LAYOUTS[0][0]}/{LAYOUTS[0][1]}/{LAYOUTS[0][2]}"
     writes = {r["config"]: r for r in means if r["test"] == "write" and r["layout"] == first}
     single_write = next((r for r in means if r["config"] == "single" and r["test"] == "write"), None)
-    models = {name: model(writes[name], rf) for name, rf, _ in CONFIGS if name in writes}
+    sources, models = {}, {}
+    for name, rf, _ in CONFIGS:
+        if name in writes:
+            cpu, sources[name] = calibrate(rows, first, name)
+            models[name] = model(cpu, rf)
     per_vcpu = {name: writes[name]["writes"] / VCPUS for name in writes}
-    rf2_best = max((per_vcpu[n] for n in ("rf2-sync", "rf2-async") if n in per_vcpu), default=0.0)
+    rf2_writes = [r for r in rows if r["layout"] == first and r["config"] in ("rf2-sync", "rf2-async")
+                  and r["test"] == "write"]
+    rf2_clean = [r for r in rf2_writes if r["clean"]]
+    rf2_best = max((r["writes"] / VCPUS for r in (rf2_clean or rf2_writes)), default=0.0)
     met = rf2_best >= TARGET
+    dirty = [r for r in rows if not r["clean"]]
 
     lines = [
         "# The 1mDocsPerSec experiment against a Quince cluster",
@@ -335,14 +379,40 @@ def write_report(rows, means, machine, loads):
     if PRELOAD_WARNINGS:
         lines += [f"While preloading, the servers logged {len(PRELOAD_WARNINGS)} warnings: "
                   + ", ".join(sorted({f'{e} ({layout})' for layout, e in PRELOAD_WARNINGS})) + ".", ""]
-    if ROUNDS > 1:
-        lines += ["Each round:", "",
-                  "| layout | configuration | test | round | reads/s | writes/s | median ms | p95 ms | load |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+    if ROUNDS > 1 or dirty:
+        lines += ["Each run, in the order they ran:", "",
+                  "| layout | configuration | test | round | reads/s | writes/s | median ms | p95 ms | failures "
+                  "| server warnings | settle s | load | clean |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in rows:
             lines.append(f"| {r['layout']} | {CONFIG_NAMES[r['config']]} | {r['test']} | {r['round']} "
-                         f"| {r['reads']:,.0f} | {r['writes']:,.0f} | {r['p50']:.2f} | {r['p95']:.2f} | {r['load']:.1f} |")
+                         f"| {r['reads']:,.0f} | {r['writes']:,.0f} | {r['p50']:.2f} | {r['p95']:.2f} | {r['failures']:,} "
+                         f"| {r['warnings']} | {r['settle']:.1f} | {r['load']:.1f} | {'yes' if r['clean'] else 'no'} |")
         lines.append("")
+    if dirty:
+        lines += [
+            "## A defect: internal connections idle for 30 s fail their next request",
+            "",
+            f"{len(dirty)} of the {len(rows)} runs are not clean (a server warning, or the servers still "
+            "busy long after the client ended). The warnings are `cluster.follower_failed` on the shard's "
+            "leader (`did not answer: no reply: tcp://…: connection closed before a whole response`, "
+            "1478) and, on coordinators, writes answered 500 with 1457 (`the outcome of the request to "
+            "shard … is unknown: … connection closed before a whole response`): the client's failures. "
+            "They come at the start of a write run whose collection was not written for more than 30 s "
+            "(the read run before it lasts 30 s with `FULL=1`; with the default 10 s, the first "
+            "replication-factor-2 write run follows the other collections' runs). Servers close a "
+            "keep-alive connection after 30 s idle (also a single server: a connection authenticated "
+            "with Basic or a superuser JWT, idle 35 s, is closed, though `--http.keep-alive-timeout` is "
+            "300 s), and the cluster's pooled connections (`crates/cluster/src/peers.rs`) are reused "
+            "without noticing: the request fails as of unknown outcome. The leader then takes the "
+            "follower out of the in-sync set, and the follower's catch-up (comparing every key) keeps "
+            "both DB servers busy for tens of seconds (the `settle` column); the coordinator answers "
+            "the writes 1457. Reproduce: a 1/2/2 cluster, a collection with replicationFactor 2, a "
+            "2-second write burst, 35 s idle, another burst: the second burst has failures and the "
+            "leader logs `cluster.follower_failed` (20 s idle: none). The model below leaves these runs "
+            "out.",
+            "",
+        ]
     lines += [
         "## Per vCPU, beside the white paper",
         "",
@@ -358,9 +428,9 @@ def write_report(rows, means, machine, loads):
         *[f"| {name} (white paper) | {v:,} |" for name, v in QUOTED],
         "",
         f"Target: at least 3 x ArangoDB's 1,730, i.e. {TARGET:,} writes/s per vCPU, with replication "
-        f"factor 2, measured with the client included. Best measured with replication factor 2: "
-        f"{rf2_best:,.0f}: the target is {'met' if met else 'not met'}"
-        + ("." if met else f" ({rf2_best / 1730:.1f} x ArangoDB's figure)."),
+        f"factor 2, measured with the client included. Best {'clean ' if rf2_clean else ''}write run "
+        f"with replication factor 2 (layout {first}): {rf2_best:,.0f} writes/s per vCPU "
+        f"({rf2_best / 1730:.1f} x ArangoDB's figure): the target is **{'met' if met else 'not met'}**.",
         "",
         "## Per-hop costs",
         "",
@@ -389,8 +459,9 @@ def write_report(rows, means, machine, loads):
             "",
             "    writes/s (N nodes) = N x v / (c_coordinator + c_leader + (RF - 1) x c_follower [+ c_client])",
             "",
-            "with the c the CPU seconds per write measured above (write test, layout "
-            f"{first}). Without c_client it counts database nodes only, as the white paper did (its load "
+            "with the c the CPU seconds per write measured above (layout "
+            f"{first}; from " + "; ".join(f"{CONFIG_NAMES[n]}: {src}" for n, src in sources.items())
+            + "). Without c_client it counts database nodes only, as the white paper did (its load "
             "servers were extra machines); with it, the clients share the nodes.",
             "",
             "| configuration | coordinator | leader | follower | etcd + starter | client | servers per write | "
@@ -434,6 +505,11 @@ def write_report(rows, means, machine, loads):
             "keeps up.",
             "- Each DB server runs one sender thread per followed shard and follower; with thousands of "
             "shards per server, threads, not CPU per write, would limit first.",
+            "- The CPU per request was measured on a shared, overloaded machine (the `load` column): "
+            "contention adds context switches and cache misses per request, and also lets more "
+            "requests queue per wake-up (larger batches); on dedicated nodes the costs may differ "
+            "either way. A vCPU here is one of `os.cpu_count()`'s; the white paper's were AWS vCPUs "
+            "(hyperthreads) of 2015.",
             "",
         ]
     lines += ["![cluster-1m](cluster-1m.svg)", ""]
@@ -471,6 +547,15 @@ def write_report(rows, means, machine, loads):
 
 
 def main():
+    report_from = os.environ.get("REPORT_FROM")
+    if report_from:
+        # Rewrites the document from a results file an earlier run saved.
+        with open(report_from) as f:
+            saved = json.load(f)
+        globals().update(saved["settings"])
+        mark_clean(saved["rows"])
+        write_report(saved["rows"], mean_rows(saved["rows"]), saved["machine"], [r["load"] for r in saved["rows"]])
+        return
     machine = machine_description()
     print(f"machine: {machine}; {CONNECTIONS} connections, {DURATION} s per test, {PRELOAD:,} preloaded, "
           f"{ROUNDS} round(s), layouts {LAYOUTS}, {SHARDS} shard(s)")
@@ -479,8 +564,14 @@ def main():
         run_cluster(layout, rows)
     if SINGLE:
         run_single(rows)
-    means = mean_rows(rows)
-    write_report(rows, means, machine, [r["load"] for r in rows])
+    results = os.path.join(tempfile.gettempdir(), f"quince-cluster-1m-results-{os.getpid()}.json")
+    with open(results, "w") as f:
+        settings = {"DURATION": DURATION, "CONNECTIONS": CONNECTIONS, "PRELOAD": PRELOAD, "ROUNDS": ROUNDS,
+                    "SHARDS": SHARDS, "LAYOUTS": LAYOUTS, "PRELOAD_WARNINGS": PRELOAD_WARNINGS}
+        json.dump({"machine": machine, "settings": settings, "rows": rows}, f)
+    print(f"results saved in {results} (REPORT_FROM={results} rewrites the document from them)")
+    mark_clean(rows)
+    write_report(rows, mean_rows(rows), machine, [r["load"] for r in rows])
 
 
 if __name__ == "__main__":
