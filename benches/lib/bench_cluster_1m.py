@@ -317,7 +317,7 @@ def write_report(rows, means, machine, loads):
         f"Machine: {machine}; {VCPUS} vCPUs (`os.cpu_count()`), shared: other builds ran at the same time "
         f"(load average {min(loads):.1f} to {max(loads):.1f} at the starts of the runs; the `load` column), "
         "so the throughput columns are what the cluster got of the machine, and the CPU-per-request "
-        "figures, which do not depend on the share it got, are what the model uses.",
+        "figures, which depend less on the share it got, are what the model uses.",
         "",
         "## Setup",
         "",
@@ -325,7 +325,7 @@ def write_report(rows, means, machine, loads):
         f"{', '.join('/'.join(map(str, layout)) for layout in LAYOUTS)}, on loopback, free ports, a temporary "
         "data directory, `--all.log.level=warn`. 1/2/2 is sized for 2 cores: replication factor 2 needs two "
         "DB servers (a follower sits on a server other than its leader); two coordinators let the client "
-        "spread its connections as the seed's load servers did over every coordinator; one etcd member "
+        "spread its connections as the white paper's load servers did over every coordinator; one etcd member "
         "suffices because etcd is not on the write path (servers read the Plan from a watch and keep a "
         "heartbeat lease; no document request touches etcd), and three would only add Raft traffic "
         "competing for the two cores. 3/3/2 is `quince start`'s default layout.",
@@ -340,7 +340,7 @@ def write_report(rows, means, machine, loads):
            "into the leader's and the follower's." if SHARDS == 1 else ""),
         f"- Client: `quince bench --test-case docs1m` on the same machine, {CONNECTIONS} keep-alive "
         f"connections (closed loop, one thread each) spread round-robin over every coordinator "
-        f"(`--server.endpoint` repeated), {DURATION} s per test, the tests in the seed's order (100 % reads, "
+        f"(`--server.endpoint` repeated), {DURATION} s per test, the tests in the white paper's order (100 % reads, "
         "100 % writes, 50/50) for each configuration in turn, "
         f"{ROUNDS} round{'s' if ROUNDS > 1 else ''} (configurations alternating); figures are the mean "
         "of the rounds. Reads `GET /_api/document/<c>/K<n>`, n advancing by 1447; writes "
