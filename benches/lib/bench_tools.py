@@ -28,10 +28,13 @@ def endpoint(url):
 
 
 def bench(url, *args, allow_failures=False, timeout=3600):
-    """Runs `quince bench` against `url`; returns its JSON report (a dict)."""
+    """Runs `quince bench` against `url` (or a list of URLs: the connections are spread over them
+    round-robin); returns its JSON report (a dict)."""
+    urls = [url] if isinstance(url, str) else list(url)
     with tempfile.TemporaryDirectory(prefix="quince-bench-report-") as tmp:
         report = os.path.join(tmp, "report.json")
-        cmd = [quince_bin(), "bench", "--server.endpoint", endpoint(url), "--server.password", ROOT_PASSWORD,
+        endpoints = [arg for u in urls for arg in ("--server.endpoint", endpoint(u))]
+        cmd = [quince_bin(), "bench", *endpoints, "--server.password", ROOT_PASSWORD,
                "--quiet", "true", "--progress", "false", "--json-report-file", report, *map(str, args)]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if done.returncode not in (0, 1) or (done.returncode == 1 and not allow_failures):
