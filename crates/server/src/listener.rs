@@ -107,7 +107,10 @@ pub async fn serve_connections(
 
 /// hyper's settings: keep-alive, bounded heads. Pipelined replies are not aggregated into one
 /// flush (`pipeline_flush`): with it, hyper never sends the 400 it writes for a request it
-/// cannot parse.
+/// cannot parse. hyper's own head timer is off: it also runs while a keep-alive connection
+/// waits for its next request, and would close every idle connection after its 30 s default
+/// whatever `--http.keep-alive-timeout` says; the governor times heads (from their first
+/// byte) and idleness itself.
 fn http_builder() -> auto::Builder<TokioExecutor> {
     let mut builder = auto::Builder::new(TokioExecutor::new());
     builder
@@ -116,6 +119,7 @@ fn http_builder() -> auto::Builder<TokioExecutor> {
         .pipeline_flush(false)
         .max_buf_size(HEAD_SIZE_MAX)
         .max_headers(HEADER_COUNT_MAX)
+        .header_read_timeout(None)
         .timer(TokioTimer::new());
     builder
 }
