@@ -6,8 +6,8 @@ line awaited with a deadline, its setup.json read on demand, SIGTERM or SIGKILL 
 `free_base_port` (a base port whose whole port range is free), `pid_alive` and
 `version_status` (GET /_api/version with a superuser token signed with the cluster's secret),
 and `needs_cluster_serve`, the skip mark for tests that need `quince serve` to accept the
-`--cluster.*` options the starter passes. The `starters` fixture lives in
-tests/python/cluster/conftest.py.
+`--cluster.*` options the starter passes; and the `starters` fixture, which the test modules
+import.
 
 What it is not: assertions about the starter's behaviour (they live in the test modules).
 
@@ -205,3 +205,21 @@ class Starter:
 
 def is_root() -> bool:
     return os.geteuid() == 0
+
+
+@pytest.fixture
+def starters():
+    """Starts starters: `start(data_dir, args, prefix=None)`; all ended at the end of the test.
+    (A fixture here, imported by the test modules, rather than in a conftest.py of their
+    folder: a second `conftest` module would hide the suite's own from `from conftest import`.)"""
+    started: list[Starter] = []
+
+    def start(data_dir, args, prefix=None) -> Starter:
+        starter = Starter(data_dir, args, prefix)
+        started.append(starter)
+        return starter
+
+    yield start
+    for starter in started:
+        starter.close()
+

@@ -16,6 +16,7 @@ import uuid
 import pytest
 
 from quince_server import REPO_ROOT
+from quince_starter import starters  # noqa: F401 (a fixture)
 from quince_starter import is_root, needs_cluster_serve, superuser_jwt_header
 
 STANDIN = str(REPO_ROOT / "tests" / "support" / "standin_server.py")

@@ -15,6 +15,7 @@ import subprocess
 
 import pytest
 
+from quince_starter import starters  # noqa: F401 (a fixture)
 from quince_starter import (
     free_base_port,
     needs_cluster_serve,
