@@ -114,6 +114,8 @@ command -v protoc >/dev/null 2>&1 || apt_install protobuf-compiler
 # fail instead of skipping when the etcd binary is missing.
 command -v etcd >/dev/null 2>&1 || apt_install etcd-server
 export QUINCE_REQUIRE_ETCD=1
+# The cluster's partition and join tests make network namespaces with ip(8).
+command -v ip >/dev/null 2>&1 || apt_install iproute2
 
 requirements_hash="$(sha256sum "$REQUIREMENTS" | cut -d' ' -f1)"
 stamp="$VENV/.quince-requirements"
