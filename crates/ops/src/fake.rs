@@ -743,7 +743,11 @@ impl CollectionOps for FakeCollection {
         };
         lookup.finish(&mut hits);
         for (values, key) in &hits {
-            if !visit(IndexHit { key, values }) {
+            if !visit(IndexHit {
+                key,
+                values,
+                document: None,
+            }) {
                 break;
             }
         }

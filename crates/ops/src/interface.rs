@@ -41,6 +41,7 @@ use crate::index::{IndexDescription, IndexHit, IndexLookup};
 use crate::options::WriteOptions;
 use crate::replicated::ReplicatedOp;
 use crate::request::{read_conflict, selector, ReadRequest, WriteKind, WriteRequest, WriteResults};
+use crate::scan::{ScanCounts, ScanHints};
 use crate::transaction::{TransactionOps, TransactionOptions};
 
 /// The databases of a server.
@@ -277,6 +278,19 @@ pub trait CollectionOps: Send + Sync {
     /// until `visit` returns false. Documents written during the visit may or may not be
     /// seen. Blocks (reads every document).
     fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()>;
+
+    /// [`CollectionOps::scan`] with what the caller will do with the documents
+    /// ([`ScanHints`]), for an engine that can do it where the documents are (a cluster
+    /// coordinator sends it to the shards). What it did there is answered (`None`: nothing,
+    /// every document was handed over as `scan` hands it). By default the hints are ignored.
+    fn scan_hinted(
+        &self,
+        hints: &ScanHints,
+        visit: &mut dyn FnMut(StoredDocument) -> bool,
+    ) -> Result<Option<ScanCounts>> {
+        let _ = hints;
+        self.scan(visit).map(|()| None)
+    }
 
     /// Writes each item of `request` (see [`WriteResults`]).
     fn write(&self, request: WriteRequest) -> WriteResults;

@@ -40,6 +40,7 @@ mod options;
 mod replicated;
 mod request;
 mod rules;
+mod scan;
 mod schema;
 mod transaction;
 mod users;
@@ -66,6 +67,7 @@ pub use request::{
     WriteKind, WriteRequest, WriteResults,
 };
 pub use rules::{RuleInput, WriteRules};
+pub use scan::{ScanCounts, ScanFilter, ScanHints, SCAN_VARIABLE};
 pub use schema::{Schema, SchemaLevel, WriteEvent};
 pub use transaction::{
     TransactionOps, TransactionOptions, TransactionStatus, LOCK_TIMEOUT_DEFAULT,

@@ -160,3 +160,46 @@ def test_users_and_permissions_are_cluster_wide(cluster, dbs):
     sys_first.update_permission(name, "none", first.name)
     wait_until(lambda: not can_read_on_second(), "the revoked permission on the other coordinator",
                deadline_s=10)
+
+
+def test_queries_run_on_the_shards_with_their_filters_indexes_and_transactions(cluster, dbs):
+    """Filters, projections and limits go to the shards, index and edge lookups use the shards'
+    indexes, and a stream transaction's queries see its own writes through both."""
+    first, second = dbs
+    col = first.create_collection(unique("q"), shard_count=3, replication_factor=2)
+    docs = [{"_key": f"k{n}", "n": n, "tag": n % 10, "text": "x" * 40} for n in range(2000)]
+    assert col.import_bulk(docs)["created"] == 2000
+    col.add_persistent_index(fields=["tag", "n"])
+    edges = first.create_collection(unique("e"), edge=True, shard_count=3)
+    edges.import_bulk([{"_from": f"v/{n % 20}", "_to": f"v/{n % 7}", "n": n} for n in range(400)])
+
+    cursor = second.aql.execute(f"FOR d IN {col.name} FILTER d.n < 25 && d.tag != 3 RETURN d.n",
+                                count=True)
+    assert sorted(cursor) == [n for n in range(25) if n % 10 != 3]
+    stats = cursor.statistics()
+    assert stats["scanned_full"] == 2000 and stats["filtered"] == 2000 - 22
+    limited = list(second.aql.execute(f"FOR d IN {col.name} FILTER d.n % 2 == 0 LIMIT 3, 4 RETURN d"))
+    assert len(limited) == 4 and all(d["n"] % 2 == 0 and d["_id"] == f"{col.name}/{d['_key']}" for d in limited)
+    plan = second.aql.explain(f"FOR d IN {col.name} FILTER d.n < 25 RETURN d.n")
+    assert {"scatter-in-cluster", "distribute-filtercalc-to-cluster"} <= set(plan["rules"])
+    outer = list(second.aql.execute(
+        f"FOR x IN [3, 1500] FOR d IN {col.name} FILTER d.n == x RETURN d._id"))
+    assert sorted(outer) == [f"{col.name}/k1500", f"{col.name}/k3"]
+    ranged = list(first.aql.execute(
+        f"FOR d IN {col.name} FILTER d.tag == 4 && d.n >= 100 && d.n < 200 SORT d.tag, d.n RETURN d.n"))
+    assert ranged == list(range(104, 200, 10))
+    out = list(first.aql.execute(f"FOR e IN {edges.name} FILTER e._from == 'v/4' SORT e.n RETURN e.n"))
+    assert out == list(range(4, 400, 20))
+    reply = requests.get(f"{cluster.coordinator_urls[0]}/_db/{first.name}/_api/edges/{edges.name}",
+                         params={"vertex": "v/3", "direction": "in"}, auth=("root", ROOT_PASSWORD), timeout=10)
+    assert sorted(e["n"] for e in reply.json()["edges"]) == list(range(3, 400, 7))
+
+    trx = first.begin_transaction(read=[col.name], write=[col.name])
+    try:
+        trx.collection(col.name).insert({"_key": "mine", "n": 99999, "tag": 77})
+        seen = list(trx.aql.execute(f"FOR d IN {col.name} FILTER d.n == 99999 RETURN d._key"))
+        indexed = list(trx.aql.execute(f"FOR d IN {col.name} FILTER d.tag == 77 RETURN d._key"))
+        outside = list(first.aql.execute(f"FOR d IN {col.name} FILTER d.tag == 77 RETURN d._key"))
+        assert seen == ["mine"] and indexed == ["mine"] and outside == []
+    finally:
+        trx.abort_transaction()

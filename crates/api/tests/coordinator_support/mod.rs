@@ -10,6 +10,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -33,6 +34,26 @@ pub const IDS: [&str; 3] = ["PRMR-a", "PRMR-b", "PRMR-c"];
 pub struct ApiServers {
     apis: BTreeMap<ServerId, Arc<Api>>,
     runtime: tokio::runtime::Runtime,
+    sent: Arc<CursorTraffic>,
+}
+
+/// What the DB servers' cursors handed the coordinator, all requests together.
+#[derive(Default)]
+pub struct CursorTraffic {
+    /// Documents (elements of `result`).
+    pub documents: AtomicUsize,
+    /// Reply bytes.
+    pub bytes: AtomicUsize,
+}
+
+impl CursorTraffic {
+    /// The documents and bytes so far, and resets both.
+    pub fn take(&self) -> (usize, usize) {
+        (
+            self.documents.swap(0, Ordering::SeqCst),
+            self.bytes.swap(0, Ordering::SeqCst),
+        )
+    }
 }
 
 fn http_method(method: Method) -> http::Method {
@@ -80,6 +101,12 @@ impl Transport for ApiServers {
             )))
             .unwrap();
         let (status, body) = call(&self.runtime, &self.apis[server], http_request);
+        if request.path.starts_with("/_api/cursor") && status < 300 {
+            let reply: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
+            let documents = reply["result"].as_array().map_or(0, Vec::len);
+            self.sent.documents.fetch_add(documents, Ordering::SeqCst);
+            self.sent.bytes.fetch_add(body.len(), Ordering::SeqCst);
+        }
         Ok(PeerReply { status, body })
     }
 }
@@ -122,6 +149,8 @@ pub struct CoordinatorOverApi {
     pub nodes: Vec<Arc<Node>>,
     pub catalogs: Vec<Arc<Catalog>>,
     pub dirs: Vec<tempfile::TempDir>,
+    /// What the DB servers' cursors sent.
+    pub sent: Arc<CursorTraffic>,
 }
 
 impl CoordinatorOverApi {
@@ -160,9 +189,11 @@ impl CoordinatorOverApi {
             .map(|(id, catalog)| (id.to_string(), catalog.clone() as Arc<dyn Engine>))
             .collect();
         let follower = FakeDbServers::over(store.clone(), Layout::default(), engines);
+        let sent = Arc::new(CursorTraffic::default());
         let transport = Arc::new(ApiServers {
             apis,
             runtime: runtime(),
+            sent: sent.clone(),
         });
         let config = ClusterConfig::new(Role::Coordinator, "tcp://127.0.0.1:2");
         let node = Node::join(store.clone(), config, "CRDN-a".into(), "3.12.4", "quince").unwrap();
@@ -175,6 +206,7 @@ impl CoordinatorOverApi {
             nodes,
             catalogs,
             dirs,
+            sent,
         }
     }
 

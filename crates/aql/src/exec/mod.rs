@@ -31,8 +31,9 @@ use serde_json::Value;
 
 use std::ops::Bound;
 
-use quince_ops::IndexLookup;
+use quince_ops::{IndexLookup, ScanCounts, ScanFilter, ScanHints};
 
+use crate::plan::aql_text::Param;
 use crate::plan::{Access, CExpr, ForCollection, IndexAccess, Node, Pipeline, Plan};
 use crate::value::truthy;
 
@@ -361,10 +362,11 @@ impl<'p> Executor<'p> {
             }
             Access::Index(access) => self.index_scan(pipeline, states, i, f, access, row, sink),
             Access::Full if f.snapshot => {
+                let hints = self.scan_hints(f, row)?;
                 let mut documents = Vec::new();
                 let mut bytes = 0;
                 let mut failure = None;
-                f.collection.scan(&mut |document| {
+                let counts = f.collection.scan_hinted(&hints, &mut |document| {
                     let size = document.json.len() as u64 + 64;
                     bytes += size;
                     if let Err(e) = self.ctx.reserve(size) {
@@ -377,6 +379,7 @@ impl<'p> Executor<'p> {
                 if let Some(e) = failure {
                     return Err(e);
                 }
+                self.count_remote(counts, documents.len() as u64);
                 let mut flow = Flow::Go;
                 for json in documents {
                     self.ctx.stats.scanned_full += 1;
@@ -391,11 +394,12 @@ impl<'p> Executor<'p> {
                 Ok(flow)
             }
             Access::Full => {
+                let hints = self.scan_hints(f, row)?;
                 let mut failure = None;
                 let mut flow = Flow::Go;
-                let mut n = 0u32;
-                f.collection.scan(&mut |document| {
-                    n = n.wrapping_add(1);
+                let mut n = 0u64;
+                let counts = f.collection.scan_hinted(&hints, &mut |document| {
+                    n += 1;
                     if n.is_multiple_of(1024) {
                         if let Err(e) = self.ctx.control.check() {
                             failure = Some(e);
@@ -417,11 +421,48 @@ impl<'p> Executor<'p> {
                         }
                     }
                 })?;
+                self.count_remote(counts, n);
                 match failure {
                     Some(e) => Err(e),
                     None => Ok(flow),
                 }
             }
+        }
+    }
+
+    /// The hints of a full scan (`distribute.rs`): its remote filter's parameters read from
+    /// `row`.
+    fn scan_hints(&self, f: &ForCollection, row: &Row) -> Result<ScanHints> {
+        let Some(remote) = &f.remote else {
+            return Ok(ScanHints::default());
+        };
+        let filter = remote.filter.as_ref().map(|rendered| ScanFilter {
+            condition: rendered.text.clone(),
+            bind_vars: rendered
+                .params
+                .iter()
+                .map(|(name, param)| {
+                    let value = match param {
+                        Param::Const(value) => value.clone(),
+                        Param::Slot(slot) => row[*slot].clone(),
+                    };
+                    (name.clone(), value)
+                })
+                .collect(),
+        });
+        Ok(ScanHints {
+            filter,
+            attributes: remote.attributes.clone(),
+            limit: remote.limit,
+        })
+    }
+
+    /// Adds the work a scan's engine did where the documents are to the statistics: the
+    /// documents it read beyond the `handed` ones counted already, and those it filtered.
+    fn count_remote(&mut self, counts: Option<ScanCounts>, handed: u64) {
+        if let Some(counts) = counts {
+            self.ctx.stats.scanned_full += counts.scanned.saturating_sub(handed);
+            self.ctx.stats.filtered += counts.filtered;
         }
     }
 
@@ -493,8 +534,8 @@ impl<'p> Executor<'p> {
             f.collection
                 .index_lookup(access.index.id, &lookup, &mut |hit| {
                     self.ctx.stats.scanned_index += 1;
-                    let result = match &access.projection {
-                        Some(names) => {
+                    let result = match (&access.projection, hit.document) {
+                        (Some(names), _) => {
                             let built = crate::plan::indexes::project(
                                 &access.index.fields,
                                 names,
@@ -503,7 +544,10 @@ impl<'p> Executor<'p> {
                             );
                             self.visit(pipeline, states, i, f, row, Doc::Built(built), sink)
                         }
-                        None => match f.collection.read(hit.key) {
+                        (None, Some(json)) => {
+                            self.visit(pipeline, states, i, f, row, Doc::Json(json), sink)
+                        }
+                        (None, None) => match f.collection.read(hit.key) {
                             Ok(d) => {
                                 self.visit(pipeline, states, i, f, row, Doc::Json(&d.json), sink)
                             }

@@ -309,6 +309,7 @@ impl Compiler<'_> {
                             snapshot: false,
                             projection: None,
                             filter_projection: None,
+                            remote: None,
                         }));
                     }
                     None => {

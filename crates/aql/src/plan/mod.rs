@@ -15,7 +15,9 @@
 //! gathering (everything after). Slots are unique across a query and its subqueries, so a
 //! subquery's row extends its outer row.
 
+pub mod aql_text;
 mod compile;
+pub mod distribute;
 pub mod edge_index;
 mod expr;
 pub mod indexes;
@@ -45,6 +47,8 @@ pub const RULES: &[&str] = &[
     "late-document-materialization",
     "optimize-traversals",
     "remove-filter-covered-by-traversal",
+    "scatter-in-cluster",
+    "distribute-filtercalc-to-cluster",
 ];
 
 /// A variable slot: an index into a row.
@@ -164,6 +168,10 @@ pub struct ForCollection {
     /// document is first built with only these for the filters, and whole (or as
     /// `projection` says) only when it passes.
     pub filter_projection: Option<Vec<String>>,
+    /// What a full scan may leave to where the documents are (a cluster's shards): the
+    /// filters, the projection and the limit (`distribute.rs`); `None` for a collection that
+    /// is not sharded.
+    pub remote: Option<distribute::RemoteScan>,
 }
 
 /// How documents are found.

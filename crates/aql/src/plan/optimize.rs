@@ -12,7 +12,9 @@
 //!   the scan, before a row is built for the rest of the pipeline;
 //! - `NEW` and `OLD` are only asked of the engine when a later node reads them;
 //! - `optimize-traversals` and `remove-filter-covered-by-traversal`: filters on a traversal's
-//!   path pushed into it, unread traversal variables not produced (`pushdown.rs`).
+//!   path pushed into it, unread traversal variables not produced (`pushdown.rs`);
+//! - `scatter-in-cluster` and `distribute-filtercalc-to-cluster`: a full scan of a sharded
+//!   collection sends its filters, projection and limit to the shards (`distribute.rs`).
 //!
 //! What it is not: a cost model. Each rule is applied when it cannot make a plan slower.
 //!
@@ -54,6 +56,7 @@ pub fn optimize(plan: &mut Plan) {
     prune_new_old(&mut plan.root, &read);
     super::pushdown::optimize_traversals(plan, &mut rules);
     super::indexes::graph_projections(&mut plan.root);
+    super::distribute::distribute(&mut plan.root, &mut rules);
     plan.rules = rules;
 }
 

@@ -8,16 +8,21 @@
 //! selectivity) fan out to every shard's leader through the ordinary collection API of the
 //! shard collections and are combined here (counts and figures summed, the highest revision,
 //! checksums XORed: each shard's checksum is an XOR over its documents, so the XOR of the
-//! shards' is the collection's). Index lookups read every shard whole (a scan through the
-//! shards' cursors) and select the hits with the rules every engine shares (`IndexSpec`,
-//! `IndexLookup::entries_hits` and `finish`): the same hits in the same order as a local
-//! engine's, at the cost of a scan.
+//! shards' is the collection's). A scan sends the query's filter, projection and limit
+//! ([`ScanHints`]) to each shard as a cursor query (`scan.rs`). An index lookup asks each
+//! shard for the documents it could hit, through the shard's own index where a condition
+//! says which (edge lookups, and persistent indexes' equalities and ranges), and selects and
+//! orders the hits with the rules every engine shares (`IndexSpec`,
+//! `IndexLookup::entries_hits` and `finish`), each hit with its document: the same hits in
+//! the same order as a local engine's.
 //!
-//! What it is not: lookups served by the shards' own indexes (no HTTP request for them yet).
+//! What it is not: a merge of sorted shard streams: an index lookup's hits are gathered whole
+//! before the first is handed over; geo, fulltext and ttl lookups read every shard whole.
 //!
 //! Invariants: every call may block on the network; the infallible getters answer from the
 //! Plan value last seen once the collection is gone.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use quince_client::request::{encode_segment, Method};
@@ -27,16 +32,17 @@ use quince_errors::{
 };
 use quince_model::rev::RevisionId;
 use quince_ops::{
-    CollectionOps, CollectionProperties, CollectionType, FiguresReport, IndexDefinition,
-    IndexDescription, IndexHit, IndexLookup, IndexSpec, PropertiesUpdate, ReadRequest,
-    StoredDocument, WriteRequest, WriteResults, EDGE_INDEX_ID, EDGE_INDEX_NAME,
+    CollectionOps, CollectionProperties, CollectionType, EdgeDirection, FiguresReport,
+    IndexDefinition, IndexDescription, IndexHit, IndexLookup, IndexSpec, IndexType,
+    PropertiesUpdate, ReadRequest, ScanCounts, ScanHints, StoredDocument, WriteRequest,
+    WriteResults, EDGE_INDEX_ID, EDGE_INDEX_NAME,
 };
 use serde_json::{json, Map, Value};
 
 use super::catalog::CollectionEntry;
 use super::context::Context;
 use super::shard_requests::{error_from_body, ShardCall};
-use super::{ddl, documents, indexes, reads};
+use super::{ddl, documents, indexes, reads, scan};
 use crate::layout::ReplicationMode;
 use crate::sharding::shard_index;
 
@@ -389,52 +395,33 @@ impl CollectionOps for CoordinatorCollection {
     }
 
     fn scan(&self, visit: &mut dyn FnMut(StoredDocument) -> bool) -> Result<()> {
+        self.scan_hinted(&ScanHints::default(), visit).map(|_| ())
+    }
+
+    fn scan_hinted(
+        &self,
+        hints: &ScanHints,
+        visit: &mut dyn FnMut(StoredDocument) -> bool,
+    ) -> Result<Option<ScanCounts>> {
         let plan = self.plan()?;
+        let mut counts = ScanCounts::default();
         for shard in &plan.shards {
-            let body = json!({
-                "query": "FOR d IN @@c RETURN d",
-                "bindVars": {"@c": shard},
-                "batchSize": 1000,
-            });
-            let mut call = ShardCall {
-                db: self.db.clone(),
-                shard: shard.clone(),
-                method: Method::Post,
-                path: "/_api/cursor".to_string(),
-                body: Some(serde_json::to_vec(&body).expect("a query serializes")),
-                read_only: true,
-            };
-            loop {
-                let reply = self.ctx.router.to_leader(&call)?;
-                if reply.status >= 400 {
-                    return Err(error_from_body(reply.status, &reply.body));
-                }
-                let batch: Value = serde_json::from_slice(&reply.body).map_err(|e| {
-                    ArangoError::with_message(INTERNAL, format!("a DB server's reply: {e}"))
-                })?;
-                for document in batch
-                    .get("result")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    if !visit(reads::stored(document.clone(), &plan.name)) {
-                        return Ok(());
-                    }
-                }
-                let more = batch.get("hasMore").and_then(Value::as_bool) == Some(true);
-                let id = batch.get("id").and_then(Value::as_str);
-                match (more, id) {
-                    (true, Some(id)) => {
-                        call.method = Method::Put;
-                        call.path = format!("/_api/cursor/{}", encode_segment(id));
-                        call.body = None;
-                    }
-                    _ => break,
-                }
+            let (query, bind_vars) = scan::shard_query(shard, hints);
+            let shard_counts = scan::run(
+                &self.ctx.router,
+                &self.db,
+                shard,
+                &query,
+                bind_vars,
+                &mut |document| visit(reads::stored(document, &plan.name)),
+            )?;
+            counts.scanned += shard_counts.counts.scanned;
+            counts.filtered += shard_counts.counts.filtered;
+            if shard_counts.stopped {
+                break;
             }
         }
-        Ok(())
+        Ok(Some(counts))
     }
 
     fn write(&self, request: WriteRequest) -> WriteResults {
@@ -495,36 +482,18 @@ impl CollectionOps for CoordinatorCollection {
         lookup: &IndexLookup,
         visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
     ) -> Result<()> {
-        // Every shard is read whole and the hits selected with the rules every engine shares
-        // (correct and in index order, as slow as a scan; see the module documentation).
+        // The shards send the documents the lookup could hit (found through their own
+        // indexes where a condition says which: `scan::lookup_query`; else every document),
+        // and the hits are selected and ordered here with the rules every engine shares.
         let entry = self.plan()?;
-        let mut hits: Vec<(Box<[Value]>, String)> = Vec::new();
-        let key_of = |json: &[u8]| -> String {
-            serde_json::from_slice::<Value>(json)
-                .ok()
-                .and_then(|d| d.get("_key").and_then(Value::as_str).map(str::to_string))
-                .unwrap_or_default()
-        };
-        if entry.kind == 3 && index_id == EDGE_INDEX_ID {
+        let selector = if entry.kind == 3 && index_id == EDGE_INDEX_ID {
             let IndexLookup::Edge { direction, vertex } = lookup else {
                 return Err(ArangoError::with_message(
                     BAD_PARAMETER,
                     "the edge index takes edge lookups only",
                 ));
             };
-            self.scan(&mut |document| {
-                let Ok(value) = serde_json::from_slice::<Value>(&document.json) else {
-                    return true;
-                };
-                let end = |name: &str| value.get(name).and_then(Value::as_str).map(str::to_string);
-                if let (Some(from), Some(to), Some(key)) = (end("_from"), end("_to"), end("_key")) {
-                    let ends = (from, to);
-                    if direction.pick(&ends) == vertex {
-                        hits.push((direction.hit_values(&ends), key));
-                    }
-                }
-                true
-            })?;
+            HitSelector::Edge(*direction, vertex.clone())
         } else {
             let definition = entry
                 .indexes
@@ -533,24 +502,103 @@ impl CollectionOps for CoordinatorCollection {
                 .find(|definition| definition.id == index_id)
                 .ok_or_else(|| ArangoError::new(ARANGO_INDEX_NOT_FOUND))?;
             lookup.check_for(&definition)?;
-            let spec = IndexSpec::new(definition)?;
-            self.scan(&mut |document| {
-                let entries = spec.entries_of_json(&document.json).unwrap_or_default();
-                let found = lookup.entries_hits(&entries);
-                if !found.is_empty() {
-                    let key = key_of(&document.json);
-                    hits.extend(found.into_iter().map(|values| (values, key.clone())));
+            HitSelector::Index(Box::new(IndexSpec::new(definition)?))
+        };
+        let fields = match &selector {
+            HitSelector::Index(spec) if spec.definition.kind == IndexType::Persistent => {
+                Some(spec.definition.fields.as_slice())
+            }
+            _ => None,
+        };
+        let mut hits: Vec<(Box<[Value]>, String)> = Vec::new();
+        let mut documents: HashMap<String, Vec<u8>> = HashMap::new();
+        let mut consider = |json: Vec<u8>| {
+            let (found, key) = selector.hits(lookup, &json);
+            if !found.is_empty() {
+                hits.extend(found.into_iter().map(|values| (values, key.clone())));
+                documents.insert(key, json);
+            }
+            true
+        };
+        for shard in &entry.shards {
+            match scan::lookup_query(shard, lookup, fields) {
+                Some((query, binds)) => {
+                    scan::run(
+                        &self.ctx.router,
+                        &self.db,
+                        shard,
+                        &query,
+                        binds,
+                        &mut |doc| consider(reads::stored(doc, &entry.name).json),
+                    )?;
                 }
-                true
-            })?;
+                None => {
+                    let (query, binds) = scan::shard_query(shard, &ScanHints::default());
+                    scan::run(
+                        &self.ctx.router,
+                        &self.db,
+                        shard,
+                        &query,
+                        binds,
+                        &mut |doc| consider(reads::stored(doc, &entry.name).json),
+                    )?;
+                }
+            }
         }
         lookup.finish(&mut hits);
         for (values, key) in &hits {
-            if !visit(IndexHit { key, values }) {
+            let hit = IndexHit {
+                key,
+                values,
+                document: documents.get(key).map(Vec::as_slice),
+            };
+            if !visit(hit) {
                 break;
             }
         }
         Ok(())
+    }
+}
+
+/// How a coordinator picks an index's hits out of a shard's documents.
+enum HitSelector {
+    /// The edges of a vertex in one direction.
+    Edge(EdgeDirection, String),
+    /// The entries of a secondary index that the lookup selects.
+    Index(Box<IndexSpec>),
+}
+
+impl HitSelector {
+    /// The hits (indexed values) the stored document `json` gives `lookup`, and its key.
+    fn hits(&self, lookup: &IndexLookup, json: &[u8]) -> (Vec<Box<[Value]>>, String) {
+        let Ok(Value::Object(document)) = serde_json::from_slice::<Value>(json) else {
+            return (Vec::new(), String::new());
+        };
+        let text = |name: &str| {
+            document
+                .get(name)
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let key = text("_key").unwrap_or_default();
+        let found = match self {
+            HitSelector::Edge(direction, vertex) => match (text("_from"), text("_to")) {
+                (Some(from), Some(to)) => {
+                    let ends = (from, to);
+                    if direction.pick(&ends) == vertex {
+                        vec![direction.hit_values(&ends)]
+                    } else {
+                        Vec::new()
+                    }
+                }
+                _ => Vec::new(),
+            },
+            HitSelector::Index(spec) => spec
+                .entries(&document)
+                .map(|entries| lookup.entries_hits(&entries))
+                .unwrap_or_default(),
+        };
+        (found, key)
     }
 }
 

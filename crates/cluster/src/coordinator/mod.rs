@@ -33,6 +33,7 @@ mod keys;
 mod placement;
 mod plan_cache;
 mod reads;
+mod scan;
 mod shard_requests;
 pub mod testing;
 mod transaction;

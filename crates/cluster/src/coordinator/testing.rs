@@ -3,7 +3,9 @@
 //! What it is: a [`Transport`] that answers, for each named server, the parts of the document
 //! and collection API a coordinator uses (multi-document inserts, replacements, updates,
 //! removals and `onlyget` reads on `/_api/document/<shard>`; count, truncate, revision,
-//! checksum of `/_api/collection/<shard>/...`; `POST /_api/cursor` over one shard; index
+//! checksum of `/_api/collection/<shard>/...`; `POST /_api/cursor` over one shard, answered
+//! with every document whatever the query's filter, projection and limit, which the
+//! coordinator applies again anyway; index
 //! create, list and drop) over one engine per server (a [`FakeEngine`] unless the test brings
 //! its own: [`FakeDbServers::over`]), and a thread that follows the
 //! Plan as DB servers would: it creates each planned shard collection on its servers and
@@ -277,7 +279,7 @@ impl Inner {
             ["_api", "cursor"] => {
                 let body: Value =
                     serde_json::from_slice(request.body.unwrap_or(b"{}")).unwrap_or_default();
-                body["bindVars"]["@c"]
+                body["bindVars"]["@shardCollection"]
                     .as_str()
                     .unwrap_or_default()
                     .to_string()

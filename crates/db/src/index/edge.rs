@@ -174,6 +174,7 @@ impl EdgeIndex {
                 if !visit(IndexHit {
                     key,
                     values: &values,
+                    document: None,
                 }) {
                     return;
                 }

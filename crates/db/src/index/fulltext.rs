@@ -38,7 +38,11 @@ pub(super) fn lookup(
         keys.into_iter().map(|key| (Box::default(), key)).collect();
     lookup.finish(&mut hits);
     for (values, key) in &hits {
-        if !visit(IndexHit { key, values }) {
+        if !visit(IndexHit {
+            key,
+            values,
+            document: None,
+        }) {
             break;
         }
     }

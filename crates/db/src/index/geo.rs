@@ -75,7 +75,11 @@ pub(super) fn lookup(
     };
     lookup.finish(&mut hits);
     for (values, key) in &hits {
-        if !visit(IndexHit { key, values }) {
+        if !visit(IndexHit {
+            key,
+            values,
+            document: None,
+        }) {
             break;
         }
     }

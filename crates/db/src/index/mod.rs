@@ -69,6 +69,7 @@ pub(crate) fn scan_sorted(
                 let hit = IndexHit {
                     key: entry.key(),
                     values: &entry.values,
+                    document: None,
                 };
                 if !visit(hit) {
                     return;

@@ -269,7 +269,11 @@ impl Transaction {
         drop(operation);
         lookup.finish(&mut hits);
         for (values, key) in &hits {
-            if !visit(IndexHit { key, values }) {
+            if !visit(IndexHit {
+                key,
+                values,
+                document: None,
+            }) {
                 break;
             }
         }

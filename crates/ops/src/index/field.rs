@@ -88,6 +88,12 @@ impl FieldPath {
     pub fn expands(&self) -> bool {
         self.expands
     }
+
+    /// The attribute names down to the value of a path without `[*]` (`None` for an array
+    /// field).
+    pub fn attributes(&self) -> Option<&[String]> {
+        (!self.expands).then_some(self.before.as_slice())
+    }
 }
 
 /// The value at `names` below `value`, if every step is an object holding the name.

@@ -106,6 +106,10 @@ pub struct IndexHit<'a> {
     /// a query that needs only these attributes need not read the document. A ttl index's
     /// value is the date in seconds since the epoch.
     pub values: &'a [Value],
+    /// The document's stored JSON (as [`crate::CollectionOps::read`] renders it) when the
+    /// engine had it at hand (a cluster coordinator's shards send it with the hit); `None`:
+    /// read it by key when it is needed.
+    pub document: Option<&'a [u8]>,
 }
 
 impl IndexLookup {
