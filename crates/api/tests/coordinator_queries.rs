@@ -1,10 +1,11 @@
 //! AQL on a coordinator whose DB servers answer with Quince's own api (the harness in
 //! `coordinator_support/`): each query gives the results a single engine gives over the same
 //! documents, and the shards send only what the query reads: the documents its filter keeps
-//! (with the values of earlier variables), the attributes it reads, as many as its limit, the
-//! candidates of an index lookup or of an edge lookup.
+//! (with the values of earlier variables), the attributes it reads, as many as its limit (the
+//! first in its sort's order), the candidates of an index lookup or of an edge lookup, and
+//! nothing for documents read by key.
 //!
-//! It fails if a filter, projection or limit is not sent to the shards (the documents and bytes
+//! It fails if a filter, projection, sort or limit is not sent to the shards (the documents and bytes
 //! the shards' cursors sent are counted), or if sending one changes a result.
 
 mod coordinator_support;
@@ -128,6 +129,12 @@ fn queries_send_the_shards_only_what_they_read() {
         ("FOR d IN c FILTER d.tag == 4 SORT d.tag DESC, d.n DESC LIMIT 3 RETURN d.n", true, 300),
         ("FOR e IN e FILTER e._from == 'v/4' SORT e._key RETURN e._to", true, 20),
         ("FOR v IN 1..1 OUTBOUND 'v/5' e RETURN v._id", false, 20),
+        ("FOR d IN c FILTER d._key IN ['k1', 'k2999', 'nope', 'c/k2', ''] RETURN d.n", false, 0),
+        ("FOR d IN c FILTER d._key == 'c/k1' RETURN d.n", false, 0),
+        ("FOR d IN c FILTER d.n % 3 == 0 SORT d.n DESC LIMIT 5 RETURN d.n", true, 15),
+        ("FOR d IN c SORT d.text, d.n LIMIT 2, 3 RETURN d.n", true, 15),
+        ("LET k = 5 FOR d IN c SORT ABS(d.n - 1000 * k) LIMIT 2 RETURN d.n", true, 6),
+        ("FOR d IN c LET m = d.n % 7 SORT m, d.n LIMIT 3 RETURN d.n", true, DOCUMENTS as usize),
     ];
     for (query, ordered, most) in cases {
         let (got, _) = run(&coordinator, query);
@@ -175,6 +182,11 @@ fn queries_send_the_shards_only_what_they_read() {
     assert!(
         applied.contains(&"distribute-filtercalc-to-cluster"),
         "{applied:?}"
+    );
+    let sorted_rules = rules(&coordinator, "FOR d IN c SORT d.n LIMIT 3 RETURN d.n");
+    assert!(
+        sorted_rules.contains(&"distribute-sort-to-cluster"),
+        "{sorted_rules:?}"
     );
     let local = rules(&single, "FOR d IN c FILTER d.n < 25 RETURN d.n");
     assert!(!local.contains(&"scatter-in-cluster"), "{local:?}");

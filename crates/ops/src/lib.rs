@@ -67,7 +67,7 @@ pub use request::{
     WriteKind, WriteRequest, WriteResults,
 };
 pub use rules::{RuleInput, WriteRules};
-pub use scan::{ScanCounts, ScanFilter, ScanHints, SCAN_VARIABLE};
+pub use scan::{ScanCounts, ScanHints, SCAN_VARIABLE};
 pub use schema::{Schema, SchemaLevel, WriteEvent};
 pub use transaction::{
     TransactionOps, TransactionOptions, TransactionStatus, LOCK_TIMEOUT_DEFAULT,

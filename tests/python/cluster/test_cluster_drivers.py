@@ -180,6 +180,8 @@ def test_queries_run_on_the_shards_with_their_filters_indexes_and_transactions(c
     assert stats["scanned_full"] == 2000 and stats["filtered"] == 2000 - 22
     limited = list(second.aql.execute(f"FOR d IN {col.name} FILTER d.n % 2 == 0 LIMIT 3, 4 RETURN d"))
     assert len(limited) == 4 and all(d["n"] % 2 == 0 and d["_id"] == f"{col.name}/{d['_key']}" for d in limited)
+    top = list(second.aql.execute(f"FOR d IN {col.name} FILTER d.n % 3 == 0 SORT d.n DESC LIMIT 1, 3 RETURN d.n"))
+    assert top == [1995, 1992, 1989]
     plan = second.aql.explain(f"FOR d IN {col.name} FILTER d.n < 25 RETURN d.n")
     assert {"scatter-in-cluster", "distribute-filtercalc-to-cluster"} <= set(plan["rules"])
     outer = list(second.aql.execute(

@@ -31,7 +31,7 @@ use serde_json::Value;
 
 use std::ops::Bound;
 
-use quince_ops::{IndexLookup, ScanCounts, ScanFilter, ScanHints};
+use quince_ops::{IndexLookup, ReadRequest, ScanCounts, ScanHints};
 
 use crate::plan::aql_text::Param;
 use crate::plan::{Access, CExpr, ForCollection, IndexAccess, Node, Pipeline, Plan};
@@ -344,21 +344,45 @@ impl<'p> Executor<'p> {
                     Value::Array(keys) => keys,
                     _ => Vec::new(),
                 };
-                for key in keys {
-                    let Value::String(key) = key else { continue };
-                    let document = match f.collection.read(&key) {
-                        Ok(d) => d,
-                        Err(e) if e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => continue,
-                        Err(e) => return Err(e),
+                // Read together (a coordinator asks each shard once); a string that is no
+                // key (empty, or with a `/`, which a selector would take for a handle) finds
+                // nothing.
+                let selectors: Vec<Value> = keys
+                    .into_iter()
+                    .filter(|k| matches!(k, Value::String(k) if !k.is_empty() && !k.contains('/')))
+                    .collect();
+                let request = ReadRequest {
+                    selectors,
+                    ignore_revs: true,
+                };
+                let mut failure = None;
+                let mut flow = Flow::Go;
+                f.collection.read_many(&request, &mut |result| {
+                    let document = match result {
+                        Ok(document) => document,
+                        Err(e) if e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => return true,
+                        Err(e) => {
+                            failure = Some(e);
+                            return false;
+                        }
                     };
                     self.ctx.stats.scanned_index += 1;
-                    if self.visit(pipeline, states, i, f, row, Doc::Json(&document.json), sink)?
-                        == Flow::Stop
-                    {
-                        return Ok(Flow::Stop);
+                    match self.visit(pipeline, states, i, f, row, Doc::Json(&document.json), sink) {
+                        Ok(Flow::Go) => true,
+                        Ok(Flow::Stop) => {
+                            flow = Flow::Stop;
+                            false
+                        }
+                        Err(e) => {
+                            failure = Some(e);
+                            false
+                        }
                     }
+                })?;
+                match failure {
+                    Some(e) => Err(e),
+                    None => Ok(flow),
                 }
-                Ok(Flow::Go)
             }
             Access::Index(access) => self.index_scan(pipeline, states, i, f, access, row, sink),
             Access::Full if f.snapshot => {
@@ -436,22 +460,21 @@ impl<'p> Executor<'p> {
         let Some(remote) = &f.remote else {
             return Ok(ScanHints::default());
         };
-        let filter = remote.filter.as_ref().map(|rendered| ScanFilter {
-            condition: rendered.text.clone(),
-            bind_vars: rendered
-                .params
-                .iter()
-                .map(|(name, param)| {
-                    let value = match param {
-                        Param::Const(value) => value.clone(),
-                        Param::Slot(slot) => row[*slot].clone(),
-                    };
-                    (name.clone(), value)
-                })
-                .collect(),
-        });
+        let bind_vars = remote
+            .params
+            .iter()
+            .map(|(name, param)| {
+                let value = match param {
+                    Param::Const(value) => value.clone(),
+                    Param::Slot(slot) => row[*slot].clone(),
+                };
+                (name.clone(), value)
+            })
+            .collect();
         Ok(ScanHints {
-            filter,
+            filter: remote.filter.clone(),
+            sort: remote.sort.clone(),
+            bind_vars,
             attributes: remote.attributes.clone(),
             limit: remote.limit,
         })

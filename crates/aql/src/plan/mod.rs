@@ -49,6 +49,7 @@ pub const RULES: &[&str] = &[
     "remove-filter-covered-by-traversal",
     "scatter-in-cluster",
     "distribute-filtercalc-to-cluster",
+    "distribute-sort-to-cluster",
 ];
 
 /// A variable slot: an index into a row.

@@ -43,11 +43,21 @@ pub fn shard_query(shard: &str, hints: &ScanHints) -> (String, Map<String, Value
     let mut binds = Map::new();
     binds.insert("@shardCollection".into(), json!(shard));
     let mut query = format!("FOR {v} IN @@shardCollection");
+    binds.extend(hints.bind_vars.clone());
     if let Some(filter) = &hints.filter {
-        query.push_str(&format!(" FILTER {}", filter.condition));
-        binds.extend(filter.bind_vars.clone());
+        query.push_str(&format!(" FILTER {filter}"));
     }
     if let Some(limit) = hints.limit {
+        if !hints.sort.is_empty() {
+            let keys: Vec<String> = hints
+                .sort
+                .iter()
+                .map(|(key, ascending)| {
+                    format!("{key} {}", if *ascending { "ASC" } else { "DESC" })
+                })
+                .collect();
+            query.push_str(&format!(" SORT {}", keys.join(", ")));
+        }
         query.push_str(" LIMIT @shardLimit");
         binds.insert("shardLimit".into(), json!(limit));
     }
