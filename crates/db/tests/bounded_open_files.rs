@@ -54,7 +54,17 @@ fn many_collections_and_datafiles_use_a_bounded_number_of_files() {
         big.insert(json!({"_key": format!("k{i}"), "pad": pad}), &opts())
             .unwrap();
     }
-    assert!(big.figures().storage.datafiles_count >= 15);
+    // Full journals are sealed into datafiles by the catalog's upkeep thread (every 100 ms),
+    // which a loaded machine may delay: wait for it, within a deadline.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while big.figures().storage.datafiles_count < 15 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the full journals were not sealed: {} datafiles",
+            big.figures().storage.datafiles_count
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     for i in 0..200 {
         assert_eq!(common::read(&big, &format!("k{i}"))["pad"], pad.as_str());
     }
