@@ -19,8 +19,9 @@
 use std::borrow::Cow;
 
 use quince_errors::{
-    ArangoError, FORBIDDEN, HTTP_METHOD_NOT_ALLOWED, HTTP_NOT_FOUND, NOT_IMPLEMENTED, QUEUE_FULL,
-    QUEUE_TIME_REQUIREMENT_VIOLATED, RESOURCE_LIMIT, SHUTTING_DOWN,
+    ArangoError, CLUSTER_INSUFFICIENT_DBSERVERS, FORBIDDEN, HTTP_METHOD_NOT_ALLOWED,
+    HTTP_NOT_FOUND, NOT_IMPLEMENTED, QUEUE_FULL, QUEUE_TIME_REQUIREMENT_VIOLATED, RESOURCE_LIMIT,
+    SHUTTING_DOWN,
 };
 use serde_json::{Map, Value};
 
@@ -116,6 +117,7 @@ fn is_internal(err: &ArangoError) -> bool {
             RESOURCE_LIMIT,
             QUEUE_TIME_REQUIREMENT_VIOLATED,
             NOT_IMPLEMENTED,
+            CLUSTER_INSUFFICIENT_DBSERVERS,
         ]
         .iter()
         .any(|code| err.is(*code))

@@ -18,7 +18,7 @@ from arango.exceptions import DocumentInsertError, IndexCreateError
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
 
-from quince_cluster import Cluster, etcd_binary  # noqa: E402
+from quince_cluster import Cluster, etcd_binary, wait_until  # noqa: E402
 from quince_server import ROOT_PASSWORD  # noqa: E402
 
 pytestmark = pytest.mark.skipif(etcd_binary() is None, reason="the etcd binary is missing")
@@ -139,7 +139,9 @@ def test_collections_and_databases_report_their_cluster_properties(dbs):
     assert props["write_concern"] == 2
     assert props["shard_fields"] == ["_key"]
     first.delete_collection(col.name)
-    assert not second.has_collection(col.name)
+    assert not first.has_collection(col.name)
+    # Another coordinator learns of the drop when its Plan view catches up.
+    wait_until(lambda: not second.has_collection(col.name), "the other coordinator sees the drop", 10)
 
 
 def test_users_and_permissions_are_cluster_wide(cluster, dbs):
@@ -205,3 +207,59 @@ def test_queries_run_on_the_shards_with_their_filters_indexes_and_transactions(c
         assert seen == ["mine"] and indexed == ["mine"] and outside == []
     finally:
         trx.abort_transaction()
+
+
+def test_the_replication_factor_of_a_collection_can_be_raised_and_lowered(cluster, dbs):
+    first, second = dbs
+    col = first.create_collection(unique("rf"), shard_count=2, replication_factor=1)
+    col.import_bulk([{"_key": f"r{n}", "n": n} for n in range(200)])
+
+    def servers_per_shard():
+        shards = second.collection(col.name).shards(details=True)["shards"]
+        return sorted(len(servers) for servers in shards.values())
+
+    assert servers_per_shard() == [1, 1]
+    col.configure(replication_factor=3)
+    assert col.properties()["replication_factor"] == 3
+    wait_until(lambda: servers_per_shard() == [3, 3], "a follower added to every shard")
+    # The new followers catch up: each DB server's copy of each shard holds every document.
+    for url in [server.url for server in cluster.dbservers]:
+        shards = second.collection(col.name).shards()["shards"]
+        def copies_complete(url=url, shards=shards):
+            total = 0
+            for shard in shards:
+                reply = requests.get(f"{url}/_db/{first.name}/_api/collection/{shard}/count",
+                                     auth=("root", ROOT_PASSWORD), timeout=10)
+                if reply.status_code != 200:
+                    return False
+                total += reply.json()["count"]
+            return total == 200
+        wait_until(copies_complete, f"every document on {url}")
+
+    col.configure(replication_factor=2)
+    wait_until(lambda: servers_per_shard() == [2, 2], "a follower removed from every shard")
+    assert col.count() == 200
+
+    def copies_held():
+        total = 0
+        for url in [server.url for server in cluster.dbservers]:
+            for shard in second.collection(col.name).shards()["shards"]:
+                reply = requests.get(f"{url}/_db/{first.name}/_api/collection/{shard}/count",
+                                     auth=("root", ROOT_PASSWORD), timeout=10)
+                total += reply.json()["count"] if reply.status_code == 200 else 0
+        return total
+    wait_until(lambda: copies_held() == 2 * 200, "the removed followers' copies dropped")
+
+    with pytest.raises(Exception) as refused:
+        col.configure(replication_factor=4)
+    assert getattr(refused.value, "error_code", None) == 1487
+    assert "incident" not in str(refused.value)
+    with pytest.raises(Exception) as above:
+        col.configure(replication_factor=1, write_concern=2)
+    assert getattr(above.value, "error_code", None) == 10
+    prototype = first.create_collection(unique("proto"), shard_count=2)
+    follower = first.create_collection(unique("like"), shard_like=prototype.name)
+    for shared in (prototype, follower):
+        with pytest.raises(Exception) as unsupported:
+            shared.configure(replication_factor=2)
+        assert getattr(unsupported.value, "error_code", None) == 1470

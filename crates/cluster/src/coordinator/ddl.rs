@@ -530,8 +530,12 @@ pub fn update_properties(
 }
 
 /// Changes `writeConcern` (also as `minReplicationFactor`; at most the replication factor:
-/// 400/10); the shards' leaders apply it from the Plan. A different `replicationFactor` is
-/// refused (1470: not supported yet); the same one is accepted.
+/// 400/10), which the shards' leaders apply from the Plan, and `replicationFactor` (within
+/// `--cluster.min-replication-factor` and `--cluster.max-replication-factor`: 400/10; at most
+/// the live DB servers: 1477), which the supervision applies to each shard's Plan (followers
+/// added from spare DB servers, which catch up, or the last ones removed). A collection that
+/// shares its prototype's placement (`distributeShardsLike`, OneShard), or is a prototype
+/// others follow, keeps its replication factor (1470: not supported yet).
 pub fn update_cluster_properties(ctx: &Context, db: &str, name: &str, body: &Value) -> Result<()> {
     let number = |name: &str| -> Result<Option<u32>> {
         match body.get(name) {
@@ -564,12 +568,48 @@ pub fn update_cluster_properties(ctx: &Context, db: &str, name: &str, body: &Val
     if write_concern.is_none() && replication_factor.is_none() {
         return Ok(());
     }
-    change_collection(ctx, db, name, |plan, _| {
-        if replication_factor.is_some_and(|rf| rf != plan.replication_factor) {
-            return Err(ArangoError::with_message(
-                CLUSTER_UNSUPPORTED,
-                "changing the replicationFactor of a collection is not supported yet",
-            ));
+    let config = &ctx.node.config;
+    let live = match replication_factor {
+        Some(_) => live_dbservers(ctx)?.len(),
+        None => 0,
+    };
+    change_collection(ctx, db, name, |plan, existing| {
+        if let Some(factor) = replication_factor.filter(|rf| *rf != plan.replication_factor) {
+            let followed = existing
+                .iter()
+                .any(|c| c.distribute_shards_like.as_deref() == Some(plan.name.as_str()));
+            if plan.distribute_shards_like.is_some() || followed {
+                return Err(ArangoError::with_message(
+                    CLUSTER_UNSUPPORTED,
+                    "changing the replicationFactor of a collection that shares its shards' \
+                     placement (distributeShardsLike) is not supported yet",
+                ));
+            }
+            if factor < config.min_replication_factor || factor > config.max_replication_factor {
+                return Err(ArangoError::with_message(
+                    quince_errors::BAD_PARAMETER,
+                    format!(
+                        "replicationFactor must be between {} and {}",
+                        config.min_replication_factor, config.max_replication_factor
+                    ),
+                ));
+            }
+            if factor as usize > live {
+                return Err(ArangoError::with_message(
+                    CLUSTER_INSUFFICIENT_DBSERVERS,
+                    format!(
+                        "replicationFactor {factor} is higher than the number of available \
+                         DB servers ({live})"
+                    ),
+                ));
+            }
+            if write_concern.unwrap_or(plan.write_concern) > factor {
+                return Err(ArangoError::with_message(
+                    quince_errors::BAD_PARAMETER,
+                    "writeConcern must not be higher than replicationFactor",
+                ));
+            }
+            plan.replication_factor = factor;
         }
         if let Some(write_concern) = write_concern {
             if write_concern > plan.replication_factor {

@@ -26,14 +26,14 @@ pub fn finished_prefix(layout: &Layout) -> String {
 /// One finished job.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FinishedJob {
-    /// `failedLeader`, `failedFollower` or `addFollower`.
+    /// `failedLeader`, `failedFollower`, `addFollower` or `removeFollower`.
     pub kind: &'static str,
     /// The shard.
     pub shard: ShardId,
-    /// The failed server (absent for `addFollower`).
+    /// The failed or removed server (absent for `addFollower`).
     pub server: Option<ServerId>,
-    /// The server that took its place, or was added.
-    pub to_server: ServerId,
+    /// The server that took its place, or was added (absent for `removeFollower`).
+    pub to_server: Option<ServerId>,
     /// The shard's epoch afterwards.
     pub epoch: u64,
     /// When (ms since the Unix epoch).

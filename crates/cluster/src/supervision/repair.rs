@@ -4,15 +4,18 @@
 //! the spare DB servers to the Plan with (a) each follower that has been `FAILED` for longer
 //! than the repair delay replaced, in its place, by a `GOOD` DB server that holds no copy of
 //! the shard, and (b) spare servers added at the end while the Plan lists fewer servers than
-//! the collection's `replicationFactor`. The tick writes the result in one transaction
-//! guarded by the Plan key's revision and the supervision's fence.
+//! the collection's `replicationFactor`, and (c) followers removed while the Plan lists more
+//! servers than that (a lowered factor: failed followers first, then the last ones). The
+//! tick writes the result in one transaction guarded by the Plan key's revision and the
+//! supervision's fence.
 //!
 //! What it is not: a change of leader (the epoch and the leader stay: a failed leader is
 //! failover's business), or the copying of data: a new follower is not in the in-sync set
 //! and catches up through its leader (`docs/cluster.md`, "Catching up").
 //!
 //! Invariants: the result never lists a server twice, never drops the leader, and never
-//! adds a server that is not `GOOD`; a follower that is not failed is never removed.
+//! adds a server that is not `GOOD`; a follower that is not failed is removed only to bring
+//! the Plan down to the replication factor.
 
 use std::time::Duration;
 
@@ -30,6 +33,8 @@ pub enum Repair {
     },
     /// A spare was added to reach the replication factor.
     Added(ServerId),
+    /// A follower beyond the replication factor was removed (it was lowered).
+    Removed(ServerId),
 }
 
 /// What [`plan_repair`] needs to know about a shard's servers.
@@ -84,6 +89,17 @@ pub fn plan_repair(
         changes.push(Repair::Added(spare.clone()));
         next.followers.push(spare);
     }
+    // A lowered factor: the last followers go (those that failed first).
+    if wanted > 0 {
+        while next.followers.len() + 1 > wanted {
+            let position = next
+                .followers
+                .iter()
+                .rposition(|f| (input.status)(f) == Some(Status::Failed))
+                .unwrap_or(next.followers.len() - 1);
+            changes.push(Repair::Removed(next.followers.remove(position)));
+        }
+    }
     (!changes.is_empty()).then_some((next, changes))
 }
 
@@ -131,6 +147,37 @@ mod tests {
                 failed: "C".into(),
                 by: "D".into()
             }]
+        );
+    }
+
+    #[test]
+    fn a_lowered_factor_removes_failed_followers_first_then_the_last() {
+        let spares: Vec<ServerId> = vec!["D".into()];
+        let never = |_: &str| None;
+        let input = RepairInput {
+            status: &statuses,
+            failed_for: &never,
+            delay: Duration::from_secs(10),
+            spares: &spares,
+        };
+        let (next, changes) = plan_repair(&plan(), Some(2), &input).expect("trimmed");
+        assert_eq!(next.leader, "A");
+        assert_eq!(next.followers, vec!["B"], "failed C goes first");
+        assert_eq!(changes, vec![Repair::Removed("C".into())]);
+        let healthy = |_: &str| Some(Status::Good);
+        let input = RepairInput {
+            status: &healthy,
+            ..input
+        };
+        let (next, changes) = plan_repair(&plan(), Some(1), &input).expect("trimmed");
+        assert!(next.followers.is_empty());
+        assert_eq!(
+            changes,
+            vec![Repair::Removed("C".into()), Repair::Removed("B".into())]
+        );
+        assert!(
+            plan_repair(&plan(), Some(3), &input).is_none(),
+            "at the factor: nothing"
         );
     }
 

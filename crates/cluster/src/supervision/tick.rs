@@ -177,7 +177,7 @@ impl Supervision {
                         kind: "failedLeader",
                         shard: shard.id.clone(),
                         server: Some(shard.plan.leader.clone()),
-                        to_server: plan.leader.clone(),
+                        to_server: Some(plan.leader.clone()),
                         epoch: plan.epoch,
                         time: now,
                     };
@@ -356,14 +356,15 @@ impl Supervision {
                 let (kind, server, to_server) = match change {
                     Repair::Replaced { failed, by } => {
                         *load.entry(by.clone()).or_default() += 1;
-                        ("failedFollower", Some(failed.clone()), by.clone())
+                        ("failedFollower", Some(failed.clone()), Some(by.clone()))
                     }
                     Repair::Added(by) => {
                         *load.entry(by.clone()).or_default() += 1;
-                        ("addFollower", None, by.clone())
+                        ("addFollower", None, Some(by.clone()))
                     }
+                    Repair::Removed(server) => ("removeFollower", Some(server.clone()), None),
                 };
-                tracing::info!(shard = ?shard.id, ?server, to_server, "supervision: {kind}");
+                tracing::info!(shard = ?shard.id, ?server, ?to_server, "supervision: {kind}");
                 let job = FinishedJob {
                     kind,
                     shard: shard.id.clone(),
