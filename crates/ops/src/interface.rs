@@ -347,6 +347,24 @@ pub fn cluster_only() -> ArangoError {
     ArangoError::with_message(NOT_IMPLEMENTED, "shards API is only available in a cluster")
 }
 
+/// The stored JSON of an index hit's document: the one the hit carried
+/// ([`IndexHit::document`], copied by the caller while visiting), else read by key; `None`
+/// when the document was removed since the lookup (as if the lookup had come later).
+pub fn hit_document<C: CollectionOps + ?Sized>(
+    collection: &C,
+    key: &str,
+    carried: Option<Vec<u8>>,
+) -> Result<Option<Vec<u8>>> {
+    if let Some(json) = carried {
+        return Ok(Some(json));
+    }
+    match collection.read(key) {
+        Ok(document) => Ok(Some(document.json)),
+        Err(error) if error.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
 /// Reads each selected document of `collection` with its own `read`, by the rules every
 /// engine shares: selectors parsed, a `_rev` checked unless revisions are ignored.
 pub fn read_each<C: CollectionOps + ?Sized>(

@@ -59,7 +59,7 @@ pub use index::{
     FieldPath, FulltextQuery, GeoOptions, IndexDefinition, IndexDescription, IndexHit, IndexLookup,
     IndexSpec, IndexType, Rectangle, EDGE_INDEX_ID, EDGE_INDEX_NAME, ENTRIES_PER_DOCUMENT_MAX,
 };
-pub use interface::{cluster_only, read_each, CollectionOps, DatabaseOps, Engine};
+pub use interface::{cluster_only, hit_document, read_each, CollectionOps, DatabaseOps, Engine};
 pub use options::{OverwriteMode, WriteOptions, WriteOutcome};
 pub use replicated::ReplicatedOp;
 pub use request::{

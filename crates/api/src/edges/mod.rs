@@ -35,9 +35,11 @@ use std::time::Instant;
 use http::Method;
 use quince_errors::{
     ArangoError, Result, ARANGO_COLLECTION_TYPE_INVALID, ARANGO_DOCUMENT_HANDLE_BAD,
-    ARANGO_DOCUMENT_NOT_FOUND, HTTP_BAD_PARAMETER, NOT_IMPLEMENTED,
+    HTTP_BAD_PARAMETER, NOT_IMPLEMENTED,
 };
-use quince_ops::{CollectionOps, CollectionType, EdgeDirection, IndexLookup, EDGE_INDEX_ID};
+use quince_ops::{
+    hit_document, CollectionOps, CollectionType, EdgeDirection, IndexLookup, EDGE_INDEX_ID,
+};
 use serde_json::{json, Value};
 
 use crate::blocking::blocking;
@@ -195,25 +197,22 @@ fn collect(
                 direction,
                 vertex: vertex.clone(),
             };
-            let mut keys = Vec::new();
+            let mut hits = Vec::new();
             collection.index_lookup(EDGE_INDEX_ID, &lookup, &mut |hit| {
                 scanned += 1;
                 if !seen.contains(hit.key) {
-                    keys.push(hit.key.to_owned());
+                    hits.push((hit.key.to_owned(), hit.document.map(<[u8]>::to_vec)));
                 }
                 true
             })?;
-            for key in keys {
-                let document = match collection.read(&key) {
-                    Ok(document) => document,
-                    // Removed since the lookup: as if the lookup had come later.
-                    Err(error) if error.is(ARANGO_DOCUMENT_NOT_FOUND) => continue,
-                    Err(error) => return Err(error),
+            for (key, carried) in hits {
+                let Some(document) = hit_document(collection, &key, carried)? else {
+                    continue;
                 };
                 if !edges.is_empty() {
                     edges.push(b',');
                 }
-                edges.extend_from_slice(&document.json);
+                edges.extend_from_slice(&document);
                 budget.grow(edges.len())?;
                 seen.insert(key);
             }

@@ -143,8 +143,8 @@ impl<'a> EdgeProvider<'a> {
         vertex: &str,
         out: &mut Vec<Step>,
     ) -> Result<()> {
-        // (key, the other end when the hit carries it)
-        let mut hits: Vec<(String, Option<Arc<str>>)> = Vec::new();
+        // (key, the other end when the hit carries it, the document when it does)
+        let mut hits: Vec<(String, Option<Arc<str>>, Option<Vec<u8>>)> = Vec::new();
         let lookup = IndexLookup::Edge {
             direction,
             vertex: vertex.to_owned(),
@@ -154,7 +154,7 @@ impl<'a> EdgeProvider<'a> {
                 Some(Value::String(other)) => Some(Arc::from(other.as_str())),
                 _ => None,
             };
-            hits.push((hit.key.to_owned(), other));
+            hits.push((hit.key.to_owned(), other, hit.document.map(<[u8]>::to_vec)));
             true
         })?;
         self.account
@@ -164,7 +164,7 @@ impl<'a> EdgeProvider<'a> {
             EdgeDirection::Out => "_to",
             EdgeDirection::In => "_from",
         };
-        for (key, other) in hits {
+        for (key, other, carried) in hits {
             if let (EdgeData::Nothing, Some(other)) = (&self.data, &other) {
                 if !self.allowed(other) {
                     continue;
@@ -177,18 +177,16 @@ impl<'a> EdgeProvider<'a> {
                 });
                 continue;
             }
-            let document = match collection.read(&key) {
-                Ok(d) => d,
-                Err(e) if e.is(codes::ARANGO_DOCUMENT_NOT_FOUND) => continue,
-                Err(e) => return Err(e),
+            let Some(document) = quince_ops::hit_document(&**collection, &key, carried)? else {
+                continue;
             };
             let (edge, other): (Value, Arc<str>) = match (&self.data, other) {
                 (EdgeData::Attribute(attribute), Some(other)) => (
-                    super::project::project(&document.json, std::slice::from_ref(attribute))?,
+                    super::project::project(&document, std::slice::from_ref(attribute))?,
                     other,
                 ),
                 _ => {
-                    let edge: Value = super::parse(&document.json)?;
+                    let edge: Value = super::parse(&document)?;
                     let Some(other) = edge.get(other_end).and_then(Value::as_str) else {
                         continue;
                     };
@@ -204,7 +202,7 @@ impl<'a> EdgeProvider<'a> {
                 None => format!("{name}/{key}").into(),
             };
             self.account
-                .hold(document.json.len() as u64 + 2 * other.len() as u64 + 96)?;
+                .hold(document.len() as u64 + 2 * other.len() as u64 + 96)?;
             out.push(Step {
                 edge_id,
                 vertex: other,

@@ -196,23 +196,21 @@ impl Executor<'_> {
             return Ok(None);
         };
         let values: Vec<Value> = index.fields.iter().map(|f| example[f].clone()).collect();
-        let mut keys = Vec::new();
+        let mut hits = Vec::new();
         m.collection.index_lookup(
             index.id,
             &quince_ops::IndexLookup::equal(values),
             &mut |hit| {
-                keys.push(hit.key.to_owned());
+                hits.push((hit.key.to_owned(), hit.document.map(<[u8]>::to_vec)));
                 true
             },
         )?;
-        for key in keys {
+        for (key, carried) in hits {
             self.ctx.stats.scanned_index += 1;
-            let doc = match m.collection.read(&key) {
-                Ok(doc) => doc,
-                Err(e) if e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND) => continue,
-                Err(e) => return Err(e),
+            let Some(doc) = quince_ops::hit_document(&*m.collection, &key, carried)? else {
+                continue;
             };
-            let doc: Value = serde_json::from_slice(&doc.json).unwrap_or(Value::Null);
+            let doc: Value = serde_json::from_slice(&doc).unwrap_or(Value::Null);
             if matches(&doc, example) {
                 return Ok(Some(Some(doc)));
             }

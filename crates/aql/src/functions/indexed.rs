@@ -64,17 +64,18 @@ fn documents(
     lookup: &IndexLookup,
     distance: Option<&str>,
 ) -> Out {
-    let mut hits: Vec<(String, Option<Value>)> = Vec::new();
+    let mut hits: Vec<(String, Option<Value>, Option<Vec<u8>>)> = Vec::new();
     collection.index_lookup(index, lookup, &mut |hit| {
-        hits.push((hit.key.to_owned(), hit.values.first().cloned()));
+        let carried = hit.document.map(<[u8]>::to_vec);
+        hits.push((hit.key.to_owned(), hit.values.first().cloned(), carried));
         true
     })?;
     let mut out = Vec::with_capacity(hits.len());
-    for (key, value) in hits {
-        let Ok(stored) = collection.read(&key) else {
+    for (key, value, carried) in hits {
+        let Ok(Some(stored)) = quince_ops::hit_document(collection, &key, carried) else {
             continue;
         };
-        let Ok(mut document) = serde_json::from_slice::<Value>(&stored.json) else {
+        let Ok(mut document) = serde_json::from_slice::<Value>(&stored) else {
             continue;
         };
         if let (Some(name), Some(object), Some(value)) = (distance, document.as_object_mut(), value)
