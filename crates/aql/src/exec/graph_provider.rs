@@ -39,6 +39,10 @@ use crate::graph::{Direction, Neighbors, Step};
 use crate::plan::GraphEdges;
 use crate::value::Warning;
 
+/// An edge index hit as the provider keeps it: the key, the other end when the hit carries
+/// it, and the document when it does.
+type EdgeHit = (String, Option<Arc<str>>, Option<Vec<u8>>);
+
 /// What a search's provider and its rows share: statistics and the bytes held.
 #[derive(Default)]
 pub struct SearchAccount {
@@ -143,8 +147,7 @@ impl<'a> EdgeProvider<'a> {
         vertex: &str,
         out: &mut Vec<Step>,
     ) -> Result<()> {
-        // (key, the other end when the hit carries it, the document when it does)
-        let mut hits: Vec<(String, Option<Arc<str>>, Option<Vec<u8>>)> = Vec::new();
+        let mut hits: Vec<EdgeHit> = Vec::new();
         let lookup = IndexLookup::Edge {
             direction,
             vertex: vertex.to_owned(),
