@@ -171,6 +171,24 @@ fn queries_send_the_shards_only_what_they_read() {
         "a projection sends less: {projected} bytes against {whole}"
     );
 
+    // An index plan that reads only indexed values has the shards send just those.
+    let (_, indexed_whole) = {
+        run(&coordinator, "FOR d IN c FILTER d.tag == 3 RETURN d");
+        cluster.sent.take()
+    };
+    let (_, indexed_values) = {
+        run(&coordinator, "FOR d IN c FILTER d.tag == 3 RETURN d.n");
+        cluster.sent.take()
+    };
+    assert!(
+        indexed_values * 3 < indexed_whole,
+        "indexed values only: {indexed_values} bytes against {indexed_whole}"
+    );
+    let (mut got, _) = run(&coordinator, "FOR d IN c FILTER d.tag == 3 RETURN d.n");
+    got.sort_by_key(|v| v.as_i64());
+    let want: Vec<Value> = (0..DOCUMENTS).filter(|n| n % 10 == 3).map(|n| json!(n)).collect();
+    assert_eq!(got, want);
+
     // The shards' work is in the query's statistics, as a single engine's would be.
     let (_, outcome) = run(&coordinator, "FOR d IN c FILTER d.n < 25 RETURN d.n");
     assert_eq!(outcome.stats.scanned_full, DOCUMENTS as u64);

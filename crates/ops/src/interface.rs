@@ -339,6 +339,20 @@ pub trait CollectionOps: Send + Sync {
         lookup: &IndexLookup,
         visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
     ) -> Result<()>;
+
+    /// [`CollectionOps::index_lookup`] for a caller that reads only the hits' values and keys
+    /// (`documents` false: an engine need not attach [`IndexHit::document`], and a coordinator
+    /// then has its shards send only what the hits are made of). By default the same lookup.
+    fn index_lookup_with(
+        &self,
+        index_id: u64,
+        lookup: &IndexLookup,
+        documents: bool,
+        visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
+    ) -> Result<()> {
+        let _ = documents;
+        self.index_lookup(index_id, lookup, visit)
+    }
 }
 
 /// The 501 a single server answers to the cluster-only collection resources (`shards`,

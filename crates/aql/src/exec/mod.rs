@@ -554,8 +554,9 @@ impl<'p> Executor<'p> {
             };
             let mut failure = None;
             let mut flow = Flow::Go;
+            let documents = access.projection.is_none();
             f.collection
-                .index_lookup(access.index.id, &lookup, &mut |hit| {
+                .index_lookup_with(access.index.id, &lookup, documents, &mut |hit| {
                     self.ctx.stats.scanned_index += 1;
                     let result = match (&access.projection, hit.document) {
                         (Some(names), _) => {

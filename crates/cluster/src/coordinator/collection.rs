@@ -482,6 +482,16 @@ impl CollectionOps for CoordinatorCollection {
         lookup: &IndexLookup,
         visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
     ) -> Result<()> {
+        self.index_lookup_with(index_id, lookup, true, visit)
+    }
+
+    fn index_lookup_with(
+        &self,
+        index_id: u64,
+        lookup: &IndexLookup,
+        documents: bool,
+        visit: &mut dyn FnMut(IndexHit<'_>) -> bool,
+    ) -> Result<()> {
         // The shards send the documents the lookup could hit (found through their own
         // indexes where a condition says which: `scan::lookup_query`; else every document),
         // and the hits are selected and ordered here with the rules every engine shares.
@@ -510,47 +520,44 @@ impl CollectionOps for CoordinatorCollection {
             }
             _ => None,
         };
+        // Without documents, each shard sends only what the hits are made of.
+        let attributes = (!documents).then(|| selector.attributes());
         let mut hits: Vec<(Box<[Value]>, String)> = Vec::new();
-        let mut documents: HashMap<String, Vec<u8>> = HashMap::new();
+        let mut found: HashMap<String, Vec<u8>> = HashMap::new();
         let mut consider = |json: Vec<u8>| {
-            let (found, key) = selector.hits(lookup, &json);
-            if !found.is_empty() {
-                hits.extend(found.into_iter().map(|values| (values, key.clone())));
-                documents.insert(key, json);
+            let (values, key) = selector.hits(lookup, &json);
+            if !values.is_empty() {
+                hits.extend(values.into_iter().map(|values| (values, key.clone())));
+                if documents {
+                    found.insert(key, json);
+                }
             }
             true
         };
         for shard in &entry.shards {
-            match scan::lookup_query(shard, lookup, fields) {
-                Some((query, binds)) => {
-                    scan::run(
-                        &self.ctx.router,
-                        &self.db,
-                        shard,
-                        &query,
-                        binds,
-                        &mut |doc| consider(reads::stored(doc, &entry.name).json),
-                    )?;
-                }
-                None => {
-                    let (query, binds) = scan::shard_query(shard, &ScanHints::default());
-                    scan::run(
-                        &self.ctx.router,
-                        &self.db,
-                        shard,
-                        &query,
-                        binds,
-                        &mut |doc| consider(reads::stored(doc, &entry.name).json),
-                    )?;
-                }
-            }
+            let (query, binds) = scan::lookup_query(shard, lookup, fields, attributes.as_deref())
+                .unwrap_or_else(|| {
+                    let hints = ScanHints {
+                        attributes: attributes.clone(),
+                        ..ScanHints::default()
+                    };
+                    scan::shard_query(shard, &hints)
+                });
+            scan::run(
+                &self.ctx.router,
+                &self.db,
+                shard,
+                &query,
+                binds,
+                &mut |doc| consider(reads::stored(doc, &entry.name).json),
+            )?;
         }
         lookup.finish(&mut hits);
         for (values, key) in &hits {
             let hit = IndexHit {
                 key,
                 values,
-                document: documents.get(key).map(Vec::as_slice),
+                document: found.get(key).map(Vec::as_slice),
             };
             if !visit(hit) {
                 break;
@@ -569,6 +576,24 @@ enum HitSelector {
 }
 
 impl HitSelector {
+    /// The top-level attributes the hits are made of (`_key`, the edge ends or the indexed
+    /// fields' first names).
+    fn attributes(&self) -> Vec<String> {
+        let mut names = vec!["_key".to_string()];
+        match self {
+            HitSelector::Edge(..) => names.extend(["_from".to_string(), "_to".to_string()]),
+            HitSelector::Index(spec) => {
+                for field in &spec.definition.fields {
+                    let first = field.split(['.', '[']).next().unwrap_or(field);
+                    if !names.iter().any(|n| n == first) {
+                        names.push(first.to_string());
+                    }
+                }
+            }
+        }
+        names
+    }
+
     /// The hits (indexed values) the stored document `json` gives `lookup`, and its key.
     fn hits(&self, lookup: &IndexLookup, json: &[u8]) -> (Vec<Box<[Value]>>, String) {
         let Ok(Value::Object(document)) = serde_json::from_slice::<Value>(json) else {

@@ -73,12 +73,13 @@ pub fn shard_query(shard: &str, hints: &ScanHints) -> (String, Map<String, Value
 
 /// The query that finds, on a shard, every document `lookup` could hit in the edge index or
 /// in a persistent index over `fields` (a superset where the condition cannot be exact: an
-/// array field adds no condition), and its bind parameters; `None` for the other lookups
-/// (geo, fulltext, ttl), which read the shard whole.
+/// array field adds no condition), whole or with only `attributes`, and its bind parameters;
+/// `None` for the other lookups (geo, fulltext, ttl), which read the shard whole.
 pub fn lookup_query(
     shard: &str,
     lookup: &IndexLookup,
     fields: Option<&[String]>,
+    attributes: Option<&[String]>,
 ) -> Option<(String, Map<String, Value>)> {
     let v = SCAN_VARIABLE;
     let mut binds = Map::new();
@@ -132,7 +133,13 @@ pub fn lookup_query(
         query.push_str(" FILTER ");
         query.push_str(&conditions.join(" AND "));
     }
-    query.push_str(&format!(" RETURN {v}"));
+    match attributes {
+        Some(names) => {
+            query.push_str(&format!(" RETURN KEEP({v}, @shardAttributes)"));
+            binds.insert("shardAttributes".into(), json!(names));
+        }
+        None => query.push_str(&format!(" RETURN {v}")),
+    }
     Some((query, binds))
 }
 
