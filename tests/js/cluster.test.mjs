@@ -161,6 +161,24 @@ test("documents, imports, indexes and queries go through the coordinators", { sk
   await col.drop();
 });
 
+test("a stream transaction's requests reach its coordinator whichever one they go to", { skip: !HAVE_ETCD }, async () => {
+  const col = db.collection(`t_${Date.now()}`);
+  await col.create({ numberOfShards: 2 });
+  const trx = await db.beginTransaction({ write: [col] });
+  // Round-robin: these requests alternate between the two coordinators.
+  for (let i = 0; i < 6; i++) {
+    await trx.step(() => col.save({ _key: `t${i}`, i }));
+  }
+  assert.equal((await trx.get()).status, "running");
+  assert.equal((await trx.step(() => col.count())).count, 6);
+  assert.equal((await col.count()).count, 0, "not visible outside before the commit");
+  assert.equal((await trx.commit()).status, "committed");
+  assert.equal((await col.count()).count, 6);
+  const cursor = await db.query(`FOR d IN ${col.name} SORT d.i RETURN d.i`, {}, { batchSize: 2 });
+  assert.deepEqual(await cursor.all(), [0, 1, 2, 3, 4, 5]);
+  await col.drop();
+});
+
 test("a killed coordinator is failed over to the other", { skip: !HAVE_ETCD }, async () => {
   const col = db.collection(`f_${Date.now()}`);
   await col.create({ numberOfShards: 2 });

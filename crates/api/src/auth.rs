@@ -32,8 +32,24 @@ pub(crate) fn identify(api: &Api, headers: &HeaderMap) -> Identity {
     if !api.config().authentication {
         return Identity::Superuser;
     }
-    api.authenticator()
-        .identify(api.users(), headers.get(http::header::AUTHORIZATION))
+    let identity = api
+        .authenticator()
+        .identify(api.users(), headers.get(http::header::AUTHORIZATION));
+    match (identity, headers.get(quince_ops::FORWARDED_FOR)) {
+        // Another coordinator passed on a client's request (`forwarding.rs`): it acts for the
+        // user that coordinator authenticated, which only the cluster's superuser may say.
+        (Identity::Superuser, Some(user)) => {
+            let user = String::from_utf8_lossy(user.as_bytes()).into_owned();
+            match api.users().account(&user).filter(|account| account.active) {
+                Some(account) => Identity::User(account),
+                None => Identity::Refused {
+                    user,
+                    reason: "a forwarded request names an unknown or inactive user",
+                },
+            }
+        }
+        (identity, _) => identity,
+    }
 }
 
 /// The pipeline's second authentication step, taken once the request holds its unit of the

@@ -63,6 +63,7 @@ mod credentials;
 mod database;
 mod document;
 mod edges;
+mod forwarding;
 mod gharial;
 mod import;
 mod index;

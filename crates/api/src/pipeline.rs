@@ -53,7 +53,7 @@ use crate::permission::{self, Caller};
 use crate::request::ApiRequest;
 use crate::response::ApiResponse;
 use crate::state::{Api, ConnectionTrust, Peer, Received, Routed};
-use crate::{async_exec, auth, body, compression, limits, router};
+use crate::{async_exec, auth, body, compression, forwarding, limits, router};
 
 /// What the pipeline learned about a request, for the reply's headers.
 struct Timing {
@@ -330,9 +330,18 @@ impl Api {
             };
             return async_exec::submit(self, routed, mode, admission);
         }
+        let forwardable = forwarding::candidate(self, &request, &parts.uri);
         let reply = route
             .dispatch(self, request, segments, &parts.uri, &parts.extensions)
             .await;
+        let reply = match (reply, forwardable) {
+            (Err(error), Some(request)) if forwarding::held_elsewhere(&error) => {
+                forwarding::forward(self, request)
+                    .await
+                    .unwrap_or(Err(error))
+            }
+            (reply, _) => reply,
+        };
         drop(admission);
         reply
     }

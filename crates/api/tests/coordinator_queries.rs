@@ -186,7 +186,10 @@ fn queries_send_the_shards_only_what_they_read() {
     );
     let (mut got, _) = run(&coordinator, "FOR d IN c FILTER d.tag == 3 RETURN d.n");
     got.sort_by_key(|v| v.as_i64());
-    let want: Vec<Value> = (0..DOCUMENTS).filter(|n| n % 10 == 3).map(|n| json!(n)).collect();
+    let want: Vec<Value> = (0..DOCUMENTS)
+        .filter(|n| n % 10 == 3)
+        .map(|n| json!(n))
+        .collect();
     assert_eq!(got, want);
 
     // The shards' work is in the query's statistics, as a single engine's would be.

@@ -19,7 +19,9 @@ use std::time::Duration;
 
 use quince_errors::{ArangoError, Result, CLUSTER_BACKEND_UNAVAILABLE};
 use quince_meta::{Compare, MetaError, MetaStore, Op, Txn};
-use quince_ops::{ClusterOps, InternalReply, InternalRequest, ServerRole};
+use quince_ops::{
+    ClusterOps, ForwardedReply, ForwardedRequest, InternalReply, InternalRequest, ServerRole,
+};
 use serde_json::{json, Map, Value};
 
 use crate::layout::{
@@ -202,6 +204,10 @@ impl ClusterOps for Member {
 
     fn coordinator_endpoints(&self) -> Result<Vec<String>> {
         coordinator_endpoints(&self.node)
+    }
+
+    fn forward(&self, request: &ForwardedRequest) -> Result<Option<ForwardedReply>> {
+        self.role.forward(request)
     }
 
     fn set_maintenance(&self, seconds: Option<u64>) -> Result<Option<String>> {

@@ -170,7 +170,8 @@ impl Peers {
 }
 
 /// A superuser token: HS256 over `{"iss":"arangodb","server_id":...,"iat":...}`.
-fn superuser_token(secret: &[u8], server_id: &str) -> String {
+/// A superuser token over `secret` for server `server_id` (HS256, `iss` `arangodb`).
+pub(crate) fn superuser_token(secret: &[u8], server_id: &str) -> String {
     let now = crate::node::unix_millis() / 1000;
     let claims = serde_json::json!({"iss": "arangodb", "server_id": server_id, "iat": now});
     jsonwebtoken::encode(

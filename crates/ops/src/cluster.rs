@@ -10,8 +10,9 @@
 //! coordinator implements over the cluster and a DB server over its local shards), or HTTP
 //! parsing (the api hands over the parts of the request it read).
 //!
-//! Invariants: only a superuser reaches [`ClusterOps::internal`] (the api checks); calls may
-//! block (the api runs them on its blocking pool).
+//! Invariants: only a superuser reaches [`ClusterOps::internal`] (the api checks); a request
+//! is forwarded at most once (the coordinator that receives a forwarded request answers it
+//! itself); calls may block (the api runs them on its blocking pool).
 
 use quince_errors::{ArangoError, Result, CLUSTER_ONLY_ON_COORDINATOR};
 use serde_json::Value;
@@ -70,6 +71,45 @@ pub struct InternalReply {
     pub body: Vec<u8>,
 }
 
+/// The header that marks a request one coordinator passed to another
+/// ([`ClusterOps::forward`]); such a request is answered where it arrives.
+pub const FORWARDED: &str = "x-quince-forwarded";
+
+/// The header naming the user a forwarded request acts for, honoured only from a caller that
+/// holds the cluster's superuser token.
+pub const FORWARDED_FOR: &str = "x-quince-forwarded-for";
+
+/// A client's request for a cursor or a stream transaction that this coordinator does not
+/// hold, as it passes it on to the other coordinators ([`ClusterOps::forward`]).
+#[derive(Clone, Debug)]
+pub struct ForwardedRequest {
+    /// `GET`, `POST`, `PUT`, `PATCH` or `DELETE`.
+    pub method: String,
+    /// The database (`/_db/<name>/`).
+    pub database: String,
+    /// The path below `/_db/<database>`, with its query string, as the client sent it.
+    pub path: String,
+    /// The user the request acts for (`None`: the superuser).
+    pub user: Option<String>,
+    /// The client's `x-arango-trx-id`, if any.
+    pub trx: Option<String>,
+    /// The client's `Content-Type`, if any.
+    pub content_type: Option<String>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+/// The reply of the coordinator that held the cursor or transaction.
+#[derive(Clone, Debug)]
+pub struct ForwardedReply {
+    /// The HTTP status.
+    pub status: u16,
+    /// Its `Content-Type`, if any.
+    pub content_type: Option<String>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
 /// A server's part in a cluster (see the module documentation).
 pub trait ClusterOps: Send + Sync {
     /// Coordinator or DB server.
@@ -107,5 +147,13 @@ pub trait ClusterOps: Send + Sync {
     fn set_maintenance(&self, seconds: Option<u64>) -> Result<Option<String>> {
         let _ = seconds;
         Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
+
+    /// Passes a request for a cursor or stream transaction this coordinator does not hold to
+    /// the other coordinators in turn, acting for `request.user`: the reply of the one that
+    /// holds it, or `None` when none does (or this server is no coordinator, the default).
+    fn forward(&self, request: &ForwardedRequest) -> Result<Option<ForwardedReply>> {
+        let _ = request;
+        Ok(None)
     }
 }

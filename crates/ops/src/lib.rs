@@ -51,7 +51,10 @@ pub use catalog::{
     Figures, FiguresReport, IndexFigures, PropertiesUpdate, StoredDocument, JOURNAL_SIZE_MIN,
 };
 pub use checksum::Checksum;
-pub use cluster::{ClusterOps, InternalReply, InternalRequest, ServerRole};
+pub use cluster::{
+    ClusterOps, ForwardedReply, ForwardedRequest, InternalReply, InternalRequest, ServerRole,
+    FORWARDED, FORWARDED_FOR,
+};
 pub use computed::{ComputedExpression, ComputedValues, ExpressionCompiler};
 pub use durability::{Completer, Durability};
 pub use index::{

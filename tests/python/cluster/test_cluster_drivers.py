@@ -263,3 +263,46 @@ def test_the_replication_factor_of_a_collection_can_be_raised_and_lowered(cluste
         with pytest.raises(Exception) as unsupported:
             shared.configure(replication_factor=2)
         assert getattr(unsupported.value, "error_code", None) == 1470
+
+
+def test_cursors_and_transactions_follow_a_client_across_coordinators(cluster, dbs):
+    """python-arango picks a host per request: a cursor's next batches and a transaction's
+    requests reach whichever coordinator comes next, which passes them to the one holding
+    them."""
+    first, _ = dbs
+    col = first.create_collection(unique("fw"), shard_count=2)
+    col.import_bulk([{"_key": f"f{n}", "n": n} for n in range(95)])
+    user = unique("fwuser")
+    sys_db = ArangoClient(hosts=cluster.coordinator_urls[0]).db("_system", "root", ROOT_PASSWORD)
+    sys_db.create_user(user, "pw-forward")
+    sys_db.update_permission(user, "rw", first.name)
+    for name, password in (("root", ROOT_PASSWORD), (user, "pw-forward")):
+        spread = ArangoClient(hosts=cluster.coordinator_urls, host_resolver="roundrobin").db(
+            first.name, name, password)
+        cursor = spread.aql.execute(f"FOR d IN {col.name} SORT d.n RETURN d.n", batch_size=10)
+        assert list(cursor) == list(range(95))
+        early = spread.aql.execute(f"FOR d IN {col.name} RETURN d", batch_size=5)
+        next(early)
+        assert early.close() is True
+
+        trx = spread.begin_transaction(write=[col.name])
+        for n in range(6):
+            trx.collection(col.name).insert({"_key": f"{name}-t{n}", "n": 1000 + n})
+        assert trx.transaction_status() == "running"
+        assert trx.collection(col.name).count() == 95 + 6
+        assert trx.commit_transaction() is True
+        assert col.count() == 95 + 6
+        col.delete_many([{"_key": f"{name}-t{n}"} for n in range(6)])
+
+    # Another user's cursor is not reachable through forwarding.
+    owner = ArangoClient(hosts=cluster.coordinator_urls[0]).db(first.name, "root", ROOT_PASSWORD)
+    cursor = owner.aql.execute(f"FOR d IN {col.name} RETURN d", batch_size=5)
+    reply = requests.put(f"{cluster.coordinator_urls[1]}/_db/{first.name}/_api/cursor/{cursor.id}",
+                         auth=(user, "pw-forward"), timeout=10)
+    assert reply.status_code == 404 and reply.json()["errorNum"] == 1600
+    # The forwarding headers mean nothing from a client.
+    spoofed = requests.put(f"{cluster.coordinator_urls[1]}/_db/{first.name}/_api/cursor/{cursor.id}",
+                           auth=(user, "pw-forward"), timeout=10,
+                           headers={"x-quince-forwarded-for": "root"})
+    assert spoofed.status_code == 404
+    assert len(list(cursor)) == 95

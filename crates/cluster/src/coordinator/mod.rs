@@ -28,6 +28,7 @@ mod context;
 mod ddl;
 mod documents;
 mod engine;
+pub mod forwarding;
 mod indexes;
 mod keys;
 mod placement;
@@ -40,10 +41,13 @@ mod transaction;
 mod transaction_routes;
 mod transport;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use quince_errors::{ArangoError, Result, HTTP_NOT_FOUND};
-use quince_ops::{ClusterOps, Engine, InternalReply, InternalRequest, ServerRole};
+use quince_ops::{
+    ClusterOps, Engine, ForwardedReply, ForwardedRequest, InternalReply, InternalRequest,
+    ServerRole,
+};
 
 pub use catalog::{Catalog, CollectionEntry};
 pub use collection_options::{ClusterOptions, SHARD_KEYS_MAX};
@@ -58,11 +62,14 @@ use plan_cache::PlanCache;
 use shard_requests::Router;
 
 use crate::node::Node;
-use crate::peers::Peers;
+use crate::peers::{superuser_token, Peers};
 
 /// A running coordinator (see the module documentation).
 pub struct Coordinator {
     ctx: Arc<Context>,
+    /// The superuser token requests forwarded to other coordinators carry (unset: a cluster
+    /// without authentication).
+    forward_token: OnceLock<String>,
 }
 
 /// Starts this server's coordinator role: DB servers are reached over HTTP as the cluster's
@@ -76,7 +83,12 @@ pub fn start(
 ) -> Result<Arc<Coordinator>, ArangoError> {
     let timeouts = Timeouts::default();
     let peers = Peers::new(jwt_secret.as_deref(), &node.id, timeouts.request);
-    start_with(node, Arc::new(PeersTransport(peers)), timeouts)
+    let token = jwt_secret.map(|secret| superuser_token(&secret, &node.id));
+    let coordinator = start_with(node, Arc::new(PeersTransport(peers)), timeouts)?;
+    if let Some(token) = token {
+        let _ = coordinator.forward_token.set(token);
+    }
+    Ok(coordinator)
 }
 
 /// [`start`] over another transport and time bounds (tests answer for DB servers in process).
@@ -105,7 +117,10 @@ pub fn start_with(
         ctx.cache.stop();
         return Err(error);
     }
-    Ok(Arc::new(Coordinator { ctx }))
+    Ok(Arc::new(Coordinator {
+        ctx,
+        forward_token: OnceLock::new(),
+    }))
 }
 
 impl Coordinator {
@@ -142,5 +157,14 @@ impl ClusterOps for Coordinator {
             HTTP_NOT_FOUND,
             "a coordinator serves no cluster-internal requests",
         ))
+    }
+
+    fn forward(&self, request: &ForwardedRequest) -> Result<Option<ForwardedReply>> {
+        forwarding::forward(
+            &self.ctx.node,
+            self.forward_token.get().map(String::as_str),
+            self.ctx.timeouts.request,
+            request,
+        )
     }
 }
