@@ -86,10 +86,13 @@ def test_begin_transaction_commits_and_aborts_through_a_coordinator(cluster, db)
     assert inside.get("k3")["n"] == 3
     assert col.count() == 0, "nothing is visible before the commit"
     assert trx.transaction_status() == "running"
-    # Another coordinator does not know the transaction (drivers keep to one coordinator).
+    # Another coordinator passes the request on to the one holding the transaction.
     other = requests.get(f"{cluster.coordinator_urls[1]}/_db/{db.name}/_api/transaction/{trx.transaction_id}",
                          auth=AUTH, timeout=10)
-    assert other.status_code == 404 and other.json()["errorNum"] == 1655
+    assert other.status_code == 200 and other.json()["result"]["status"] == "running"
+    unknown = requests.get(f"{cluster.coordinator_urls[1]}/_db/{db.name}/_api/transaction/123456789",
+                           auth=AUTH, timeout=10)
+    assert unknown.status_code == 404 and unknown.json()["errorNum"] == 1655
     assert trx.commit_transaction() is True
     assert col.count() == 20
     assert col.get("k3")["n"] == 3
