@@ -486,3 +486,30 @@ pub enum BinaryOp {
     /// `%`.
     Mod,
 }
+
+impl BinaryOp {
+    /// The operator as AQL writes it (`AND`/`OR` for the logical ones).
+    pub fn token(self) -> &'static str {
+        match self {
+            BinaryOp::Or => "OR",
+            BinaryOp::And => "AND",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+            BinaryOp::In => "IN",
+            BinaryOp::NotIn => "NOT IN",
+            BinaryOp::Like => "LIKE",
+            BinaryOp::NotLike => "NOT LIKE",
+            BinaryOp::RegexMatch => "=~",
+            BinaryOp::RegexNotMatch => "!~",
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Mod => "%",
+        }
+    }
+}

@@ -367,17 +367,9 @@ impl<'p> Executor<'p> {
                         }
                     };
                     self.ctx.stats.scanned_index += 1;
-                    match self.visit(pipeline, states, i, f, row, Doc::Json(&document.json), sink) {
-                        Ok(Flow::Go) => true,
-                        Ok(Flow::Stop) => {
-                            flow = Flow::Stop;
-                            false
-                        }
-                        Err(e) => {
-                            failure = Some(e);
-                            false
-                        }
-                    }
+                    let result =
+                        self.visit(pipeline, states, i, f, row, Doc::Json(&document.json), sink);
+                    go_on(result, &mut flow, &mut failure)
                 })?;
                 match failure {
                     Some(e) => Err(e),
@@ -433,17 +425,7 @@ impl<'p> Executor<'p> {
                     self.ctx.stats.scanned_full += 1;
                     let result =
                         self.visit(pipeline, states, i, f, row, Doc::Json(&document.json), sink);
-                    match result {
-                        Ok(Flow::Go) => true,
-                        Ok(Flow::Stop) => {
-                            flow = Flow::Stop;
-                            false
-                        }
-                        Err(e) => {
-                            failure = Some(e);
-                            false
-                        }
-                    }
+                    go_on(result, &mut flow, &mut failure)
                 })?;
                 self.count_remote(counts, n);
                 match failure {
@@ -581,17 +563,7 @@ impl<'p> Executor<'p> {
                             Err(e) => Err(e),
                         },
                     };
-                    match result {
-                        Ok(Flow::Go) => true,
-                        Ok(Flow::Stop) => {
-                            flow = Flow::Stop;
-                            false
-                        }
-                        Err(e) => {
-                            failure = Some(e);
-                            false
-                        }
-                    }
+                    go_on(result, &mut flow, &mut failure)
                 })?;
             if let Some(e) = failure {
                 return Err(e);
@@ -647,6 +619,22 @@ impl<'a> Env<'a> {
     /// The environment of a row outside any expansion.
     pub fn of(row: &'a [Value]) -> Env<'a> {
         Env { row, current: None }
+    }
+}
+
+/// Whether a scan goes on after a document's rows: `result` is the next nodes' answer; a stop
+/// or an error (kept in `failure`) ends it.
+fn go_on(result: Result<Flow>, flow: &mut Flow, failure: &mut Option<ArangoError>) -> bool {
+    match result {
+        Ok(Flow::Go) => true,
+        Ok(Flow::Stop) => {
+            *flow = Flow::Stop;
+            false
+        }
+        Err(e) => {
+            *failure = Some(e);
+            false
+        }
     }
 }
 

@@ -17,7 +17,7 @@
 
 use serde_json::Value;
 
-use crate::ast::{BinaryOp, UnaryOp};
+use crate::ast::UnaryOp;
 
 use super::{CExpr, CKey, CQuantifier, Slot};
 
@@ -147,7 +147,7 @@ impl Writer<'_> {
             }
             CExpr::And(a, b) => self.infix(a, "AND", b)?,
             CExpr::Or(a, b) => self.infix(a, "OR", b)?,
-            CExpr::Binary(op, a, b) => self.infix(a, binary(*op), b)?,
+            CExpr::Binary(op, a, b) => self.infix(a, op.token(), b)?,
             CExpr::Quantified {
                 quantifier,
                 op,
@@ -166,7 +166,7 @@ impl Writer<'_> {
                         self.push(") ");
                     }
                 }
-                self.push(binary(*op));
+                self.push(op.token());
                 self.push(" ");
                 self.paren(rhs)?;
                 self.push(")");
@@ -234,30 +234,5 @@ impl Writer<'_> {
         self.paren(b)?;
         self.push(")");
         Some(())
-    }
-}
-
-/// The token of an infix operator.
-fn binary(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Or => "OR",
-        BinaryOp::And => "AND",
-        BinaryOp::Eq => "==",
-        BinaryOp::Ne => "!=",
-        BinaryOp::Lt => "<",
-        BinaryOp::Le => "<=",
-        BinaryOp::Gt => ">",
-        BinaryOp::Ge => ">=",
-        BinaryOp::In => "IN",
-        BinaryOp::NotIn => "NOT IN",
-        BinaryOp::Like => "LIKE",
-        BinaryOp::NotLike => "NOT LIKE",
-        BinaryOp::RegexMatch => "=~",
-        BinaryOp::RegexNotMatch => "!~",
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-        BinaryOp::Mod => "%",
     }
 }

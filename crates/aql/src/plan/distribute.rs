@@ -77,9 +77,7 @@ fn walk(pipeline: &mut Pipeline, applied: &mut Applied) {
         let mut conditions = Vec::new();
         let mut every = true;
         for condition in &f.filters {
-            let mut parts = Vec::new();
-            conjuncts(condition, &mut parts);
-            for part in parts {
+            for part in condition.conjuncts() {
                 match text_of(part, f.slot, &mut scratch) {
                     Some(text) => conditions.push(text),
                     None => every = false,
@@ -121,17 +119,6 @@ fn walk(pipeline: &mut Pipeline, applied: &mut Applied) {
 fn text_of(expr: &CExpr, slot: Slot, scratch: &mut Rendered) -> Option<String> {
     render(expr, slot, scratch)?;
     Some(std::mem::take(&mut scratch.text))
-}
-
-/// The conjuncts of a condition (`a && b` is kept exactly when `a` and `b` both are).
-fn conjuncts<'e>(condition: &'e CExpr, out: &mut Vec<&'e CExpr>) {
-    match condition {
-        CExpr::And(a, b) => {
-            conjuncts(a, out);
-            conjuncts(b, out);
-        }
-        other => out.push(other),
-    }
 }
 
 /// The rows a scan followed by `rest` needs at most, and the sort keys they are the first of

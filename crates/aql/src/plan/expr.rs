@@ -105,6 +105,23 @@ impl CExpr {
         }
     }
 
+    /// The conjuncts of `a && b && ...` (each of them, for a condition: it holds exactly when
+    /// every conjunct does); `[self]` for anything else.
+    pub fn conjuncts(&self) -> Vec<&CExpr> {
+        let mut out = Vec::new();
+        let mut stack = vec![self];
+        while let Some(e) = stack.pop() {
+            match e {
+                CExpr::And(a, b) => {
+                    stack.push(b);
+                    stack.push(a);
+                }
+                other => out.push(other),
+            }
+        }
+        out
+    }
+
     /// Calls `visit` on every slot read by this expression (subqueries included).
     pub fn visit_slots(&self, visit: &mut dyn FnMut(Slot)) {
         match self {

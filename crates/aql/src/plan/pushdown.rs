@@ -58,8 +58,7 @@ fn push_filters(
                 let own: Vec<Slot> = [v, e, Some(p), prune].into_iter().flatten().collect();
                 let mut j = i + 1;
                 while let Some(Node::Filter(condition)) = pipeline.nodes.get(j) {
-                    let mut parts = Vec::new();
-                    conjuncts(condition, &mut parts);
+                    let parts = condition.conjuncts();
                     let mut matched = Vec::new();
                     for part in &parts {
                         if let Some(found) =
@@ -90,17 +89,6 @@ fn push_filters(
     }
     for node in &mut pipeline.nodes {
         node.for_each_subquery_mut(&mut |sub| push_filters(sub, slots, pushed, removed));
-    }
-}
-
-/// The conjuncts of `a && b && ...`.
-fn conjuncts<'e>(condition: &'e CExpr, out: &mut Vec<&'e CExpr>) {
-    match condition {
-        CExpr::And(a, b) => {
-            conjuncts(a, out);
-            conjuncts(b, out);
-        }
-        other => out.push(other),
     }
 }
 
