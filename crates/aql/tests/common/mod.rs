@@ -396,25 +396,5 @@ pub fn print(e: &Expr) -> String {
 }
 
 pub fn op_text(op: BinaryOp) -> &'static str {
-    match op {
-        BinaryOp::Or => "||",
-        BinaryOp::And => "AND",
-        BinaryOp::Eq => "==",
-        BinaryOp::Ne => "!=",
-        BinaryOp::Lt => "<",
-        BinaryOp::Le => "<=",
-        BinaryOp::Gt => ">",
-        BinaryOp::Ge => ">=",
-        BinaryOp::In => "IN",
-        BinaryOp::NotIn => "NOT IN",
-        BinaryOp::Like => "LIKE",
-        BinaryOp::NotLike => "NOT LIKE",
-        BinaryOp::RegexMatch => "=~",
-        BinaryOp::RegexNotMatch => "!~",
-        BinaryOp::Add => "+",
-        BinaryOp::Sub => "-",
-        BinaryOp::Mul => "*",
-        BinaryOp::Div => "/",
-        BinaryOp::Mod => "%",
-    }
+    op.token()
 }
