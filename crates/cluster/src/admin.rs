@@ -210,6 +210,26 @@ impl ClusterOps for Member {
         self.role.forward(request)
     }
 
+    fn server_maintenance(&self, server: &str) -> Result<Option<Value>> {
+        crate::servers::server_maintenance(&self.node, server)
+    }
+
+    fn set_server_maintenance(&self, server: &str, seconds: Option<u64>) -> Result<()> {
+        crate::servers::set_server_maintenance(&self.node, server, seconds.map(Duration::from_secs))
+    }
+
+    fn number_of_servers(&self) -> Result<Value> {
+        crate::servers::number_of_servers(&self.node)
+    }
+
+    fn set_number_of_servers(&self, body: &Value) -> Result<()> {
+        crate::servers::set_number_of_servers(&self.node, body)
+    }
+
+    fn server_get(&self, server: &str, path: &str) -> Result<InternalReply> {
+        self.role.server_get(server, path)
+    }
+
     fn set_maintenance(&self, seconds: Option<u64>) -> Result<Option<String>> {
         set_maintenance(&self.node, seconds.map(Duration::from_secs))
     }

@@ -19,6 +19,8 @@
 //! | `Supervision/Health/<id>` | [`HealthRecord`] | supervision |
 //! | `Supervision/Leader/<lease>` | the candidate's server id (an election) | coordinators |
 //! | `Target/Maintenance` | [`Maintenance`], bound to a lease of its timeout | `PUT /_admin/cluster/maintenance` |
+//! | `Target/MaintenanceDBServers/<id>` | [`ServerMaintenance`], bound to a lease of its timeout | `PUT /_admin/cluster/maintenance/<id>` |
+//! | `Target/NumberOfCoordinators`, `Target/NumberOfDBServers`, `Target/CleanedServers` | the numbers a deployment tool set | `PUT /_admin/cluster/numberOfServers` |
 //! | `Target/FailedServers/<id>` | the time it was declared failed | supervision |
 //! | `Target/MapUniqueToShortID/<id>` | [`ShortName`] | each server at first start |
 //! | `Target/ShortNameCounter/<role>` | the last short-name number of the role | each server at first start |
@@ -151,6 +153,26 @@ impl Layout {
     /// `Target/Maintenance`.
     pub fn maintenance(&self) -> String {
         format!("{}/Target/Maintenance", self.prefix)
+    }
+
+    /// `Target/MaintenanceDBServers/<id>`.
+    pub fn server_maintenance(&self, id: &str) -> String {
+        format!("{}/Target/MaintenanceDBServers/{id}", self.prefix)
+    }
+
+    /// `Target/MaintenanceDBServers/`.
+    pub fn servers_maintenance(&self) -> String {
+        format!("{}/Target/MaintenanceDBServers/", self.prefix)
+    }
+
+    /// `Target/NumberOf<role>` (`Coordinators`, `DBServers`).
+    pub fn target_number_of(&self, role: &str) -> String {
+        format!("{}/Target/NumberOf{role}", self.prefix)
+    }
+
+    /// `Target/CleanedServers`.
+    pub fn target_cleaned_servers(&self) -> String {
+        format!("{}/Target/CleanedServers", self.prefix)
     }
 
     /// `Target/FailedServers/<id>`.
@@ -400,6 +422,18 @@ pub struct HealthRecord {
 #[serde(rename_all = "camelCase")]
 pub struct Maintenance {
     /// Until when (ISO 8601 UTC); the key's lease removes it then.
+    pub until: String,
+}
+
+/// `Target/MaintenanceDBServers/<id>`: one DB server in maintenance (the supervision neither
+/// fails over its shards nor replaces it as a follower).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerMaintenance {
+    /// Always `maintenance`.
+    #[serde(rename = "Mode")]
+    pub mode: String,
+    /// Until when (ISO 8601 UTC); the key's lease removes it then.
+    #[serde(rename = "Until")]
     pub until: String,
 }
 

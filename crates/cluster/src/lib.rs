@@ -19,5 +19,6 @@ pub mod in_sync;
 pub mod layout;
 pub mod node;
 pub mod peers;
+pub mod servers;
 pub mod sharding;
 pub mod supervision;

@@ -285,6 +285,47 @@ fn maintenance_stops_failover_but_not_health() {
 }
 
 #[test]
+fn a_db_server_in_maintenance_keeps_its_shards_while_it_is_down() {
+    for leads in [true, false] {
+        let mut cluster = Cluster::new(4);
+        let shard = if leads {
+            cluster.shard(2, 1, &[2])
+        } else {
+            cluster.shard(2, 2, &[1])
+        };
+        let key = cluster.meta.layout.server_maintenance(&dbserver(1));
+        cluster
+            .meta
+            .store
+            .put(&key, b"{\"Mode\":\"maintenance\",\"Until\":\"x\"}")
+            .unwrap();
+        let before = cluster.plan(&shard);
+        cluster.crash(1);
+        for _ in 0..40 {
+            let report = cluster.second();
+            assert!(report.failovers.is_empty(), "{report:?}");
+            assert!(report.repairs.is_empty(), "{report:?}");
+        }
+        assert_eq!(cluster.health(1).status, Status::Failed, "health is still told");
+        assert_eq!(cluster.plan(&shard), before, "its shards stay as they were");
+        cluster
+            .meta
+            .store
+            .txn(Txn::when(vec![], vec![Op::delete(key)]))
+            .unwrap();
+        let report = cluster.second();
+        let acted = report.failovers.len() + report.repairs.len();
+        assert_eq!(acted, 1, "after maintenance the supervision acts: {report:?}");
+        let after = cluster.plan(&shard);
+        if leads {
+            assert_eq!(after.leader, dbserver(2), "failed over");
+        } else {
+            assert!(!after.followers.contains(&dbserver(1)), "replaced: {after:?}");
+        }
+    }
+}
+
+#[test]
 fn a_long_failed_follower_is_replaced_and_a_short_shard_completed() {
     let mut cluster = Cluster::new(4);
     let shard = cluster.shard(3, 1, &[2, 3]);

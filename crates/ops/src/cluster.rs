@@ -149,6 +149,40 @@ pub trait ClusterOps: Send + Sync {
         Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
     }
 
+    /// `GET /_admin/cluster/maintenance/<server>`: the DB server's maintenance entry
+    /// (`{"Mode": "maintenance", "Until": ...}`) while it is in maintenance.
+    fn server_maintenance(&self, server: &str) -> Result<Option<Value>> {
+        let _ = server;
+        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
+
+    /// `PUT /_admin/cluster/maintenance/<server>`: puts the DB server in maintenance for
+    /// `seconds` (`Some`: the supervision neither fails over its shards nor replaces it), or
+    /// ends it (`None`).
+    fn set_server_maintenance(&self, server: &str, seconds: Option<u64>) -> Result<()> {
+        let _ = (server, seconds);
+        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
+
+    /// `GET /_admin/cluster/numberOfServers`.
+    fn number_of_servers(&self) -> Result<Value> {
+        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
+
+    /// `PUT /_admin/cluster/numberOfServers`: records the numbers a deployment wants.
+    fn set_number_of_servers(&self, body: &Value) -> Result<()> {
+        let _ = body;
+        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
+
+    /// A `GET` of `path` (`/_api/version`) on the cluster's server `server` (its id or short
+    /// name), as the cluster's superuser: its reply (`/_admin/cluster/nodeVersion` and
+    /// friends).
+    fn server_get(&self, server: &str, path: &str) -> Result<InternalReply> {
+        let _ = (server, path);
+        Err(ArangoError::new(CLUSTER_ONLY_ON_COORDINATOR))
+    }
+
     /// Passes a request for a cursor or stream transaction this coordinator does not hold to
     /// the other coordinators in turn, acting for `request.user`: the reply of the one that
     /// holds it, or `None` when none does (or this server is no coordinator, the default).

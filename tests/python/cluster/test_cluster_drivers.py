@@ -306,3 +306,34 @@ def test_cursors_and_transactions_follow_a_client_across_coordinators(cluster, d
                            headers={"x-quince-forwarded-for": "root"})
     assert spoofed.status_code == 404
     assert len(list(cursor)) == 95
+
+
+def test_python_arango_cluster_api_answers(cluster):
+    sys_db = ArangoClient(hosts=cluster.coordinator_urls[0]).db("_system", "root", ROOT_PASSWORD)
+    api = sys_db.cluster
+    health = api.health()["Health"]
+    dbservers = sorted(i for i, h in health.items() if h["Role"] == "DBServer")
+    coordinator = next(i for i, h in health.items() if h["Role"] == "Coordinator")
+    version = api.server_version(dbservers[0])
+    assert version["server"] == "arango" and version["version"]
+    assert api.server_version(coordinator)["version"] == version["version"]
+    assert api.server_engine(dbservers[0])["name"]
+    assert "time" in api.server_statistics(dbservers[0])
+    short = health[dbservers[1]]["ShortName"]
+    assert api.server_version(short)["version"] == version["version"], "short names are accepted"
+    counts = api.server_count()
+    assert counts["numberOfDBServers"] == 3 and counts["numberOfCoordinators"] == 2
+    assert counts["cleanedServers"] == []
+
+    assert api.server_maintenance_mode(dbservers[0]) == {}
+    api.toggle_server_maintenance_mode(dbservers[0], "maintenance", timeout=60)
+    entry = api.server_maintenance_mode(dbservers[0])
+    assert entry["Mode"] == "maintenance" and entry["Until"]
+    api.toggle_server_maintenance_mode(dbservers[0], "normal")
+    assert api.server_maintenance_mode(dbservers[0]) == {}
+    with pytest.raises(Exception) as coordinator_refused:
+        api.toggle_server_maintenance_mode(coordinator, "maintenance", timeout=60)
+    assert getattr(coordinator_refused.value, "error_code", None) == 10
+    with pytest.raises(Exception) as unknown:
+        api.server_version("PRMR-nobody")
+    assert getattr(unknown.value, "error_code", None) == 10

@@ -1,5 +1,7 @@
 //! The cluster's endpoints on its members: `GET /_admin/cluster/health`,
-//! `GET /_api/cluster/endpoints` and `PUT /_admin/cluster/maintenance`.
+//! `GET /_api/cluster/endpoints`, `PUT /_admin/cluster/maintenance` (and one DB server's
+//! under `/_admin/cluster/maintenance/<id>`), `/_admin/cluster/numberOfServers`, and
+//! `/_admin/cluster/nodeVersion`, `nodeEngine` and `nodeStatistics` of one server.
 //!
 //! What it is: thin handlers over the installed [`quince_ops::ClusterOps`] (the cluster crate
 //! reads the answers from the metadata store), run on the blocking pool because they wait for
@@ -65,8 +67,14 @@ pub(crate) async fn endpoints(api: &Api, req: &ApiRequest) -> ApiResult {
     ))
 }
 
-/// `PUT /_admin/cluster/maintenance` with `"on"`, `"off"` or `"<seconds>"`.
+/// `PUT /_admin/cluster/maintenance` with `"on"`, `"off"` or `"<seconds>"`; one DB server's
+/// under `/_admin/cluster/maintenance/<id>`.
 pub(crate) async fn maintenance(api: &Api, req: &ApiRequest) -> ApiResult {
+    match req.suffix.as_slice() {
+        [] => {}
+        [server] => return server_maintenance(api, req, server.clone()).await,
+        _ => return Err(crate::error::unknown_path(&req.path)),
+    }
     if req.method != Method::PUT {
         return Err(method_not_allowed());
     }
@@ -94,4 +102,95 @@ fn bad_mode() -> ArangoError {
         HTTP_BAD_PARAMETER,
         "expecting the string \"on\", \"off\" or a number of seconds",
     )
+}
+
+/// `GET` (the entry, under `result`, while in maintenance) and `PUT` (`{"mode":
+/// "maintenance", "timeout": seconds}` or `{"mode": "normal"}`) of
+/// `/_admin/cluster/maintenance/<DB server id>`.
+async fn server_maintenance(api: &Api, req: &ApiRequest, server: String) -> ApiResult {
+    req.require_admin()?;
+    let cluster = cluster(api)?;
+    match req.method {
+        Method::GET => {
+            let entry = blocking(move || cluster.server_maintenance(&server)).await?;
+            let mut body = json!({"error": false, "code": 200});
+            if let Some(entry) = entry {
+                body["result"] = entry;
+            }
+            Ok(ApiResponse::json(200, &body))
+        }
+        Method::PUT => {
+            let body = req.required_json_body()?;
+            let seconds = match body.get("mode").and_then(Value::as_str) {
+                Some("maintenance") => match body.get("timeout") {
+                    None | Some(Value::Null) => Some(3600),
+                    Some(value) => Some(
+                        value
+                            .as_u64()
+                            .filter(|n| (1..=MAINTENANCE_SECONDS_MAX).contains(n))
+                            .ok_or_else(|| {
+                                ArangoError::with_message(
+                                    HTTP_BAD_PARAMETER,
+                                    "timeout must be a number of seconds",
+                                )
+                            })?,
+                    ),
+                },
+                Some("normal") => None,
+                _ => {
+                    return Err(ArangoError::with_message(
+                        HTTP_BAD_PARAMETER,
+                        "mode must be \"maintenance\" or \"normal\"",
+                    ))
+                }
+            };
+            blocking(move || cluster.set_server_maintenance(&server, seconds)).await?;
+            Ok(ApiResponse::json(
+                200,
+                &json!({"error": false, "code": 200}),
+            ))
+        }
+        _ => Err(method_not_allowed()),
+    }
+}
+
+/// `GET` and `PUT /_admin/cluster/numberOfServers`.
+pub(crate) async fn number_of_servers(api: &Api, req: &ApiRequest) -> ApiResult {
+    let cluster = cluster(api)?;
+    match req.method {
+        Method::GET => {
+            let mut body = blocking(move || cluster.number_of_servers()).await?;
+            body["error"] = json!(false);
+            body["code"] = json!(200);
+            Ok(ApiResponse::json(200, &body))
+        }
+        Method::PUT => {
+            req.require_admin()?;
+            let body = req.required_json_body()?;
+            blocking(move || cluster.set_number_of_servers(&body)).await?;
+            Ok(ApiResponse::json(
+                200,
+                &json!({"error": false, "code": 200}),
+            ))
+        }
+        _ => Err(method_not_allowed()),
+    }
+}
+
+/// `GET /_admin/cluster/nodeVersion|nodeEngine|nodeStatistics?ServerID=<id>`: `path` on that
+/// server, its reply as it comes.
+pub(crate) async fn node_info(api: &Api, req: &ApiRequest, path: &'static str) -> ApiResult {
+    if req.method != Method::GET {
+        return Err(method_not_allowed());
+    }
+    req.require_admin()?;
+    let cluster = cluster(api)?;
+    let Some(server) = req.param("ServerID").map(str::to_owned) else {
+        return Err(ArangoError::with_message(
+            HTTP_BAD_PARAMETER,
+            "missing the ServerID parameter",
+        ));
+    };
+    let reply = blocking(move || cluster.server_get(&server, path)).await?;
+    Ok(ApiResponse::json_bytes(reply.status, reply.body))
 }

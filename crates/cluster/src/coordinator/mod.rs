@@ -159,6 +159,32 @@ impl ClusterOps for Coordinator {
         ))
     }
 
+    fn server_get(&self, server: &str, path: &str) -> Result<InternalReply> {
+        let record = crate::servers::find_server(&self.ctx.node, server)?;
+        let request = crate::peers::PeerRequest {
+            method: quince_client::request::Method::Get,
+            database: "_system",
+            path,
+            body: None,
+            trx: None,
+        };
+        let reply = self
+            .ctx
+            .router
+            .transport
+            .send(&record.id, &record.endpoint, &request)
+            .map_err(|error| {
+                ArangoError::with_message(
+                    quince_errors::CLUSTER_BACKEND_UNAVAILABLE,
+                    format!("server {}: {error}", record.id),
+                )
+            })?;
+        Ok(InternalReply {
+            status: reply.status,
+            body: reply.body,
+        })
+    }
+
     fn forward(&self, request: &ForwardedRequest) -> Result<Option<ForwardedReply>> {
         forwarding::forward(
             &self.ctx.node,

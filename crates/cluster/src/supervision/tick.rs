@@ -6,7 +6,8 @@
 //! changed (`Supervision/Health/<id>`; `Target/FailedServers/<id>` while a DB server is
 //! `FAILED`), then, unless `Target/Maintenance` exists, fails over every shard whose leader
 //! is `FAILED` (`in_sync::promote`, candidates: `GOOD` in-sync followers) and repairs the
-//! replication of shards with long-failed followers or too few servers ([`plan_repair`]).
+//! replication of shards with long-failed followers or too few servers ([`plan_repair`]); a
+//! DB server under `Target/MaintenanceDBServers` is neither failed over nor replaced.
 //!
 //! What it is not: the election or the timer (`runner.rs`); a tick trusts the fence it is
 //! given, not a belief that it leads.
@@ -156,7 +157,10 @@ impl Supervision {
         };
         let good = |id: &str| dbserver(id) && status.get(id) == Some(&Status::Good);
         for shard in &view.shards {
-            if status.get(&shard.plan.leader) != Some(&Status::Failed) {
+            // A DB server in maintenance keeps its shards (it is expected back).
+            if status.get(&shard.plan.leader) != Some(&Status::Failed)
+                || view.servers_in_maintenance.contains(&shard.plan.leader)
+            {
                 continue;
             }
             let promotion = in_sync::promote(
@@ -301,7 +305,7 @@ impl Supervision {
     ) -> Result<(), TickError> {
         let delay = self.config.repair_delay.unwrap_or(self.config.grace_period);
         let failed_for = |id: &str| {
-            if status.get(id) != Some(&Status::Failed) {
+            if status.get(id) != Some(&Status::Failed) || view.servers_in_maintenance.contains(id) {
                 return None;
             }
             let since = view

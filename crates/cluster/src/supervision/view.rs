@@ -1,8 +1,9 @@
 //! What one supervision tick reads from the metadata store: [`ClusterView`].
 //!
 //! What it is: the registered servers, their heartbeats, health records and failed-server
-//! entries, the maintenance flag, and every shard's Plan with its `mod_revision` and its
-//! collection's `replicationFactor`. Several reads, not one snapshot: every decision made
+//! entries, the maintenance flags (the cluster's, and each DB server's), and every shard's
+//! Plan with its `mod_revision` and its collection's `replicationFactor`. Several reads, not
+//! one snapshot: every decision made
 //! from it is a transaction guarded by the revision of the key it changes (or by
 //! `in_sync::promote`'s own reads), so a change in between only makes it fail and wait for
 //! the next tick.
@@ -11,7 +12,7 @@
 //!
 //! Invariants: values that do not decode are skipped (logged), never guessed.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use quince_meta::{MetaError, MetaStore, Revision};
 
@@ -47,6 +48,8 @@ pub struct ClusterView {
     pub failed_servers: HashMap<ServerId, Option<u64>>,
     /// `Target/Maintenance` exists.
     pub maintenance: bool,
+    /// The DB servers under `Target/MaintenanceDBServers`.
+    pub servers_in_maintenance: HashSet<ServerId>,
     /// Every shard's Plan, in key order.
     pub shards: Vec<PlannedShard>,
 }
@@ -96,6 +99,12 @@ impl ClusterView {
             }
         }
         view.maintenance = store.get(&layout.maintenance())?.is_some();
+        let prefix = layout.servers_maintenance();
+        for entry in store.range(&prefix)?.entries {
+            if let Some(id) = last_segment(&prefix, &entry.key) {
+                view.servers_in_maintenance.insert(id.to_string());
+            }
+        }
         let mut replication: HashMap<(String, u64), u32> = HashMap::new();
         let collections = format!("{}/Plan/Collections/", layout.prefix());
         for entry in store.range(&collections)?.entries {
