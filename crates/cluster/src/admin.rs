@@ -2,7 +2,8 @@
 //! `/_admin/cluster/health`, `/_api/cluster/endpoints` and `/_admin/cluster/maintenance`.
 //!
 //! What it is: [`health`] (every registered server with its status: supervision's judgement
-//! from `Supervision/Health` when it made one, else whether its heartbeat key lives),
+//! from `Supervision/Health` when it made one, else whether its heartbeat key lives; and the
+//! agency's members as ArangoDB's agents, `AGNT-<etcd member id>`, each probed now),
 //! [`coordinator_endpoints`] (the coordinators whose heartbeat lives) and [`set_maintenance`]
 //! (`Target/Maintenance` on a lease of the requested duration, or removed), and [`Member`],
 //! which adds them to a role's [`ClusterOps`].
@@ -113,6 +114,25 @@ pub fn health(node: &Node) -> Result<Value> {
         let failed = entry["Status"] == "FAILED";
         entry["CanBeDeleted"] = json!(failed && record.role == Role::Coordinator);
         members.insert(id, entry);
+    }
+    // The agency's members (etcd's), as ArangoDB lists its agents.
+    let agents = store.members().map_err(store_error)?;
+    let leader = agents.iter().find(|a| a.leader).map(|a| format!("AGNT-{}", a.id));
+    for agent in agents {
+        members.insert(
+            format!("AGNT-{}", agent.id),
+            json!({
+                "Role": "Agent",
+                "ShortName": agent.name,
+                "Endpoint": agent.endpoint.replacen("http://", "tcp://", 1),
+                "Status": if agent.reachable { "GOOD" } else { "BAD" },
+                "Leading": agent.leader,
+                "Leader": leader,
+                "Version": agent.version,
+                "Engine": "etcd",
+                "CanBeDeleted": false,
+            }),
+        );
     }
     Ok(json!({
         "ClusterId": cluster_id(store, layout).map_err(store_error)?,

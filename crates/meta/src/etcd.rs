@@ -41,8 +41,8 @@ use tokio::runtime::Runtime;
 use tokio::sync::oneshot;
 
 use crate::store::{
-    Compare, Entry, Event, EventKind, LeaseId, MetaError, MetaStore, Op, Revision, Snapshot, Txn,
-    TxnResult, Watch,
+    Compare, Entry, Event, EventKind, LeaseId, MetaError, MetaStore, Op, Revision, Snapshot,
+    StoreMember, Txn, TxnResult, Watch,
 };
 
 /// How long calls may take.
@@ -468,7 +468,61 @@ fn ttl_seconds(ttl: Duration) -> i64 {
     i64::try_from(seconds.max(1)).unwrap_or(i64::MAX)
 }
 
+/// How long a member's status may take when health probes it.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A member's version and the leader it knows, asked of `endpoint` alone; `None` when it does
+/// not answer within [`PROBE_TIMEOUT`].
+async fn probe(endpoint: String) -> Option<(String, u64)> {
+    let options = ConnectOptions::new().with_connect_timeout(PROBE_TIMEOUT);
+    let asked = async {
+        let mut client = Client::connect([endpoint], Some(options)).await.ok()?;
+        let status = client.status().await.ok()?;
+        Some((status.version().to_string(), status.leader()))
+    };
+    tokio::time::timeout(PROBE_TIMEOUT * 2, asked)
+        .await
+        .ok()
+        .flatten()
+}
+
 impl MetaStore for EtcdStore {
+    fn members(&self) -> Result<Vec<StoreMember>, MetaError> {
+        self.timed(|shared| async move {
+            let list = shared
+                .retrying(Retry::Idempotent, |mut client| async move {
+                    client.member_list().await
+                })
+                .await
+                .map_err(|e| unavailable(&e))?;
+            let mut members = Vec::new();
+            let mut leaders = Vec::new();
+            for member in list.members() {
+                let endpoint = member.client_urls().first().cloned().unwrap_or_default();
+                let answer = match endpoint.is_empty() {
+                    true => None,
+                    false => probe(endpoint.clone()).await,
+                };
+                if let Some((_, leader)) = &answer {
+                    leaders.push(*leader);
+                }
+                members.push((member.id(), member.name().to_string(), endpoint, answer));
+            }
+            Ok(members
+                .into_iter()
+                .map(|(id, name, endpoint, answer)| StoreMember {
+                    id: format!("{id:x}"),
+                    name,
+                    endpoint,
+                    reachable: answer.is_some(),
+                    leader: leaders.contains(&id),
+                    version: answer.map(|(version, _)| version).unwrap_or_default(),
+                })
+                .collect())
+        })
+    }
+
+
     fn get(&self, key: &str) -> Result<Option<Entry>, MetaError> {
         let key = key.to_string();
         self.timed(|shared| async move {

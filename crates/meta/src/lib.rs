@@ -38,6 +38,6 @@ mod store;
 pub use etcd::{EtcdOptions, EtcdStore};
 pub use memory::{Clock, ManualClock, MemoryStore, SystemClock};
 pub use store::{
-    Compare, Entry, Event, EventKind, LeaseId, MetaError, MetaStore, Op, Revision, Snapshot, Txn,
-    TxnResult, Watch,
+    Compare, Entry, Event, EventKind, LeaseId, MetaError, MetaStore, Op, Revision, Snapshot,
+    StoreMember, Txn, TxnResult, Watch,
 };

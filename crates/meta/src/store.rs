@@ -36,6 +36,24 @@ pub enum MetaError {
     Closed,
 }
 
+/// One member of the store's own replicated cluster (an etcd member), as
+/// `/_admin/cluster/health` lists ArangoDB's agents.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreMember {
+    /// The member's id (hex).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// Where clients reach it (its first client URL; empty when it has not started).
+    pub endpoint: String,
+    /// It answered a status request just now.
+    pub reachable: bool,
+    /// It leads the store's cluster (as the members that answered say).
+    pub leader: bool,
+    /// Its version (empty when it did not answer).
+    pub version: String,
+}
+
 /// One key as read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -217,6 +235,12 @@ pub trait MetaStore: Send + Sync {
 
     /// Ends a lease now, deleting its keys.
     fn revoke_lease(&self, lease: LeaseId) -> Result<(), MetaError>;
+
+    /// The members of the store's own cluster, each probed now; none for a store that is not
+    /// replicated (the default, and the in-memory store's).
+    fn members(&self) -> Result<Vec<StoreMember>, MetaError> {
+        Ok(Vec::new())
+    }
 
     /// Sets one key unconditionally; the new revision.
     fn put(&self, key: &str, value: &[u8]) -> Result<Revision, MetaError> {

@@ -77,8 +77,14 @@ def test_the_cluster_keeps_serving_when_etcd_members_die(tmp_path):
         leader.kill()
         after_leader = write_until_acknowledged(session, url)
         ddl_after_leader = create_collection_until_done(cluster, coordinator, database, "d2")
-        # Supervision keeps judging health through the new etcd leader.
-        assert all(h["Status"] == "GOOD" for h in cluster.wait_healthy()["Health"].values())
+        # Supervision keeps judging health through the new etcd leader; health lists etcd's
+        # members as agents, the dead one BAD and one of the others leading.
+        health = cluster.wait_healthy()["Health"]
+        assert all(h["Status"] == "GOOD" for h in health.values() if h["Role"] != "Agent")
+        agents = [h for h in health.values() if h["Role"] == "Agent"]
+        assert len(agents) == 3, agents
+        assert [h["Status"] for h in agents].count("BAD") == 1, agents
+        assert [h["Leading"] for h in agents].count(True) == 1, agents
         print(f"after an etcd follower died: a write {after_follower:.2f} s, a new collection "
               f"{ddl_after_follower:.2f} s; after etcd's leader died: a write {after_leader:.2f} s, "
               f"a new collection {ddl_after_leader:.2f} s")

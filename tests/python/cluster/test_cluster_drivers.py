@@ -55,6 +55,9 @@ def test_the_coordinators_say_what_they_are(cluster):
     roles = sorted(h["Role"] for h in health.values())
     assert roles.count("DBServer") == 3 and roles.count("Coordinator") == 2
     assert all(h["Status"] == "GOOD" for h in health.values())
+    agents = [h for h in health.values() if h["Role"] == "Agent"]
+    assert len(agents) == len(cluster.etcd) and [a["Leading"] for a in agents].count(True) == 1
+    assert all(a["Endpoint"].startswith("tcp://") and a["Version"] for a in agents)
 
 
 def test_documents_go_to_their_shards_and_read_back_through_either_coordinator(dbs):
