@@ -340,3 +340,37 @@ def test_python_arango_cluster_api_answers(cluster):
     with pytest.raises(Exception) as unknown:
         api.server_version("PRMR-nobody")
     assert getattr(unknown.value, "error_code", None) == 10
+
+
+def test_computed_values_are_computed_on_every_shard(cluster, dbs):
+    first, second = dbs
+    url = f"{cluster.coordinator_urls[0]}/_db/{first.name}/_api/collection"
+
+    def create(body):
+        reply = requests.post(url, json=body, auth=("root", ROOT_PASSWORD), timeout=30)
+        return reply.status_code, reply.json()
+
+    computed = [{"name": "full", "expression": "RETURN CONCAT(@doc.first, ' ', @doc.last)",
+                 "overwrite": True, "computeOn": ["insert", "update", "replace"]}]
+    name = unique("cv")
+    status, _ = create({"name": name, "numberOfShards": 3, "replicationFactor": 2,
+                        "computedValues": computed})
+    assert status == 200
+    col = first.collection(name)
+    assert second.collection(name).properties()["computedValues"][0]["name"] == "full"
+    col.insert_many([{"_key": f"p{n}", "first": f"Ada{n}", "last": "Lovelace"} for n in range(30)])
+    assert all(d["full"] == f"Ada{d['_key'][1:]} Lovelace" for d in second.collection(name).all())
+    col.update({"_key": "p3", "last": "Byron"})
+    assert col.get("p3")["full"] == "Ada3 Byron"
+    col.configure(computed_values=[{"name": "initials", "expression": "RETURN LEFT(@doc.first, 1)",
+                                    "overwrite": True, "computeOn": ["insert"]}])
+    col.insert({"_key": "q", "first": "Grace", "last": "Hopper"})
+    added = col.get("q")
+    assert added["initials"] == "G" and "full" not in added
+    status, body = create({"name": unique("cvk"), "numberOfShards": 2, "shardKeys": ["region"],
+                           "computedValues": [{"name": "region", "expression": "RETURN 'x'",
+                                               "overwrite": True}]})
+    assert status == 400 and body["errorNum"] == 10
+    status, body = create({"name": unique("cvb"),
+                           "computedValues": [{"name": "x", "expression": "RETURN (", "overwrite": True}]})
+    assert status == 400 and body["errorNum"] in (10, 1501), body

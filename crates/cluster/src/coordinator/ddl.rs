@@ -27,6 +27,7 @@ use quince_errors::{
 use quince_meta::{Compare, Op, Txn};
 use quince_model::keygen::{KeyGenerator, KeyOptions};
 use quince_model::names::{is_system_name, validate_collection_name, validate_database_name};
+use quince_aql::ComputedValueCompiler;
 use quince_ops::{check_journal_size, CreateCollection, PropertiesUpdate, WriteRules};
 use serde_json::{json, Value};
 
@@ -175,8 +176,12 @@ fn guarded(
 }
 
 /// The local properties of a new collection, checked (`waitForSync`, `keyOptions`, `schema`,
-/// `isSystem`, `cacheEnabled`, `journalSize`).
-fn local_properties(request: &CreateCollection, shards: u32) -> Result<Value> {
+/// `computedValues`, `isSystem`, `cacheEnabled`, `journalSize`).
+fn local_properties(
+    request: &CreateCollection,
+    shards: u32,
+    shard_keys: &[String],
+) -> Result<Value> {
     validate_collection_name(&request.name, request.is_system)?;
     let keys = KeyOptions::parse(request.key_options.as_ref())?;
     if autoincrement_needs_one_shard(&keys, shards) {
@@ -185,25 +190,19 @@ fn local_properties(request: &CreateCollection, shards: u32) -> Result<Value> {
             "the autoincrement key generator is not supported for collections with more than one shard",
         ));
     }
-    let computed = request.computed_values.as_ref().unwrap_or(&Value::Null);
-    if !(computed.is_null() || computed.as_array().is_some_and(Vec::is_empty)) {
-        return Err(ArangoError::with_message(
-            CLUSTER_UNSUPPORTED,
-            "computedValues are not supported in a cluster yet",
-        ));
-    }
     let rules = WriteRules::parse(
         request.schema.as_ref().unwrap_or(&Value::Null),
-        &Value::Null,
-        None,
+        request.computed_values.as_ref().unwrap_or(&Value::Null),
+        Some(&ComputedValueCompiler),
     )?;
+    check_computed_values(&rules, shard_keys)?;
     let journal_size = request.journal_size.unwrap_or(32 << 20);
     check_journal_size(journal_size)?;
     Ok(json!({
         "waitForSync": request.wait_for_sync.unwrap_or(false),
         "keyOptions": KeyGenerator::new(keys, 0).report(),
         "schema": rules.schema_json(),
-        "computedValues": Value::Null,
+        "computedValues": rules.computed_values_json(),
         "isSystem": is_system_name(&request.name),
         "cacheEnabled": request.cache_enabled.unwrap_or(false),
         "journalSize": journal_size,
@@ -260,7 +259,7 @@ pub fn create_collection(
                 Some(prototype.clone())
             }
         };
-        let properties = local_properties(request, options.number_of_shards)?;
+        let properties = local_properties(request, options.number_of_shards, &options.shard_keys)?;
         let count = u64::from(options.number_of_shards);
         let first = ctx.node.allocate_ids(1 + count).map_err(agency_error)?;
         let shards: Vec<String> = (0..count).map(|i| format!("s{}", first + 1 + i)).collect();
@@ -486,8 +485,29 @@ pub fn rename_collection(
     })
 }
 
-/// Changes the local properties kept in the Plan (`waitForSync`, `schema`, `cacheEnabled`,
-/// `journalSize`); DB servers apply them to their shards. `computedValues` are refused (1470).
+/// 400/10 when a computed value would write a shard key (a document's shard would no longer
+/// follow from the values a client sent, as ArangoDB refuses too).
+fn check_computed_values(rules: &WriteRules, shard_keys: &[String]) -> Result<()> {
+    let computed = rules.computed_values_json();
+    for name in computed
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|entry| entry.get("name").and_then(Value::as_str))
+    {
+        let hits = |key: &String| key == name || key.starts_with(&format!("{name}."));
+        if shard_keys.iter().any(hits) {
+            return Err(ArangoError::with_message(
+                quince_errors::BAD_PARAMETER,
+                format!("computed value '{name}' cannot write a shard key attribute"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Changes the local properties kept in the Plan (`waitForSync`, `schema`, `computedValues`,
+/// `cacheEnabled`, `journalSize`); DB servers apply them to their shards.
 pub fn update_properties(
     ctx: &Context,
     db: &str,
@@ -497,22 +517,29 @@ pub fn update_properties(
     if let Some(size) = update.journal_size {
         check_journal_size(size)?;
     }
-    let computed = update.computed_values.as_ref();
-    if computed.is_some_and(|c| !(c.is_null() || c.as_array().is_some_and(Vec::is_empty))) {
-        return Err(ArangoError::with_message(
-            CLUSTER_UNSUPPORTED,
-            "computedValues are not supported in a cluster yet",
-        ));
-    }
     let schema = match &update.schema {
         Some(schema) => Some(WriteRules::parse(schema, &Value::Null, None)?.schema_json()),
         None => None,
     };
+    let computed = match &update.computed_values {
+        Some(computed) => Some(WriteRules::parse(
+            &Value::Null,
+            computed,
+            Some(&ComputedValueCompiler),
+        )?),
+        None => None,
+    };
     change_collection(ctx, db, name, |plan, _| {
+        if let Some(rules) = &computed {
+            check_computed_values(rules, &plan.shard_keys)?;
+        }
         let properties = plan
             .properties
             .as_object_mut()
             .ok_or_else(|| ArangoError::with_message(INTERNAL, "unreadable properties"))?;
+        if let Some(rules) = &computed {
+            properties.insert("computedValues".into(), rules.computed_values_json());
+        }
         if let Some(sync) = update.wait_for_sync {
             properties.insert("waitForSync".into(), Value::Bool(sync));
         }
