@@ -29,7 +29,7 @@ use quince_ops::{CollectionOps, Durability, ReplicatedOp, WriteKind, WriteReques
 use serde_json::Value;
 
 use super::sender::{Entry, Join, Sender};
-use super::wire::encode_op;
+use super::wire::encode_op_text;
 use super::Ctx;
 use crate::in_sync::ShardId;
 use crate::layout::{ReplicationMode, ServerId};
@@ -187,7 +187,7 @@ impl LeaderShard {
         if ops.is_empty() || senders.is_empty() {
             return local;
         }
-        let wire: Vec<Arc<Value>> = ops.iter().map(|op| Arc::new(encode_op(op))).collect();
+        let wire: Vec<Arc<Vec<u8>>> = ops.iter().map(|op| Arc::new(encode_op_text(op))).collect();
         let waiting = mode == ReplicationMode::Synchronous;
         let join = waiting.then(|| {
             let parts = senders.len() + usize::from(local.is_some());

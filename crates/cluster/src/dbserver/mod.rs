@@ -60,7 +60,6 @@ pub use transport::{HttpTransport, LocalTransport, Transport};
 
 use leader::LeaderShard;
 use transaction::ShardTransaction;
-use wire::ApplyBody;
 
 /// What every part of the role shares: who this server is, the store, the transport.
 pub struct Ctx {
@@ -92,9 +91,9 @@ impl Ctx {
         }
     }
 
-    /// Posts an apply batch to `follower`.
-    pub fn apply(&self, follower: &str, database: &str, body: &ApplyBody) -> Result<()> {
-        self.call(follower, sender::apply_request(database, body), false)
+    /// Posts an apply batch already written as text (`wire::apply_body_text`) to `follower`.
+    pub fn apply_text(&self, follower: &str, database: &str, body: Vec<u8>) -> Result<()> {
+        self.call(follower, sender::apply_text_request(database, body), false)
             .map(|_| ())
     }
 }
