@@ -215,4 +215,22 @@ impl CollectionOps for ShardCollection {
             None => refuse_all(request.items.len(), not_leader(&name), sync),
         }
     }
+    fn insert_texts(
+        &self,
+        documents: Vec<quince_model::object_text::ObjectText>,
+        options: quince_ops::WriteOptions,
+    ) -> WriteResults {
+        let name = self.local.name();
+        let sync = options.wait_for_sync || self.local.wait_for_sync();
+        let leading = self
+            .server
+            .upgrade()
+            .and_then(|server| server.leading(&self.database, &name));
+        match leading {
+            Some((leader, mode, write_concern)) => {
+                leader.insert_texts(&*self.local, documents, options, mode, write_concern)
+            }
+            None => refuse_all(documents.len(), not_leader(&name), sync),
+        }
+    }
 }

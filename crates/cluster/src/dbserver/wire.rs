@@ -212,7 +212,8 @@ mod tests {
 
     #[test]
     fn operation_and_body_texts_are_what_serde_writes() {
-        let document = json!({"_key": "k\"\u{e9}", "_rev": "_r", "a": [1, 2.5, null], "b": {"c": "\n"}});
+        let document =
+            json!({"_key": "k\"\u{e9}", "_rev": "_r", "a": [1, 2.5, null], "b": {"c": "\n"}});
         let ops = [
             ReplicatedOp::Put(document.as_object().unwrap().clone()),
             ReplicatedOp::Remove("k/\"x".into()),
