@@ -518,3 +518,45 @@ fn inserts_of_object_texts_are_replicated_as_parsed_ones_are() {
         .unwrap();
     assert_eq!(refused[0].as_ref().unwrap_err().num(), 1496);
 }
+
+#[test]
+fn only_small_unsynced_applies_at_a_known_epoch_may_skip_the_blocking_pool() {
+    let c = cluster(2);
+    c.plan_in_sync("s101", ReplicationMode::Synchronous, 1);
+    let follower = &c.members[1].server;
+    let apply = |facts: &[(&str, &str)]| InternalRequest {
+        method: "POST".into(),
+        database: DB.into(),
+        path: vec!["apply".into()],
+        query: facts
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
+        body: Vec::new(),
+    };
+    let quick = [
+        ("shard", "s101"),
+        ("epoch", "1"),
+        ("ops", "3"),
+        ("waitForSync", "false"),
+    ];
+    assert!(follower.internal_is_quick(&apply(&quick)));
+    for (at, value, why) in [
+        (1, "2", "an epoch newer than the view reads the Plan key"),
+        (2, "17", "a large batch"),
+        (3, "true", "a synced batch"),
+        (0, "s999", "a shard the view does not hold"),
+    ] {
+        let mut facts = quick;
+        facts[at].1 = value;
+        assert!(!follower.internal_is_quick(&apply(&facts)), "{why}");
+    }
+    assert!(
+        !follower.internal_is_quick(&apply(&quick[1..])),
+        "without the facts"
+    );
+    let mut keys = apply(&quick);
+    keys.method = "GET".into();
+    keys.path = vec!["keys".into()];
+    assert!(!follower.internal_is_quick(&keys), "only applies");
+}

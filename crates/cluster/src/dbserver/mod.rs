@@ -90,12 +90,6 @@ impl Ctx {
             )),
         }
     }
-
-    /// Posts an apply batch already written as text (`wire::apply_body_text`) to `follower`.
-    pub fn apply_text(&self, follower: &str, database: &str, body: Vec<u8>) -> Result<()> {
-        self.call(follower, sender::apply_text_request(database, body), false)
-            .map(|_| ())
-    }
 }
 
 /// The DB server role of this process (see the module documentation).
@@ -284,6 +278,13 @@ impl ClusterOps for DbServer {
 
     fn server_id(&self) -> String {
         self.node.id.clone()
+    }
+
+    fn internal_is_quick(&self, request: &InternalRequest) -> bool {
+        request.method == "POST"
+            && request.path.len() == 1
+            && request.path[0] == "apply"
+            && follower::apply_is_quick(self, request)
     }
 
     fn internal(&self, request: InternalRequest) -> Result<InternalReply> {

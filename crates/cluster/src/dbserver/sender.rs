@@ -244,17 +244,22 @@ impl Sender {
     }
 
     /// Posts one batch (an [`super::wire::ApplyBody`], its text spliced from the operations'
-    /// texts); an error reply or no reply is the follower's failure.
+    /// texts, with the facts the follower's api needs to run a small batch on its connection's
+    /// task in the query: [`apply_facts`]); an error reply or no reply is the follower's
+    /// failure.
     fn send(&self, batch: &[Entry]) -> Result<()> {
+        let wait_for_sync = batch.iter().any(|e| e.sync);
         let body = apply_body_text(
             &self.shard.shard,
             self.shard.cid,
             self.epoch,
             &self.ctx.me,
-            batch.iter().any(|e| e.sync),
+            wait_for_sync,
             batch.iter().map(|e| e.op.as_slice()),
         );
-        self.ctx.apply_text(&self.follower, &self.shard.db, body)
+        let mut request = apply_text_request(&self.shard.db, body);
+        request.query = apply_facts(&self.shard.shard, self.epoch, batch.len(), wait_for_sync);
+        self.ctx.call(&self.follower, request, false).map(|_| ())
     }
 
     /// Takes the follower out of the in-sync set, then answers `waiting` (and what is queued
@@ -350,6 +355,22 @@ pub fn apply_request(database: &str, body: &ApplyBody) -> InternalRequest {
         database,
         serde_json::to_vec(body).expect("JSON values serialize"),
     )
+}
+
+/// The query of an apply request built by a sender: `shard`, `epoch`, `ops` (how many) and
+/// `waitForSync`, as in its body (`follower::apply_is_quick` reads them).
+pub fn apply_facts(
+    shard: &str,
+    epoch: u64,
+    ops: usize,
+    wait_for_sync: bool,
+) -> Vec<(String, String)> {
+    vec![
+        ("shard".into(), shard.to_owned()),
+        ("epoch".into(), epoch.to_string()),
+        ("ops".into(), ops.to_string()),
+        ("waitForSync".into(), wait_for_sync.to_string()),
+    ]
 }
 
 /// [`apply_request`] of a body already written as text.
