@@ -35,6 +35,9 @@ DURATION = int(os.environ.get("DURATION", "10"))
 CONNECTIONS = int(os.environ.get("CONNECTIONS", "16"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
 MODE = os.environ.get("MODE", "synchronous")
+# 0: inserts only (the point of the script); 100: reads of the preloaded documents instead, to
+# check that read costs did not move.
+READ_PERCENT = int(os.environ.get("READ_PERCENT", "0"))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 ROLES = ("coordinator", "leader", "follower")
 
@@ -79,7 +82,7 @@ def one_run(binary):
                 pids["leader" if port == leader_port else "follower"] = pid
             elif role == "coordinator":
                 pids["coordinator"] = pid
-        common = ("--test-case", "docs1m", "--collection", "c", "--preload", 1000, "--read-percent", 0,
+        common = ("--test-case", "docs1m", "--collection", "c", "--preload", 1000, "--read-percent", READ_PERCENT,
                   "--concurrency", CONNECTIONS, "--create-collection", "false")
         bench(cluster.urls, *common, "--duration", 3, allow_failures=True)
         load = os.getloadavg()[0]
@@ -91,7 +94,8 @@ def one_run(binary):
     finally:
         cluster.stop()
         remove(data)
-    writes = max(report["operationsByMethod"].get("POST", 0), 1)
+    methods = report["operationsByMethod"]
+    writes = max(methods.get("GET", 0) if READ_PERCENT == 100 else methods.get("POST", 0), 1)
     cpu = {}
     for (role, port), end in cpu1.items():
         used = end - cpu0.get((role, port), 0.0)
@@ -122,7 +126,9 @@ def main():
             runs[name].append(row)
             print(json.dumps({"build": name, "round": rnd + 1, **row}), flush=True)
     med = statistics.median
-    print(f"\n{CONNECTIONS} connections, {DURATION} s, replicationFactor 2 {MODE}; medians of {ROUNDS} run(s)\n")
+    what = "reads (per read below)" if READ_PERCENT == 100 else "writes"
+    print(f"\n{what}, {CONNECTIONS} connections, {DURATION} s, replicationFactor 2 {MODE}; "
+          f"medians of {ROUNDS} run(s)\n")
     print("| build | writes/s | coordinator ms | leader ms | follower ms | client ms | total ms "
           "| writes/s per vCPU (from CPU) | context switches per write (coordinator / leader / follower) "
           "| load |")
