@@ -3,8 +3,8 @@
 //!
 //! What it is: one write request (or one bulk read) of the operations interface per HTTP
 //! request, run on the blocking pool (see the invariants for where not), and the rendering of
-//! its per-item results in input order (`reference/arangodb-http-api.md` §2.4). The items' parsing (selectors, `_key`s) and
-//! per-item rules are the db layer's.
+//! its per-item results in input order (`reference/arangodb-http-api.md` §2.4). The items'
+//! parsing (selectors, `_key`s) and per-item rules are the db layer's.
 //!
 //! What it is not: atomic. An item that fails does not undo or stop the others, and the HTTP
 //! status is the success status even when every item failed.
@@ -122,7 +122,8 @@ pub(super) async fn read(
 }
 
 /// Runs one write request of `kind` over `items` (on the blocking pool unless it holds one
-/// item or the request already runs there: see the invariants), waits once for its durability, and answers 201/202 (200/202 for removals) with the per-item results.
+/// item or the request already runs there: see the invariants), waits once for its
+/// durability, and answers 201/202 (200/202 for removals) with the per-item results.
 async fn write(
     req: &ApiRequest,
     collection_name: &str,

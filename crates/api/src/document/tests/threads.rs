@@ -1,8 +1,8 @@
 //! Where document work runs: a single-document write inline on its connection's task, and so a
 //! multi-document write of one item (a cluster coordinator's request to a shard leader), every
-//! multi-document write of more items on the blocking pool, never on a runtime worker. A hook of the write
-//! path records the thread each change is decided on; the tests run on a current-thread
-//! runtime, so the runtime's one worker is the test's own thread.
+//! multi-document write of more items on the blocking pool, never on a runtime worker. A hook
+//! of the write path records the thread each change is decided on; the tests run on a
+//! current-thread runtime, so the runtime's one worker is the test's own thread.
 
 use std::sync::Arc;
 use std::thread::{self, ThreadId};
