@@ -560,3 +560,20 @@ fn only_small_unsynced_applies_at_a_known_epoch_may_skip_the_blocking_pool() {
     keys.path = vec!["keys".into()];
     assert!(!follower.internal_is_quick(&keys), "only applies");
 }
+
+#[test]
+fn while_an_order_lock_waits_on_the_network_document_requests_leave_the_runtime_workers() {
+    let c = cluster(2);
+    c.plan_in_sync("s101", ReplicationMode::Synchronous, 1);
+    let server = &c.members[0].server;
+    let engine = server.engine();
+    let database = engine.database(DB).unwrap();
+    assert!(!engine.blocks_on_network() && !database.blocks_on_network());
+    let hold = server.hold_order_on_network();
+    let second = server.hold_order_on_network();
+    assert!(engine.blocks_on_network() && database.blocks_on_network());
+    drop(hold);
+    assert!(database.blocks_on_network(), "one hold is left");
+    drop(second);
+    assert!(!engine.blocks_on_network() && !database.blocks_on_network());
+}
