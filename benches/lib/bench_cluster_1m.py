@@ -434,6 +434,10 @@ def write_report(rows, means, machine, loads):
         "",
         "## Per-hop costs",
         "",
+        "How the CPU per write of each process changed with the issue-14 write-cost work (old and new "
+        "build alternating, context switches too): `docs/benchmarks/write-cost.md` "
+        "(`benches/write-cost.sh`).",
+        "",
         f"CPU milliseconds per request by process role, layout {first}, mean of the rounds "
         "(\"leader\" and \"follower\" are the DB servers that lead and follow the shard):",
         "",

@@ -22,3 +22,17 @@ where
         Err(_) => Err(ArangoError::new(quince_errors::SHUTTING_DOWN)),
     }
 }
+
+/// Runs `call` right here when `inline` (the caller already runs on the blocking pool, or the
+/// call is as cheap as the work runtime workers do inline), else as [`blocking`] does.
+pub(crate) async fn blocking_unless<T, F>(inline: bool, call: F) -> Result<T>
+where
+    T: Send + 'static,
+    F: FnOnce() -> Result<T> + Send + 'static,
+{
+    if inline {
+        call()
+    } else {
+        blocking(call).await
+    }
+}

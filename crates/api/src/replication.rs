@@ -5,7 +5,9 @@
 //! What it is: the HTTP side only: the caller must be a superuser (the cluster's members send a
 //! superuser JWT with their `server_id`; with authentication off everybody is one), the body
 //! was read whole within `--http.max-body-size` by the pipeline, and the call runs on the
-//! blocking pool (it writes shards and waits for peers). The reply's status and JSON body are
+//! blocking pool (it writes shards and waits for peers), unless the cluster says it is quick
+//! (`ClusterOps::internal_is_quick`: a small apply batch), when it runs on the connection's
+//! task. The reply's status and JSON body are
 //! answered as they come. The paths, parameters and bodies are the cluster crate's
 //! (`crates/cluster/src/dbserver/`; `docs/cluster.md`).
 //!
@@ -19,7 +21,7 @@
 use quince_errors::{ArangoError, FORBIDDEN};
 use quince_ops::InternalRequest;
 
-use crate::blocking::blocking;
+use crate::blocking::blocking_unless;
 use crate::error::unknown_path;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
@@ -40,6 +42,7 @@ pub(crate) async fn handle(api: &Api, req: ApiRequest) -> ApiResult {
         query: req.query.clone(),
         body: req.body.to_vec(),
     };
-    let reply = blocking(move || cluster.internal(request)).await?;
+    let quick = cluster.internal_is_quick(&request);
+    let reply = blocking_unless(quick, move || cluster.internal(request)).await?;
     Ok(ApiResponse::json_bytes(reply.status, reply.body))
 }

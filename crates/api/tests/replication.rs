@@ -88,3 +88,50 @@ async fn only_superusers_reach_the_cluster_and_only_when_there_is_one() {
     assert_eq!(seen[0].param("bucket"), Some("0"));
     assert_eq!(seen[1].body, body.as_bytes());
 }
+
+/// A cluster part that calls the requests with `quick=yes` quick, and records the thread each
+/// request ran on.
+#[derive(Default)]
+struct Threads(Mutex<Vec<std::thread::ThreadId>>);
+
+impl ClusterOps for Threads {
+    fn role(&self) -> ServerRole {
+        ServerRole::DbServer
+    }
+
+    fn server_id(&self) -> String {
+        "PRMR-test".into()
+    }
+
+    fn internal(&self, _request: InternalRequest) -> Result<InternalReply> {
+        self.0.lock().unwrap().push(std::thread::current().id());
+        Ok(InternalReply {
+            status: 200,
+            body: b"{}".to_vec(),
+        })
+    }
+
+    fn internal_is_quick(&self, request: &InternalRequest) -> bool {
+        request.param("quick") == Some("yes")
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn quick_requests_run_on_the_connection_task_and_others_on_the_blocking_pool() {
+    let s = Server::new();
+    let threads = Arc::new(Threads::default());
+    s.api.install_cluster(threads.clone());
+    let runtime = std::thread::current().id();
+    for (target, inline) in [
+        ("/_api/replication/apply?quick=yes", true),
+        ("/_api/replication/apply?quick=no", false),
+        ("/_api/replication/apply", false),
+    ] {
+        s.send(superuser(Method::POST, target, "{}"))
+            .await
+            .assert_success(200);
+        let seen = std::mem::take(&mut *threads.0.lock().unwrap());
+        assert_eq!(seen.len(), 1, "{target}");
+        assert_eq!(seen[0] == runtime, inline, "{target}");
+    }
+}

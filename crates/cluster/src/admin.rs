@@ -218,6 +218,10 @@ impl ClusterOps for Member {
         self.role.internal(request)
     }
 
+    fn internal_is_quick(&self, request: &InternalRequest) -> bool {
+        self.role.internal_is_quick(request)
+    }
+
     fn health(&self) -> Result<Value> {
         health(&self.node)
     }
@@ -368,6 +372,26 @@ mod tests {
         fn internal(&self, _request: InternalRequest) -> Result<InternalReply> {
             Err(ArangoError::new(quince_errors::HTTP_NOT_FOUND))
         }
+        fn internal_is_quick(&self, request: &InternalRequest) -> bool {
+            request.param("quick").is_some()
+        }
+    }
+
+    #[test]
+    fn a_member_asks_its_role_whether_a_request_is_quick() {
+        let store: Arc<dyn MetaStore> = Arc::new(MemoryStore::default());
+        let node = join(&store, Role::Dbserver, "tcp://127.0.0.1:2", "PRMR-q");
+        let member = Member::new(node.clone(), Arc::new(NoRole));
+        let request = |query: Vec<(String, String)>| InternalRequest {
+            method: "POST".into(),
+            database: "_system".into(),
+            path: vec!["apply".into()],
+            query,
+            body: Vec::new(),
+        };
+        assert!(member.internal_is_quick(&request(vec![("quick".into(), "1".into())])));
+        assert!(!member.internal_is_quick(&request(Vec::new())));
+        node.leave();
     }
 
     #[test]

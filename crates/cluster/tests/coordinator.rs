@@ -91,7 +91,7 @@ fn create(
         kind: CollectionType::Document,
         wait_for_sync: None,
         is_system: false,
-        key_options: None,
+        key_options: body.get("keyOptions").cloned(),
         journal_size: None,
         schema: None,
         computed_values: None,
@@ -587,4 +587,123 @@ fn without_db_servers_start_fails_clearly() {
     assert!(error.message.contains("no DB server"), "{error}");
     servers.stop();
     node.leave();
+}
+
+/// The inserts of object texts (`CollectionOps::insert_texts`, the api's route for a body it
+/// could check without parsing) against the inserts of the same objects through `write`.
+fn insert_texts(
+    collection: &dyn CollectionOps,
+    bodies: &[Value],
+) -> Vec<quince_errors::Result<quince_ops::WriteOutcome>> {
+    let texts = bodies
+        .iter()
+        .map(|body| {
+            let text = serde_json::to_vec(body).unwrap();
+            quince_model::object_text::ObjectText::scan(&text, 64).expect("object text")
+        })
+        .collect();
+    collection
+        .insert_texts(texts, WriteOptions::default())
+        .settle()
+        .unwrap()
+}
+
+/// The stored document of `key` on its shard's leader, without `_key`, `_id` and `_rev`.
+fn stored_without_meta(cluster: &Cluster, collection: &dyn CollectionOps, key: &str) -> Value {
+    let shard = collection
+        .responsible_shard(&json!({ "_key": key }))
+        .unwrap();
+    let shards = collection.shards(true).unwrap();
+    let leader = shards[&shard][0].as_str().unwrap().to_string();
+    let local = cluster
+        .servers
+        .engine(&leader)
+        .database("_system")
+        .unwrap()
+        .collection(&shard)
+        .unwrap();
+    let mut document: Value = serde_json::from_slice(&local.read(key).unwrap().json).unwrap();
+    let object = document.as_object_mut().unwrap();
+    for name in ["_key", "_id", "_rev"] {
+        object.remove(name);
+    }
+    document
+}
+
+#[test]
+fn text_inserts_reach_the_same_shards_as_parsed_ones_with_the_same_rules() {
+    let cluster = cluster();
+    let engine = &*cluster.engine;
+    let collection = create(engine, "_system", "texts", json!({"numberOfShards": 3})).unwrap();
+    let bodies = vec![
+        json!({"a": 1, "b": [2.5, null, {"c": "\u{e9}\n"}]}),
+        json!({}),
+        json!({"_key": "given", "x": true}),
+        json!({"_key": 7}),
+        json!({"_key": "bad/key"}),
+        json!({"z": 1, "_rev": "ignored", "_id": "other/x"}),
+    ];
+    let by_text = insert_texts(&*collection, &bodies);
+    let mut parsed_bodies = bodies.clone();
+    parsed_bodies[2]["_key"] = json!("given2");
+    let by_write = write(&*collection, WriteKind::Insert, parsed_bodies);
+    assert_eq!(by_text.len(), bodies.len());
+    for (n, (text, parsed)) in by_text.iter().zip(&by_write).enumerate() {
+        match (text, parsed) {
+            (Ok(text), Ok(parsed)) => {
+                assert_eq!(text.id, format!("texts/{}", text.key), "item {n}");
+                assert_eq!(
+                    stored_without_meta(&cluster, &*collection, &text.key),
+                    stored_without_meta(&cluster, &*collection, &parsed.key),
+                    "item {n} is stored as the parsed insert stores it, on its shard"
+                );
+            }
+            (Err(text), Err(parsed)) => {
+                assert_eq!(text.num(), parsed.num(), "item {n}");
+                assert_eq!(text.status, parsed.status, "item {n}");
+            }
+            _ => panic!("item {n}: {text:?} against {parsed:?}"),
+        }
+    }
+    assert_eq!(by_text[2].as_ref().unwrap().key, "given");
+    assert_eq!(by_text[3].as_ref().unwrap_err().num(), 1221);
+    assert_eq!(by_text[4].as_ref().unwrap_err().num(), 1221);
+    assert_eq!(
+        insert_texts(&*collection, &[json!({"_key": "given"})])[0]
+            .as_ref()
+            .unwrap_err()
+            .num(),
+        1210,
+        "the leader's own rules still apply"
+    );
+
+    let no_user_keys = create(
+        engine,
+        "_system",
+        "generated",
+        json!({"numberOfShards": 2, "keyOptions": {"allowUserKeys": false}}),
+    )
+    .unwrap();
+    let results = insert_texts(&*no_user_keys, &[json!({"_key": "k"}), json!({"v": 1})]);
+    assert_eq!(results[0].as_ref().unwrap_err().num(), 1222);
+    assert!(results[1].is_ok(), "{:?}", results[1]);
+
+    let other_keys = create(
+        engine,
+        "_system",
+        "countries",
+        json!({"numberOfShards": 3, "shardKeys": ["country"]}),
+    )
+    .unwrap();
+    let results = insert_texts(
+        &*other_keys,
+        &[
+            json!({"_key": "k", "country": "de"}),
+            json!({"country": "de"}),
+        ],
+    );
+    assert_eq!(results[0].as_ref().unwrap_err().num(), 1466);
+    let key = results[1].as_ref().unwrap().key.clone();
+    let document: Value = serde_json::from_slice(&other_keys.read(&key).unwrap().json).unwrap();
+    assert_eq!(document["country"], "de");
 }

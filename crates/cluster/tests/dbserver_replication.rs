@@ -10,6 +10,7 @@ use std::sync::Arc;
 use quince_cluster::dbserver::start_with_transport;
 use quince_cluster::in_sync::{self, ShardId};
 use quince_cluster::layout::{encode, CollectionPlan, ReplicationMode};
+use quince_model::object_text::ObjectText;
 use quince_ops::{ClusterOps, Engine, InternalRequest, WriteKind, WriteOptions, WriteRequest};
 use serde_json::{json, Value};
 
@@ -457,4 +458,122 @@ fn internal_requests_answer_arangodb_errors() {
     let keys = ask("GET", "keys", vec![("shard".into(), "s1".into())]);
     assert_eq!(keys.status, 404, "no such database or shard");
     assert_eq!(c.members[0].server.role().name(), "PRIMARY");
+}
+
+#[test]
+fn inserts_of_object_texts_are_replicated_as_parsed_ones_are() {
+    let c = cluster(2);
+    c.plan(
+        &[("s101", 0, &[1])],
+        ReplicationMode::Synchronous,
+        1,
+        vec![],
+    );
+    let on_leader = c.wait_shard(0, "s101");
+    let on_follower = c.wait_shard(1, "s101");
+    c.wait_in_sync("s101", &[0, 1]);
+    let leader = c.served(0, "s101");
+    let texts = |bodies: &[Value]| -> Vec<ObjectText> {
+        bodies
+            .iter()
+            .map(|body| ObjectText::scan(&serde_json::to_vec(body).unwrap(), 64).unwrap())
+            .collect()
+    };
+
+    let results = leader.insert_texts(
+        texts(&[json!({"_key": "t1", "v": [1, {"w": "\u{e9}"}]}), json!({})]),
+        WriteOptions::default(),
+    );
+    assert!(!results.synced && results.durability.is_some());
+    let outcomes = results.settle().unwrap();
+    assert!(outcomes.iter().all(|o| o.as_ref().unwrap().new.is_none()));
+    let generated = outcomes[1].as_ref().unwrap().key.clone();
+    assert!(on_follower.read("t1").is_ok() && on_follower.read(&generated).is_ok());
+    assert_eq!(
+        contents(&*on_follower),
+        contents(&*on_leader),
+        "applied before the answer"
+    );
+
+    let options = WriteOptions {
+        return_new: true,
+        ..WriteOptions::default()
+    };
+    let outcomes = leader
+        .insert_texts(
+            texts(&[json!({"_key": "t2", "n": 2}), json!({"_key": "t1"})]),
+            options,
+        )
+        .settle()
+        .unwrap();
+    assert_eq!(outcomes[0].as_ref().unwrap().new.as_ref().unwrap()["n"], 2);
+    assert_eq!(outcomes[1].as_ref().unwrap_err().num(), 1210);
+    assert_eq!(contents(&*on_follower), contents(&*on_leader));
+    assert_eq!(on_follower.count(), 3);
+
+    let follower = c.served(1, "s101");
+    let refused = follower
+        .insert_texts(texts(&[json!({"_key": "t3"})]), WriteOptions::default())
+        .settle()
+        .unwrap();
+    assert_eq!(refused[0].as_ref().unwrap_err().num(), 1496);
+}
+
+#[test]
+fn only_small_unsynced_applies_at_a_known_epoch_may_skip_the_blocking_pool() {
+    let c = cluster(2);
+    c.plan_in_sync("s101", ReplicationMode::Synchronous, 1);
+    let follower = &c.members[1].server;
+    let apply = |facts: &[(&str, &str)]| InternalRequest {
+        method: "POST".into(),
+        database: DB.into(),
+        path: vec!["apply".into()],
+        query: facts
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect(),
+        body: Vec::new(),
+    };
+    let quick = [
+        ("shard", "s101"),
+        ("epoch", "1"),
+        ("ops", "3"),
+        ("waitForSync", "false"),
+    ];
+    assert!(follower.internal_is_quick(&apply(&quick)));
+    for (at, value, why) in [
+        (1, "2", "an epoch newer than the view reads the Plan key"),
+        (2, "17", "a large batch"),
+        (3, "true", "a synced batch"),
+        (0, "s999", "a shard the view does not hold"),
+    ] {
+        let mut facts = quick;
+        facts[at].1 = value;
+        assert!(!follower.internal_is_quick(&apply(&facts)), "{why}");
+    }
+    assert!(
+        !follower.internal_is_quick(&apply(&quick[1..])),
+        "without the facts"
+    );
+    let mut keys = apply(&quick);
+    keys.method = "GET".into();
+    keys.path = vec!["keys".into()];
+    assert!(!follower.internal_is_quick(&keys), "only applies");
+}
+
+#[test]
+fn while_an_order_lock_waits_on_the_network_document_requests_leave_the_runtime_workers() {
+    let c = cluster(2);
+    c.plan_in_sync("s101", ReplicationMode::Synchronous, 1);
+    let server = &c.members[0].server;
+    let engine = server.engine();
+    let database = engine.database(DB).unwrap();
+    assert!(!engine.blocks_on_network() && !database.blocks_on_network());
+    let hold = server.hold_order_on_network();
+    let second = server.hold_order_on_network();
+    assert!(engine.blocks_on_network() && database.blocks_on_network());
+    drop(hold);
+    assert!(database.blocks_on_network(), "one hold is left");
+    drop(second);
+    assert!(!engine.blocks_on_network() && !database.blocks_on_network());
 }

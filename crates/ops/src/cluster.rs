@@ -122,6 +122,15 @@ pub trait ClusterOps: Send + Sync {
     /// for a path it does not serve (404) or a role that serves none.
     fn internal(&self, request: InternalRequest) -> Result<InternalReply>;
 
+    /// True when [`ClusterOps::internal`] answers `request` quickly, without waiting on the
+    /// network or for the disk (on a DB server: a small apply batch, not synced, at an epoch
+    /// this server knows), so that the api may run it on the connection's task rather than
+    /// on its blocking pool. Advisory: `internal` checks everything itself. False by default.
+    fn internal_is_quick(&self, request: &InternalRequest) -> bool {
+        let _ = request;
+        false
+    }
+
     /// `GET /_admin/cluster/health`: `{"ClusterId", "Health": {id: {...}}}` (no `error` or
     /// `code`: the api adds them).
     fn health(&self) -> Result<Value> {

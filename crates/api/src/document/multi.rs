@@ -2,14 +2,18 @@
 //! bulk read `PUT /{coll}?onlyget`.
 //!
 //! What it is: one write request (or one bulk read) of the operations interface per HTTP
-//! request, run on the blocking pool, and the rendering of its per-item results in input
-//! order (`reference/arangodb-http-api.md` §2.4). The items' parsing (selectors, `_key`s) and
-//! per-item rules are the db layer's.
+//! request, run on the blocking pool (see the invariants for where not), and the rendering of
+//! its per-item results in input order (`reference/arangodb-http-api.md` §2.4). The items'
+//! parsing (selectors, `_key`s) and per-item rules are the db layer's.
 //!
 //! What it is not: atomic. An item that fails does not undo or stop the others, and the HTTP
 //! status is the success status even when every item failed.
 //!
-//! Invariants: no multi-document read or write runs on a runtime worker; the result array has
+//! Invariants: no multi-document read or write of more than one item runs on a runtime worker;
+//! a write of one item runs inline, as a single-document write does (the same work: a cluster's
+//! coordinator sends each single-document write to its shard's leader as a one-item request);
+//! where the whole request already runs on the blocking pool (a database whose calls wait on
+//! the network, `mod.rs`), nothing is handed to the pool a second time; the result array has
 //! one entry per item (only the errors when `silent`); the status depends on the effective
 //! `waitForSync` alone; a synced request is answered once the request's durability resolved,
 //! awaited without holding a thread; if that fsync fails the whole request answers the error.
@@ -21,7 +25,7 @@ use quince_model::object_text::ObjectText;
 use quince_ops::{CollectionOps, ReadRequest, WriteOptions, WriteRequest};
 use serde_json::Value;
 
-use crate::blocking::blocking;
+use crate::blocking::blocking_unless;
 use crate::request::ApiRequest;
 use crate::response::ApiResult;
 
@@ -101,7 +105,8 @@ pub(super) async fn read(
         ignore_revs: req.bool_param("ignoreRevs", true),
     };
     let mut reply = MultiReply::new(false, request.selectors.len(), req.replies.budget());
-    let reply = blocking(move || {
+    let inline = req.database.blocks_on_network();
+    let reply = blocking_unless(inline, move || {
         collection.read_many(&request, &mut |document| {
             match document {
                 Ok(document) => reply.push_raw(&document.json),
@@ -116,7 +121,8 @@ pub(super) async fn read(
     reply.finish(200)
 }
 
-/// Runs one write request of `kind` over `items` on the blocking pool, waits once for its
+/// Runs one write request of `kind` over `items` (on the blocking pool unless it holds one
+/// item or the request already runs there: see the invariants), waits once for its
 /// durability, and answers 201/202 (200/202 for removals) with the per-item results.
 async fn write(
     req: &ApiRequest,
@@ -128,19 +134,18 @@ async fn write(
     let options: WriteOptions = params::write_options(req, kind, false);
     let silent = params::silent(req);
     let collection: Arc<dyn CollectionOps> = collection(req, collection_name)?;
+    let on_pool = req.database.blocks_on_network();
     let (count, results) = match items {
         Items::Values(items) => {
             let count = items.len();
             let request = WriteRequest::new(kind, items, options);
-            (
-                count,
-                blocking(move || Ok(collection.write(request))).await?,
-            )
+            let write = move || Ok(collection.write(request));
+            (count, blocking_unless(on_pool || count == 1, write).await?)
         }
         Items::Texts(documents) => {
             let count = documents.len();
             let write = move || Ok(collection.insert_texts(documents, options));
-            (count, blocking(write).await?)
+            (count, blocking_unless(on_pool || count == 1, write).await?)
         }
     };
     let synced = results.synced;

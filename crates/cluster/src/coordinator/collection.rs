@@ -437,6 +437,28 @@ impl CollectionOps for CoordinatorCollection {
         }
     }
 
+    fn insert_texts(
+        &self,
+        documents: Vec<quince_model::object_text::ObjectText>,
+        options: quince_ops::WriteOptions,
+    ) -> WriteResults {
+        match self.plan() {
+            Ok(plan) => documents::insert_texts(
+                &self.ctx.router,
+                &self.ctx.keys,
+                &self.db,
+                &plan,
+                documents,
+                options,
+            ),
+            Err(error) => WriteResults {
+                items: documents.iter().map(|_| Err(error.clone())).collect(),
+                durability: None,
+                synced: options.wait_for_sync,
+            },
+        }
+    }
+
     fn indexes(&self) -> Vec<IndexDescription> {
         let plan = self.current();
         let estimates = self.shard_estimates();

@@ -2,7 +2,9 @@
 //! one request per shard to its leader, results reassembled in request order.
 //!
 //! What it is: [`write`] (insert, replace, update, remove of one or many documents; bulk
-//! reads are in `reads.rs`), over the shared item parsing of `quince-ops`:
+//! reads are in `reads.rs`), over the shared item parsing of `quince-ops`, and
+//! [`insert_texts`], the same inserts from bodies checked as object text, sent without
+//! building their objects where the shard keys are `["_key"]`:
 //! - inserts get a `_key` generated here when they bring none (`keys.rs`); a `_key` given for
 //!   a collection whose shard keys are not `["_key"]` is 1466; a `_key` given where
 //!   `allowUserKeys` is false is 1222;
@@ -32,6 +34,7 @@ use quince_errors::{
     CLUSTER_MUST_NOT_SPECIFY_KEY, INTERNAL,
 };
 use quince_model::keygen::{KeyGeneratorType, KeyOptions};
+use quince_model::object_text::{ObjectText, SystemAttribute};
 use quince_ops::{
     parse_items, DocumentOp, Durability, OverwriteMode, WriteKind, WriteOptions, WriteOutcome,
     WriteRequest, WriteResults,
@@ -52,7 +55,7 @@ pub(super) enum Target {
 }
 
 /// An item with its position in the request.
-type Positioned = (usize, Map<String, Value>);
+type Positioned = (usize, Vec<u8>);
 
 /// One item ready to send.
 struct Routed {
@@ -423,28 +426,152 @@ pub fn write(
             item,
         }) = slot
         {
-            parts.entry(index).or_default().push((position, item));
+            let text = serde_json::to_vec(&item).expect("items serialize");
+            parts.entry(index).or_default().push((position, text));
         }
     }
+    send_parts(router, db, plan, kind, &options, sync, parts, results)
+}
+
+/// Inserts of bodies checked as object text (`CollectionOps::insert_texts`): the same requests
+/// to the same leaders, and the same results, as [`write`] of an insert request whose items
+/// are the documents' objects, without building those objects where the shard keys are
+/// `["_key"]` (the text is sent as it came, a generated `_key` spliced in at its end, where
+/// [`write`] appends it).
+pub fn insert_texts(
+    router: &Router,
+    blocks: &KeyBlocks,
+    db: &str,
+    plan: &CollectionPlan,
+    documents: Vec<ObjectText>,
+    options: WriteOptions,
+) -> WriteResults {
+    if !is_default_shard_keys(&plan.shard_keys) {
+        let items = documents
+            .iter()
+            .map(|document| Value::Object(document.to_object()))
+            .collect();
+        let request = WriteRequest::new(WriteKind::Insert, items, options);
+        return write(router, blocks, db, plan, request);
+    }
+    let sync = options.wait_for_sync || collection_wait_for_sync(plan);
+    let keys = key_options(plan);
+    let mut results: Vec<Option<Result<WriteOutcome>>> = Vec::with_capacity(documents.len());
+    let mut parts: BTreeMap<usize, Vec<Positioned>> = BTreeMap::new();
+    for (position, document) in documents.iter().enumerate() {
+        match route_text(plan, &keys, blocks, document) {
+            Ok((index, text)) => {
+                results.push(None);
+                parts.entry(index).or_default().push((position, text));
+            }
+            Err(error) => results.push(Some(Err(error))),
+        }
+    }
+    send_parts(
+        router,
+        db,
+        plan,
+        WriteKind::Insert,
+        &options,
+        sync,
+        parts,
+        results,
+    )
+}
+
+/// The shard and the text to send of an insert's object text, with the shard keys `["_key"]`:
+/// the checks and the key [`route`] makes for an insert.
+fn route_text(
+    plan: &CollectionPlan,
+    keys: &KeyOptions,
+    blocks: &KeyBlocks,
+    document: &ObjectText,
+) -> Result<(usize, Vec<u8>)> {
+    match document.attribute(SystemAttribute::Key) {
+        Some(Value::String(key)) => {
+            if !keys.allow_user_keys {
+                return Err(ArangoError::new(ARANGO_DOCUMENT_KEY_UNEXPECTED));
+            }
+            quince_model::key::validate_key(&key)?;
+            Ok((key_shard_index(plan, &key), document.text().to_vec()))
+        }
+        Some(_) => Err(ArangoError::new(ARANGO_DOCUMENT_KEY_BAD)),
+        None => match generate_key(keys, blocks)? {
+            Some(key) => Ok((
+                key_shard_index(plan, &key),
+                with_key_appended(document.text(), &key),
+            )),
+            // Autoincrement: only with one shard (checked at creation); its leader
+            // generates the key.
+            None => Ok((0, document.text().to_vec())),
+        },
+    }
+}
+
+/// The shard of `key` with the shard keys `["_key"]`.
+fn key_shard_index(plan: &CollectionPlan, key: &str) -> usize {
+    let mut document = Map::new();
+    document.insert("_key".into(), Value::String(key.to_string()));
+    shard_of(plan, &document)
+}
+
+/// The compact text of an object (`{...}`, as `serde_json` writes it) with `"_key": key` as
+/// its last member: what `serde_json` writes for the object once `_key` is inserted into it.
+fn with_key_appended(object: &[u8], key: &str) -> Vec<u8> {
+    debug_assert!(object.first() == Some(&b'{') && object.last() == Some(&b'}'));
+    let mut out = Vec::with_capacity(object.len() + key.len() + 12);
+    out.extend_from_slice(&object[..object.len() - 1]);
+    if object.len() > 2 {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"_key\":");
+    serde_json::to_writer(&mut out, key).expect("strings serialize");
+    out.push(b'}');
+    out
+}
+
+/// Sends each shard's part (items as JSON text, with their positions in the request) as one
+/// multi-document request to the shard's leader, and fills `results` with the answers (an item
+/// already answered keeps its result).
+#[allow(clippy::too_many_arguments)]
+fn send_parts(
+    router: &Router,
+    db: &str,
+    plan: &CollectionPlan,
+    kind: WriteKind,
+    options: &WriteOptions,
+    sync: bool,
+    parts: BTreeMap<usize, Vec<Positioned>>,
+    mut results: Vec<Option<Result<WriteOutcome>>>,
+) -> WriteResults {
     let method = match kind {
         WriteKind::Insert => Method::Post,
         WriteKind::Replace => Method::Put,
         WriteKind::Update => Method::Patch,
         WriteKind::Remove => Method::Delete,
     };
-    let query = write_query(kind, &options, sync);
+    let query = write_query(kind, options, sync);
     let order: Vec<usize> = parts.keys().copied().collect();
     let calls: Vec<ShardCall> = parts
         .iter()
         .map(|(index, items)| {
             let shard = &plan.shards[*index];
-            let body: Vec<&Map<String, Value>> = items.iter().map(|(_, item)| item).collect();
+            let length = items.iter().map(|(_, text)| text.len() + 1).sum::<usize>() + 1;
+            let mut body = Vec::with_capacity(length);
+            body.push(b'[');
+            for (i, (_, text)) in items.iter().enumerate() {
+                if i > 0 {
+                    body.push(b',');
+                }
+                body.extend_from_slice(text);
+            }
+            body.push(b']');
             ShardCall {
                 db: db.to_string(),
                 shard: shard.clone(),
                 method,
                 path: format!("/_api/document/{}?{query}", encode_segment(shard)),
-                body: Some(serde_json::to_vec(&body).expect("items serialize")),
+                body: Some(body),
                 read_only: false,
             }
         })
@@ -597,6 +724,24 @@ mod tests {
         let routed = route(&other_keys, &keys, &blocks, remove, &options).unwrap();
         assert!(matches!(routed.target, Target::Locate(ref k) if k == "k"));
         assert_eq!(routed.item["_rev"], "_r");
+    }
+
+    #[test]
+    fn a_generated_key_is_spliced_where_serde_writes_it() {
+        for body in [
+            json!({}),
+            json!({"a": 1}),
+            json!({"a": {"b": [1, "}"]}, "c": "\u{e9}\"}"}),
+        ] {
+            let mut object = body.as_object().unwrap().clone();
+            let text = serde_json::to_vec(&object).unwrap();
+            object.insert("_key".into(), Value::String("k\"1".into()));
+            assert_eq!(
+                with_key_appended(&text, "k\"1"),
+                serde_json::to_vec(&object).unwrap(),
+                "{body}"
+            );
+        }
     }
 
     #[test]

@@ -119,6 +119,8 @@ pub fn serve_join(server: &DbServer, request: &InternalRequest) -> Result<Value>
     }
     copy_to(&leader, &*local, &body.follower)?;
     let sender = {
+        // The shard's writes wait for this pass: let them wait off the api's runtime workers.
+        let _on_network = server.hold_order_on_network();
         let mut order = leader.order();
         copy_to(&leader, &*local, &body.follower)?;
         let sender = Sender::start(

@@ -125,6 +125,29 @@ pub fn check_sender(server: &DbServer, id: &ShardId, leader: &str, epoch: u64) -
     Ok(())
 }
 
+/// The most operations an apply batch may carry to run on the api's connection task.
+pub const QUICK_APPLY_OPS: usize = 16;
+
+/// True when an apply request is quick to serve (`ClusterOps::internal_is_quick`): its query
+/// (a sender's `sender::apply_facts`) says it carries at most [`QUICK_APPLY_OPS`] operations,
+/// is not synced, and names an epoch of the shard no newer than this server's Plan view (so
+/// that no Plan key is read from the store). Requests without those facts are not quick.
+pub fn apply_is_quick(server: &DbServer, request: &InternalRequest) -> bool {
+    let number = |name: &str| request.param(name).and_then(|v| v.parse::<u64>().ok());
+    let (Some(shard), Some(epoch), Some(ops)) =
+        (request.param("shard"), number("epoch"), number("ops"))
+    else {
+        return false;
+    };
+    if request.param("waitForSync") != Some("false") || ops > QUICK_APPLY_OPS as u64 {
+        return false;
+    }
+    server
+        .plan()
+        .shard(shard)
+        .is_some_and(|planned| epoch <= planned.plan.epoch)
+}
+
 /// `POST apply`: `{shard, cid, epoch, leader, waitForSync, ops}`.
 pub fn serve_apply(server: &DbServer, request: &InternalRequest) -> Result<Value> {
     let body: ApplyBody =

@@ -1,13 +1,14 @@
 //! The [`CollectionOps`](quince_ops::CollectionOps) methods a DB server's shard collection
-//! passes straight to its local collection (`self.local`): reads, properties, indexes,
-//! `apply_replicated`, and `insert_texts` as an insert through the collection's own `write`.
+//! passes straight to its local collection (`self.local`): reads, properties, indexes and
+//! `apply_replicated`.
 //!
-//! What it is not: the methods that replicate. `truncate` and `write` differ between the served
-//! shard (`shard_engine.rs`) and the shard inside a transaction (`transaction.rs`), and each
-//! type writes them itself.
+//! What it is not: the methods that replicate. `truncate`, `write` and `insert_texts` differ
+//! between the served shard (`shard_engine.rs`) and the shard inside a transaction
+//! (`transaction.rs`), and each type writes them itself.
 //!
 //! Invariant: a type that uses [`forward_to_local!`] has a field `local: Arc<dyn CollectionOps>`
-//! and writes `truncate` and `write`; every other method of the trait comes from here.
+//! and writes `truncate`, `write` and `insert_texts`; every other method of the trait comes
+//! from here.
 
 /// Expands, inside an `impl CollectionOps for T` block, to the methods that pass straight to
 /// `self.local`.
@@ -97,22 +98,6 @@ macro_rules! forward_to_local {
             visit: &mut dyn FnMut(quince_ops::StoredDocument) -> bool,
         ) -> quince_errors::Result<()> {
             self.local.scan(visit)
-        }
-
-        fn insert_texts(
-            &self,
-            documents: Vec<quince_model::object_text::ObjectText>,
-            options: quince_ops::WriteOptions,
-        ) -> quince_ops::WriteResults {
-            let items = documents
-                .iter()
-                .map(|document| serde_json::Value::Object(document.to_object()))
-                .collect();
-            self.write(quince_ops::WriteRequest::new(
-                quince_ops::WriteKind::Insert,
-                items,
-                options,
-            ))
         }
 
         fn indexes(&self) -> Vec<quince_ops::IndexDescription> {

@@ -1,7 +1,8 @@
 //! [`LeaderShard`]: a shard this server leads at one epoch: its order lock, its senders (one
 //! per in-sync or joining follower), its copy of the in-sync set, and the replicated write path.
 //!
-//! What it is: [`LeaderShard::write`] and [`LeaderShard::truncate`]. A write is refused with
+//! What it is: [`LeaderShard::write`] (and [`LeaderShard::insert_texts`], the same for inserts
+//! of object texts) and [`LeaderShard::truncate`]. A write is refused with
 //! 1429 (synchronous mode) when fewer than `writeConcern` servers are in sync; otherwise, under
 //! the order lock, it is applied to the local shard (with `returnNew` forced, so that each
 //! written document is known whole) and its effects are queued, in order, to every sender:
@@ -25,11 +26,14 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
 use quince_errors::{ArangoError, Result, REPLICATION_WRITE_CONCERN_NOT_FULFILLED};
-use quince_ops::{CollectionOps, Durability, ReplicatedOp, WriteKind, WriteRequest, WriteResults};
+use quince_model::object_text::ObjectText;
+use quince_ops::{
+    CollectionOps, Durability, ReplicatedOp, WriteKind, WriteOptions, WriteRequest, WriteResults,
+};
 use serde_json::Value;
 
 use super::sender::{Entry, Join, Sender};
-use super::wire::encode_op;
+use super::wire::encode_op_text;
 use super::Ctx;
 use crate::in_sync::ShardId;
 use crate::layout::{ReplicationMode, ServerId};
@@ -110,20 +114,66 @@ impl LeaderShard {
         mode: ReplicationMode,
         write_concern: u32,
     ) -> WriteResults {
-        let sync = request.options.wait_for_sync || local.wait_for_sync();
-        if let Err(error) = self.check_write_concern(mode, write_concern) {
-            return refused(request.items.len(), error, sync);
-        }
         let kind = request.kind;
-        let asked_new = request.options.return_new;
-        if kind != WriteKind::Remove {
-            request.options.return_new = true;
+        let items = request.items.len();
+        let options = std::mem::take(&mut request.options);
+        let run = LocalWrite {
+            kind,
+            items,
+            mode,
+            write_concern,
+        };
+        self.write_with(local, run, options, |options| {
+            request.options = options;
+            local.write(request)
+        })
+    }
+
+    /// The replicated insert of `documents` (bodies checked as object text) to `local`: the
+    /// same as [`LeaderShard::write`] of an insert of the documents' objects, the local
+    /// collection storing the texts (`CollectionOps::insert_texts`).
+    pub fn insert_texts(
+        &self,
+        local: &dyn CollectionOps,
+        documents: Vec<ObjectText>,
+        options: WriteOptions,
+        mode: ReplicationMode,
+        write_concern: u32,
+    ) -> WriteResults {
+        let run = LocalWrite {
+            kind: WriteKind::Insert,
+            items: documents.len(),
+            mode,
+            write_concern,
+        };
+        self.write_with(local, run, options, |options| {
+            local.insert_texts(documents, options)
+        })
+    }
+
+    /// The replicated write `apply` makes to `local` with (its) `options`: the write concern
+    /// checked, `returnNew` forced where replication needs the new documents, the local write
+    /// and the enqueueing under the order lock, the client's `returnNew` honoured.
+    fn write_with(
+        &self,
+        local: &dyn CollectionOps,
+        run: LocalWrite,
+        mut options: WriteOptions,
+        apply: impl FnOnce(WriteOptions) -> WriteResults,
+    ) -> WriteResults {
+        let sync = options.wait_for_sync || local.wait_for_sync();
+        if let Err(error) = self.check_write_concern(run.mode, run.write_concern) {
+            return refused(run.items, error, sync);
+        }
+        let asked_new = options.return_new;
+        if run.kind != WriteKind::Remove {
+            options.return_new = true;
         }
         let order = self.order.lock();
-        let mut results = local.write(request);
-        let ops = replicated_ops(&mut results, kind, asked_new);
+        let mut results = apply(options);
+        let ops = replicated_ops(&mut results, run.kind, asked_new);
         let durability = results.durability.take();
-        results.durability = self.replicate(&order, ops, sync, mode, durability, false);
+        results.durability = self.replicate(&order, ops, sync, run.mode, durability, false);
         drop(order);
         results
     }
@@ -187,7 +237,7 @@ impl LeaderShard {
         if ops.is_empty() || senders.is_empty() {
             return local;
         }
-        let wire: Vec<Arc<Value>> = ops.iter().map(|op| Arc::new(encode_op(op))).collect();
+        let wire: Vec<Arc<Vec<u8>>> = ops.iter().map(|op| Arc::new(encode_op_text(op))).collect();
         let waiting = mode == ReplicationMode::Synchronous;
         let join = waiting.then(|| {
             let parts = senders.len() + usize::from(local.is_some());
@@ -229,6 +279,14 @@ impl LeaderShard {
             sender.stop();
         }
     }
+}
+
+/// What a write to the local shard is, for [`LeaderShard::write_with`].
+struct LocalWrite {
+    kind: WriteKind,
+    items: usize,
+    mode: ReplicationMode,
+    write_concern: u32,
 }
 
 /// Every item refused with `error`.

@@ -42,6 +42,7 @@ pub mod transport;
 mod wire;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -60,7 +61,6 @@ pub use transport::{HttpTransport, LocalTransport, Transport};
 
 use leader::LeaderShard;
 use transaction::ShardTransaction;
-use wire::ApplyBody;
 
 /// What every part of the role shares: who this server is, the store, the transport.
 pub struct Ctx {
@@ -91,12 +91,6 @@ impl Ctx {
             )),
         }
     }
-
-    /// Posts an apply batch to `follower`.
-    pub fn apply(&self, follower: &str, database: &str, body: &ApplyBody) -> Result<()> {
-        self.call(follower, sender::apply_request(database, body), false)
-            .map(|_| ())
-    }
 }
 
 /// The DB server role of this process (see the module documentation).
@@ -115,6 +109,19 @@ pub struct DbServer {
     stopped: Mutex<bool>,
     wake: Condvar,
     maintenance: Mutex<Option<JoinHandle<()>>>,
+    /// How many shard order locks are held across requests to other servers now (a join's
+    /// last copy pass): see [`DbServer::holds_order_on_network`].
+    order_holds_on_network: AtomicUsize,
+}
+
+/// One order lock held across requests to other servers, counted while it lives
+/// ([`DbServer::hold_order_on_network`]).
+pub struct OrderHoldOnNetwork<'a>(&'a DbServer);
+
+impl Drop for OrderHoldOnNetwork<'_> {
+    fn drop(&mut self) {
+        self.0.order_holds_on_network.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Starts the DB server role of `node` over `local`: replication between DB servers over HTTP,
@@ -161,6 +168,7 @@ pub fn start_with_transport(
         stopped: Mutex::new(false),
         wake: Condvar::new(),
         maintenance: Mutex::new(None),
+        order_holds_on_network: AtomicUsize::new(0),
     });
     let engine: Arc<dyn Engine> = Arc::new(shard_engine::ShardEngine::new(
         Arc::clone(&server.local),
@@ -188,6 +196,21 @@ impl DbServer {
     /// The cluster member.
     pub fn node(&self) -> &Arc<Node> {
         &self.node
+    }
+
+    /// Counts, until the answer is dropped, a shard order lock held (or about to be) across
+    /// requests to other servers.
+    pub fn hold_order_on_network(&self) -> OrderHoldOnNetwork<'_> {
+        self.order_holds_on_network.fetch_add(1, Ordering::AcqRel);
+        OrderHoldOnNetwork(self)
+    }
+
+    /// True while some shard's order lock is held across requests to other servers (a
+    /// follower's last catch-up pass): a write of that shard then waits for the network, so
+    /// the served databases say their calls may block on it (`blocks_on_network`), and the api
+    /// runs their document requests on its blocking pool rather than on runtime workers.
+    pub fn holds_order_on_network(&self) -> bool {
+        self.order_holds_on_network.load(Ordering::Acquire) > 0
     }
 
     /// The Plan as this server last read it.
@@ -285,6 +308,13 @@ impl ClusterOps for DbServer {
 
     fn server_id(&self) -> String {
         self.node.id.clone()
+    }
+
+    fn internal_is_quick(&self, request: &InternalRequest) -> bool {
+        request.method == "POST"
+            && request.path.len() == 1
+            && request.path[0] == "apply"
+            && follower::apply_is_quick(self, request)
     }
 
     fn internal(&self, request: InternalRequest) -> Result<InternalReply> {

@@ -32,9 +32,8 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex};
 use quince_errors::{ArangoError, Result};
 use quince_ops::{Completer, InternalRequest};
-use serde_json::Value;
 
-use super::wire::{reply_error, ApplyBody};
+use super::wire::{apply_body_text, reply_error, ApplyBody};
 use super::Ctx;
 use crate::in_sync::{self, InSyncError, ShardId};
 use crate::layout::ServerId;
@@ -76,8 +75,9 @@ impl Join {
 
 /// One queued operation.
 pub struct Entry {
-    /// Its wire form (shared by the senders of one write).
-    pub op: Arc<Value>,
+    /// Its wire form as JSON text (`wire::encode_op_text`; shared by the senders of one
+    /// write).
+    pub op: Arc<Vec<u8>>,
     /// The write asked for `waitForSync`.
     pub sync: bool,
     /// The write's acknowledgement, on its last operation (none in asynchronous mode).
@@ -243,17 +243,23 @@ impl Sender {
         }
     }
 
-    /// Posts one batch; an error reply or no reply is the follower's failure.
+    /// Posts one batch (an [`super::wire::ApplyBody`], its text spliced from the operations'
+    /// texts, with the facts the follower's api needs to run a small batch on its connection's
+    /// task in the query: [`apply_facts`]); an error reply or no reply is the follower's
+    /// failure.
     fn send(&self, batch: &[Entry]) -> Result<()> {
-        let body = ApplyBody {
-            shard: self.shard.shard.clone(),
-            cid: self.shard.cid,
-            epoch: self.epoch,
-            leader: self.ctx.me.clone(),
-            wait_for_sync: batch.iter().any(|e| e.sync),
-            ops: batch.iter().map(|e| (*e.op).clone()).collect(),
-        };
-        self.ctx.apply(&self.follower, &self.shard.db, &body)
+        let wait_for_sync = batch.iter().any(|e| e.sync);
+        let body = apply_body_text(
+            &self.shard.shard,
+            self.shard.cid,
+            self.epoch,
+            &self.ctx.me,
+            wait_for_sync,
+            batch.iter().map(|e| e.op.as_slice()),
+        );
+        let mut request = apply_text_request(&self.shard.db, body);
+        request.query = apply_facts(&self.shard.shard, self.epoch, batch.len(), wait_for_sync);
+        self.ctx.call(&self.follower, request, false).map(|_| ())
     }
 
     /// Takes the follower out of the in-sync set, then answers `waiting` (and what is queued
@@ -345,12 +351,36 @@ fn fail_all(entries: impl IntoIterator<Item = Entry>, error: &ArangoError) {
 
 /// The request of an apply to `follower`, its reply turned into a result.
 pub fn apply_request(database: &str, body: &ApplyBody) -> InternalRequest {
+    apply_text_request(
+        database,
+        serde_json::to_vec(body).expect("JSON values serialize"),
+    )
+}
+
+/// The query of an apply request built by a sender: `shard`, `epoch`, `ops` (how many) and
+/// `waitForSync`, as in its body (`follower::apply_is_quick` reads them).
+pub fn apply_facts(
+    shard: &str,
+    epoch: u64,
+    ops: usize,
+    wait_for_sync: bool,
+) -> Vec<(String, String)> {
+    vec![
+        ("shard".into(), shard.to_owned()),
+        ("epoch".into(), epoch.to_string()),
+        ("ops".into(), ops.to_string()),
+        ("waitForSync".into(), wait_for_sync.to_string()),
+    ]
+}
+
+/// [`apply_request`] of a body already written as text.
+pub fn apply_text_request(database: &str, body: Vec<u8>) -> InternalRequest {
     InternalRequest {
         method: "POST".into(),
         database: database.to_owned(),
         path: vec!["apply".into()],
         query: Vec::new(),
-        body: serde_json::to_vec(body).expect("JSON values serialize"),
+        body,
     }
 }
 

@@ -12,7 +12,10 @@
 //! anything that is not a shard: other collections behave as on a single server.
 //!
 //! Invariants: no write reaches a shard collection through this engine without the leader's
-//! checks and replication; reads are never refused.
+//! checks and replication; reads are never refused; the engine and its databases say their
+//! calls may wait on the network (`blocks_on_network`) exactly while a shard's order lock is
+//! held across requests to other servers, so that the api then keeps document requests, whose
+//! writes would wait for that lock, off its runtime workers.
 
 use std::sync::{Arc, Weak};
 
@@ -84,6 +87,18 @@ impl Engine for ShardEngine {
     fn delete_backup(&self, id: &str) -> Result<()> {
         self.local.delete_backup(id)
     }
+
+    fn blocks_on_network(&self) -> bool {
+        holds_order_on_network(&self.server)
+    }
+}
+
+/// True while `server` holds a shard's order lock across requests to other servers
+/// ([`DbServer::holds_order_on_network`]).
+fn holds_order_on_network(server: &Weak<DbServer>) -> bool {
+    server
+        .upgrade()
+        .is_some_and(|server| server.holds_order_on_network())
 }
 
 /// A database of the DB server's engine.
@@ -172,6 +187,10 @@ impl DatabaseOps for ShardDatabase {
     fn running_transactions(&self) -> Vec<String> {
         self.local.running_transactions()
     }
+
+    fn blocks_on_network(&self) -> bool {
+        holds_order_on_network(&self.server)
+    }
 }
 
 /// A shard collection of the DB server's engine.
@@ -213,6 +232,24 @@ impl CollectionOps for ShardCollection {
                 leader.write(&*self.local, request, mode, write_concern)
             }
             None => refuse_all(request.items.len(), not_leader(&name), sync),
+        }
+    }
+    fn insert_texts(
+        &self,
+        documents: Vec<quince_model::object_text::ObjectText>,
+        options: quince_ops::WriteOptions,
+    ) -> WriteResults {
+        let name = self.local.name();
+        let sync = options.wait_for_sync || self.local.wait_for_sync();
+        let leading = self
+            .server
+            .upgrade()
+            .and_then(|server| server.leading(&self.database, &name));
+        match leading {
+            Some((leader, mode, write_concern)) => {
+                leader.insert_texts(&*self.local, documents, options, mode, write_concern)
+            }
+            None => refuse_all(documents.len(), not_leader(&name), sync),
         }
     }
 }

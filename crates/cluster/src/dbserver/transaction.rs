@@ -376,4 +376,17 @@ impl CollectionOps for TrxShardCollection {
         }
         results
     }
+    /// An insert of the documents' objects through [`TrxShardCollection::write`], so that the
+    /// transaction records it.
+    fn insert_texts(
+        &self,
+        documents: Vec<quince_model::object_text::ObjectText>,
+        options: quince_ops::WriteOptions,
+    ) -> WriteResults {
+        let items = documents
+            .iter()
+            .map(|document| Value::Object(document.to_object()))
+            .collect();
+        self.write(WriteRequest::new(WriteKind::Insert, items, options))
+    }
 }

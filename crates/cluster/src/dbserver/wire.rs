@@ -71,6 +71,52 @@ pub fn encode_op(op: &ReplicatedOp) -> Value {
     }
 }
 
+/// The wire form of one operation as JSON text: the bytes `serde_json` writes for
+/// [`encode_op`]'s value, without building that value (no copy of the document).
+pub fn encode_op_text(op: &ReplicatedOp) -> Vec<u8> {
+    let mut out = Vec::new();
+    match op {
+        ReplicatedOp::Put(document) => {
+            out.extend_from_slice(b"{\"put\":");
+            serde_json::to_writer(&mut out, document).expect("JSON values serialize");
+            out.push(b'}');
+        }
+        ReplicatedOp::Remove(key) => {
+            out.extend_from_slice(b"{\"remove\":");
+            serde_json::to_writer(&mut out, key).expect("strings serialize");
+            out.push(b'}');
+        }
+        ReplicatedOp::Truncate => out.extend_from_slice(b"{\"truncate\":true}"),
+    }
+    out
+}
+
+/// The text of an [`ApplyBody`] whose `ops` are the operations' texts ([`encode_op_text`]):
+/// the bytes `serde_json` writes for that body, built without copying the operations.
+pub fn apply_body_text<'a>(
+    shard: &str,
+    cid: u64,
+    epoch: u64,
+    leader: &str,
+    wait_for_sync: bool,
+    ops: impl IntoIterator<Item = &'a [u8]>,
+) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(b"{\"shard\":");
+    serde_json::to_writer(&mut out, shard).expect("strings serialize");
+    out.extend_from_slice(format!(",\"cid\":{cid},\"epoch\":{epoch},\"leader\":").as_bytes());
+    serde_json::to_writer(&mut out, leader).expect("strings serialize");
+    out.extend_from_slice(format!(",\"waitForSync\":{wait_for_sync},\"ops\":[").as_bytes());
+    for (i, op) in ops.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(op);
+    }
+    out.extend_from_slice(b"]}");
+    out
+}
+
 /// An operation from its wire form (400 for anything else).
 pub fn decode_op(value: Value) -> Result<ReplicatedOp, ArangoError> {
     let bad = || {
@@ -162,5 +208,39 @@ mod tests {
         let back = reply_error(reply.status, &reply.body);
         assert_eq!((back.num(), back.status), (1491, 503));
         assert_eq!(reply_error(502, b"<html>").num(), 1478);
+    }
+
+    #[test]
+    fn operation_and_body_texts_are_what_serde_writes() {
+        let document =
+            json!({"_key": "k\"\u{e9}", "_rev": "_r", "a": [1, 2.5, null], "b": {"c": "\n"}});
+        let ops = [
+            ReplicatedOp::Put(document.as_object().unwrap().clone()),
+            ReplicatedOp::Remove("k/\"x".into()),
+            ReplicatedOp::Truncate,
+        ];
+        let texts: Vec<Vec<u8>> = ops.iter().map(encode_op_text).collect();
+        for (op, text) in ops.iter().zip(&texts) {
+            assert_eq!(*text, serde_json::to_vec(&encode_op(op)).unwrap());
+        }
+        for (sync, count) in [(false, 0), (true, 3), (false, 1)] {
+            let body = ApplyBody {
+                shard: "s1\"".into(),
+                cid: 17,
+                epoch: u64::MAX,
+                leader: "PRMR-\u{e9}".into(),
+                wait_for_sync: sync,
+                ops: ops[..count].iter().map(encode_op).collect(),
+            };
+            let text = apply_body_text(
+                &body.shard,
+                body.cid,
+                body.epoch,
+                &body.leader,
+                sync,
+                texts[..count].iter().map(Vec::as_slice),
+            );
+            assert_eq!(text, serde_json::to_vec(&body).unwrap());
+        }
     }
 }

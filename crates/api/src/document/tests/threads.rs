@@ -1,7 +1,8 @@
-//! Where document work runs: a single-document write inline on its connection's task, every
-//! multi-document write on the blocking pool, never on a runtime worker. A hook of the write
-//! path records the thread each change is decided on; the tests run on a current-thread
-//! runtime, so the runtime's one worker is the test's own thread.
+//! Where document work runs: a single-document write inline on its connection's task, and so a
+//! multi-document write of one item (a cluster coordinator's request to a shard leader), every
+//! multi-document write of more items on the blocking pool, never on a runtime worker. A hook
+//! of the write path records the thread each change is decided on; the tests run on a
+//! current-thread runtime, so the runtime's one worker is the test's own thread.
 
 use std::sync::Arc;
 use std::thread::{self, ThreadId};
@@ -66,6 +67,26 @@ async fn multi_document_writes_leave_the_runtime_thread_and_single_ones_stay() {
         .await;
     assert_eq!(reply.status, 202);
     assert_eq!(threads.take(), vec![runtime], "a single insert runs inline");
+
+    let one = [
+        (Method::POST, json!([{"_key": "o"}])),
+        (Method::PATCH, json!([{"_key": "o", "x": 1}])),
+        (Method::PUT, json!([{"_key": "o"}])),
+        (Method::DELETE, json!(["o"])),
+    ];
+    for (method, body) in one {
+        let reply = fx
+            .call(method.clone(), "document", &["c"])
+            .json(body)
+            .document()
+            .await;
+        assert_eq!(reply.status, 202, "{method}: {:?}", reply.body);
+        assert_eq!(
+            threads.take(),
+            vec![runtime],
+            "{method} of one document runs inline"
+        );
+    }
 
     let many = [
         (Method::POST, json!([{"_key": "b"}, {"_key": "c"}])),
