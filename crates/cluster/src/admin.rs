@@ -117,7 +117,10 @@ pub fn health(node: &Node) -> Result<Value> {
     }
     // The agency's members (etcd's), as ArangoDB lists its agents.
     let agents = store.members().map_err(store_error)?;
-    let leader = agents.iter().find(|a| a.leader).map(|a| format!("AGNT-{}", a.id));
+    let leader = agents
+        .iter()
+        .find(|a| a.leader)
+        .map(|a| format!("AGNT-{}", a.id));
     for agent in agents {
         members.insert(
             format!("AGNT-{}", agent.id),

@@ -306,7 +306,11 @@ fn a_db_server_in_maintenance_keeps_its_shards_while_it_is_down() {
             assert!(report.failovers.is_empty(), "{report:?}");
             assert!(report.repairs.is_empty(), "{report:?}");
         }
-        assert_eq!(cluster.health(1).status, Status::Failed, "health is still told");
+        assert_eq!(
+            cluster.health(1).status,
+            Status::Failed,
+            "health is still told"
+        );
         assert_eq!(cluster.plan(&shard), before, "its shards stay as they were");
         cluster
             .meta
@@ -315,12 +319,18 @@ fn a_db_server_in_maintenance_keeps_its_shards_while_it_is_down() {
             .unwrap();
         let report = cluster.second();
         let acted = report.failovers.len() + report.repairs.len();
-        assert_eq!(acted, 1, "after maintenance the supervision acts: {report:?}");
+        assert_eq!(
+            acted, 1,
+            "after maintenance the supervision acts: {report:?}"
+        );
         let after = cluster.plan(&shard);
         if leads {
             assert_eq!(after.leader, dbserver(2), "failed over");
         } else {
-            assert!(!after.followers.contains(&dbserver(1)), "replaced: {after:?}");
+            assert!(
+                !after.followers.contains(&dbserver(1)),
+                "replaced: {after:?}"
+            );
         }
     }
 }

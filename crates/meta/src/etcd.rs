@@ -522,7 +522,6 @@ impl MetaStore for EtcdStore {
         })
     }
 
-
     fn get(&self, key: &str) -> Result<Option<Entry>, MetaError> {
         let key = key.to_string();
         self.timed(|shared| async move {

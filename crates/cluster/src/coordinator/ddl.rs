@@ -17,6 +17,7 @@
 //! Invariants: each DDL is one transaction (no half-created collection in the Plan); the Plan
 //! never holds two collections of one name in a database.
 
+use quince_aql::ComputedValueCompiler;
 use quince_errors::{
     ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_DATA_SOURCE_NOT_FOUND,
     ARANGO_DUPLICATE_NAME, ARANGO_USE_SYSTEM_DATABASE, CLUSTER_CHAIN_OF_DISTRIBUTESHARDSLIKE,
@@ -27,7 +28,6 @@ use quince_errors::{
 use quince_meta::{Compare, Op, Txn};
 use quince_model::keygen::{KeyGenerator, KeyOptions};
 use quince_model::names::{is_system_name, validate_collection_name, validate_database_name};
-use quince_aql::ComputedValueCompiler;
 use quince_ops::{check_journal_size, CreateCollection, PropertiesUpdate, WriteRules};
 use serde_json::{json, Value};
 
