@@ -314,10 +314,11 @@ def write_report(rows, means, machine, loads):
         "This reproduces its workload on one machine against a Quince cluster started by `quince start`, "
         "measures what each hop of a write costs in CPU, and models the 80-node figure from those costs.",
         "",
-        f"Machine: {machine}; {VCPUS} vCPUs (`os.cpu_count()`), shared: other builds ran at the same time "
-        f"(load average {min(loads):.1f} to {max(loads):.1f} at the starts of the runs; the `load` column), "
-        "so the throughput columns are what the cluster got of the machine, and the CPU-per-request "
-        "figures, which depend less on the share it got, are what the model uses.",
+        f"Machine: {machine}; {VCPUS} vCPUs (`os.cpu_count()`), shared with whatever else ran on it "
+        f"(load average {min(loads):.1f} to {max(loads):.1f} at the starts of the runs, the benchmark's "
+        "own processes included; the `load` column), so the throughput columns are what the cluster got "
+        "of the machine, and the CPU-per-request figures, which depend less on the share it got, are "
+        "what the model uses.",
         "",
         "## Setup",
         "",
@@ -509,7 +510,7 @@ def write_report(rows, means, machine, loads):
             "keeps up.",
             "- Each DB server runs one sender thread per followed shard and follower; with thousands of "
             "shards per server, threads, not CPU per write, would limit first.",
-            "- The CPU per request was measured on a shared, overloaded machine (the `load` column): "
+            "- The CPU per request was measured on a shared machine (the `load` column): "
             "contention adds context switches and cache misses per request, and also lets more "
             "requests queue per wake-up (larger batches); on dedicated nodes the costs may differ "
             "either way. A vCPU here is one of `os.cpu_count()`'s; the white paper's were AWS vCPUs "
