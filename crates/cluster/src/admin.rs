@@ -172,27 +172,37 @@ pub fn set_maintenance(node: &Node, duration: Option<Duration>) -> Result<Option
             .map_err(store_error)?;
         return Ok(None);
     };
-    let lease = store.grant_lease(duration).map_err(store_error)?;
-    let until =
-        crate::node::unix_millis() + u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
-    let value = Maintenance {
-        until: iso8601(until),
-    };
-    store
-        .txn(Txn::when(
-            Vec::new(),
-            vec![Op::Put {
-                key,
-                value: encode(&value),
-                lease: Some(lease),
-            }],
-        ))
-        .map_err(store_error)?;
+    put_for(node, key, duration, |until| Maintenance { until })?;
     let minutes = duration.as_secs().div_ceil(60);
     Ok(Some(format!(
         "Cluster supervision deactivated. It will be reactivated automatically in {minutes} \
          minutes unless this call is repeated until then."
     )))
+}
+
+/// Puts `value(until)` (`until` the ISO 8601 UTC time `duration` from now) at `key`, bound to
+/// a lease of `duration`, so the key disappears then.
+pub fn put_for<T: serde::Serialize>(
+    node: &Node,
+    key: String,
+    duration: Duration,
+    value: impl FnOnce(String) -> T,
+) -> Result<()> {
+    let store = &*node.store;
+    let lease = store.grant_lease(duration).map_err(store_error)?;
+    let until =
+        crate::node::unix_millis() + u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
+    store
+        .txn(Txn::when(
+            Vec::new(),
+            vec![Op::Put {
+                key,
+                value: encode(&value(iso8601(until))),
+                lease: Some(lease),
+            }],
+        ))
+        .map_err(store_error)?;
+    Ok(())
 }
 
 /// A role's [`ClusterOps`] with the cluster endpoints every member answers.

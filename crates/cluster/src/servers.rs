@@ -20,10 +20,9 @@ use quince_errors::{ArangoError, Result, BAD_PARAMETER};
 use quince_meta::{Op, Txn};
 use serde_json::{json, Value};
 
-use crate::admin::store_error;
+use crate::admin::{put_for, store_error};
 use crate::layout::{decode, encode, Role, ServerMaintenance, ServerRecord};
 use crate::node::Node;
-use crate::supervision::time::iso8601;
 
 /// The longest a DB server may be put in maintenance for (one week).
 pub const SERVER_MAINTENANCE_MAX: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -90,24 +89,10 @@ pub fn set_server_maintenance(node: &Node, name: &str, duration: Option<Duration
             ),
         ));
     }
-    let lease = store.grant_lease(duration).map_err(store_error)?;
-    let until =
-        crate::node::unix_millis() + u64::try_from(duration.as_millis()).unwrap_or(u64::MAX);
-    let value = ServerMaintenance {
+    put_for(node, key, duration, |until| ServerMaintenance {
         mode: "maintenance".to_string(),
-        until: iso8601(until),
-    };
-    store
-        .txn(Txn::when(
-            Vec::new(),
-            vec![Op::Put {
-                key,
-                value: encode(&value),
-                lease: Some(lease),
-            }],
-        ))
-        .map_err(store_error)?;
-    Ok(())
+        until,
+    })
 }
 
 /// `{numberOfCoordinators, numberOfDBServers, cleanedServers}`: the numbers set with
