@@ -18,6 +18,7 @@
 //! done here; a forwarded request carries the user this coordinator authenticated, and is
 //! never forwarded again.
 
+use bytes::Bytes;
 use http::header::CONTENT_TYPE;
 use http::{HeaderValue, Uri};
 use quince_errors::{ArangoError, CURSOR_NOT_FOUND, TRANSACTION_NOT_FOUND};
@@ -29,9 +30,16 @@ use crate::response::{ApiResponse, ApiResult};
 use crate::state::Api;
 use crate::transaction::TRX_HEADER;
 
+/// A request kept aside in case another coordinator holds what it names: the request
+/// without its body, and the body (shared, copied only when it is forwarded).
+pub(crate) struct Forwardable {
+    request: ForwardedRequest,
+    body: Bytes,
+}
+
 /// `req` as another coordinator would get it, when it may be held there (see the module
 /// documentation); `None` otherwise.
-pub(crate) fn candidate(api: &Api, req: &ApiRequest, uri: &Uri) -> Option<ForwardedRequest> {
+pub(crate) fn candidate(api: &Api, req: &ApiRequest, uri: &Uri) -> Option<Forwardable> {
     let cluster = api.cluster()?;
     if cluster.role() != ServerRole::Coordinator || req.headers.contains_key(FORWARDED) {
         return None;
@@ -50,14 +58,17 @@ pub(crate) fn candidate(api: &Api, req: &ApiRequest, uri: &Uri) -> Option<Forwar
         return None;
     }
     let target = uri.path_and_query().map_or("/", |p| p.as_str());
-    Some(ForwardedRequest {
-        method: req.method.as_str().to_owned(),
-        database: req.database.name().to_owned(),
-        path: below_database(target).to_owned(),
-        user: (!req.user.is_superuser()).then(|| req.user.name().to_owned()),
-        trx,
-        content_type: text(CONTENT_TYPE.as_str()),
-        body: req.body.to_vec(),
+    Some(Forwardable {
+        request: ForwardedRequest {
+            method: req.method.as_str().to_owned(),
+            database: req.database.name().to_owned(),
+            path: below_database(target).to_owned(),
+            user: (!req.user.is_superuser()).then(|| req.user.name().to_owned()),
+            trx,
+            content_type: text(CONTENT_TYPE.as_str()),
+            body: Vec::new(),
+        },
+        body: req.body.clone(),
     })
 }
 
@@ -67,8 +78,10 @@ pub(crate) fn held_elsewhere(error: &ArangoError) -> bool {
 }
 
 /// The holder's reply to `request`, or `None` when no other coordinator holds it.
-pub(crate) async fn forward(api: &Api, request: ForwardedRequest) -> Option<ApiResult> {
+pub(crate) async fn forward(api: &Api, forwardable: Forwardable) -> Option<ApiResult> {
     let cluster = api.cluster()?.clone();
+    let mut request = forwardable.request;
+    request.body = forwardable.body.to_vec();
     match blocking(move || cluster.forward(&request)).await {
         Ok(Some(reply)) => {
             let mut response = ApiResponse::json_bytes(reply.status, reply.body);
