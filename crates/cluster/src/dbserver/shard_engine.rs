@@ -26,10 +26,11 @@ use quince_ops::{
 };
 
 use super::forward::forward_to_local;
-use super::leader::refuse_all;
+use super::leader::{refuse_all, LeaderShard};
 use super::plan::is_shard_name;
 use super::transaction::ShardTransaction;
 use super::DbServer;
+use crate::layout::ReplicationMode;
 
 /// The DB server's engine (see the module documentation).
 pub struct ShardEngine {
@@ -208,30 +209,32 @@ pub(super) fn not_leader(shard: &str) -> ArangoError {
     )
 }
 
+impl ShardCollection {
+    /// The shard's leader role on this server, with the collection's replication mode and
+    /// write concern, while this server leads it (`None` otherwise, or once it stopped).
+    fn leading(&self) -> Option<(Arc<LeaderShard>, ReplicationMode, u32)> {
+        let server = self.server.upgrade()?;
+        server.leading(&self.database, &self.local.name())
+    }
+}
+
 impl CollectionOps for ShardCollection {
     forward_to_local!();
 
     fn truncate(&self, wait_for_sync: bool) -> Result<()> {
-        let name = self.local.name();
-        let server = self.server.upgrade().ok_or_else(|| not_leader(&name))?;
-        let (leader, mode, write_concern) = server
-            .leading(&self.database, &name)
-            .ok_or_else(|| not_leader(&name))?;
+        let (leader, mode, write_concern) = self
+            .leading()
+            .ok_or_else(|| not_leader(&self.local.name()))?;
         leader.truncate(&*self.local, wait_for_sync, mode, write_concern)
     }
 
     fn write(&self, request: WriteRequest) -> WriteResults {
-        let name = self.local.name();
         let sync = request.options.wait_for_sync || self.local.wait_for_sync();
-        let leading = self
-            .server
-            .upgrade()
-            .and_then(|server| server.leading(&self.database, &name));
-        match leading {
+        match self.leading() {
             Some((leader, mode, write_concern)) => {
                 leader.write(&*self.local, request, mode, write_concern)
             }
-            None => refuse_all(request.items.len(), not_leader(&name), sync),
+            None => refuse_all(request.items.len(), not_leader(&self.local.name()), sync),
         }
     }
     fn insert_texts(
@@ -239,17 +242,12 @@ impl CollectionOps for ShardCollection {
         documents: Vec<quince_model::object_text::ObjectText>,
         options: quince_ops::WriteOptions,
     ) -> WriteResults {
-        let name = self.local.name();
         let sync = options.wait_for_sync || self.local.wait_for_sync();
-        let leading = self
-            .server
-            .upgrade()
-            .and_then(|server| server.leading(&self.database, &name));
-        match leading {
+        match self.leading() {
             Some((leader, mode, write_concern)) => {
                 leader.insert_texts(&*self.local, documents, options, mode, write_concern)
             }
-            None => refuse_all(documents.len(), not_leader(&name), sync),
+            None => refuse_all(documents.len(), not_leader(&self.local.name()), sync),
         }
     }
 }
