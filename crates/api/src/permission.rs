@@ -20,8 +20,11 @@ use std::sync::Arc;
 
 use http::Method;
 use quince_auth::{Account, Level, ROOT_USER};
-use quince_errors::{ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_READ_ONLY, FORBIDDEN};
-use quince_ops::{DatabaseOps, Engine, USERS_COLLECTION};
+use quince_errors::{
+    ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, ARANGO_DATA_SOURCE_NOT_FOUND, ARANGO_READ_ONLY,
+    FORBIDDEN,
+};
+use quince_ops::{AccessKind, AccessRule, DatabaseOps, Engine, USERS_COLLECTION};
 
 use crate::error::unauthorized;
 use crate::request::ApiRequest;
@@ -137,6 +140,30 @@ impl Caller {
         }
     }
 
+    /// The one rule of collection access: why the caller may not `access` collection
+    /// `collection` of database `db` (`None`: they may). Every path that reads or writes a
+    /// collection asks this, directly ([`ApiRequest::require`]) or through a guarded database
+    /// ([`QueryAccess`]).
+    fn collection_denial(&self, db: &str, collection: &str, access: AccessKind) -> Option<Denial> {
+        let users_collection = db == SYSTEM_DATABASE && collection == USERS_COLLECTION;
+        if users_collection && !self.is_superuser() {
+            return Some(Denial::Invisible);
+        }
+        let level = self.collection_level(db, collection);
+        if !level.can_read() {
+            return Some(Denial::NoAccess);
+        }
+        if access.writes() {
+            if !level.can_write() {
+                return Some(Denial::ReadOnly);
+            }
+            if self.read_only {
+                return Some(Denial::ServerReadOnly);
+            }
+        }
+        None
+    }
+
     /// The caller's level on collection `collection` of database `db`.
     fn collection_level(&self, db: &str, collection: &str) -> Level {
         let users_collection = db == SYSTEM_DATABASE && collection == USERS_COLLECTION;
@@ -156,6 +183,60 @@ impl Caller {
         } else {
             Ok(())
         }
+    }
+}
+
+/// Why a caller may not use a collection as asked ([`Caller::collection_denial`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Denial {
+    /// A collection no user may see (`_system/_users`): it answers as a missing one.
+    Invisible,
+    /// Level `none`.
+    NoAccess,
+    /// A write with level `ro`.
+    ReadOnly,
+    /// A write while the server is in read-only mode.
+    ServerReadOnly,
+}
+
+/// The caller's rule as a query sees it: a guarded database ([`quince_ops::guard`]) asks it for
+/// every collection a query reaches, and the cursor and explain endpoints for the collections
+/// a query writes. Its errors are ArangoDB's for a query: 404/1203 for a collection the caller
+/// may not see, 403/11 `forbidden: c [read]` without access, 403/1004 `read only: c [write]`
+/// for a write with `ro` (`read only` alone in the server's read-only mode).
+pub(crate) struct QueryAccess {
+    caller: Caller,
+}
+
+impl QueryAccess {
+    /// The rule of the caller of `req`.
+    pub(crate) fn of(req: &ApiRequest) -> Arc<QueryAccess> {
+        Arc::new(QueryAccess {
+            caller: req.user.clone(),
+        })
+    }
+}
+
+impl AccessRule for QueryAccess {
+    fn check(&self, database: &str, collection: &str, access: AccessKind) -> Result<()> {
+        let Some(denial) = self.caller.collection_denial(database, collection, access) else {
+            return Ok(());
+        };
+        let mode = access.as_str();
+        Err(match denial {
+            Denial::Invisible => ArangoError::with_message(
+                ARANGO_DATA_SOURCE_NOT_FOUND,
+                format!("collection or view not found: {collection}"),
+            ),
+            Denial::NoAccess => {
+                ArangoError::with_message(FORBIDDEN, format!("forbidden: {collection} [{mode}]"))
+            }
+            Denial::ReadOnly => ArangoError::with_message(
+                ARANGO_READ_ONLY,
+                format!("read only: {collection} [{mode}]"),
+            ),
+            Denial::ServerReadOnly => ArangoError::new(ARANGO_READ_ONLY),
+        })
     }
 }
 
@@ -184,16 +265,18 @@ impl ApiRequest {
         } else {
             collection.to_owned()
         };
-        if !allows(
-            self.user.collection_level(self.database.name(), &name),
-            access,
-        ) {
-            return Err(forbidden());
+        let kind = match access {
+            Access::Read => AccessKind::Read,
+            Access::Write => AccessKind::Write,
+        };
+        match self
+            .user
+            .collection_denial(self.database.name(), &name, kind)
+        {
+            None => Ok(()),
+            Some(Denial::ServerReadOnly) => Err(ArangoError::new(ARANGO_READ_ONLY)),
+            Some(Denial::Invisible | Denial::NoAccess | Denial::ReadOnly) => Err(forbidden()),
         }
-        if access == Access::Write {
-            self.user.check_writable()?;
-        }
-        Ok(())
     }
 
     /// Checks that the caller may `access` the request's database itself (create, drop or
@@ -221,8 +304,8 @@ impl ApiRequest {
     /// listings that leave out what the caller cannot see).
     pub fn can_read(&self, collection: &str) -> bool {
         self.user
-            .collection_level(self.database.name(), collection)
-            .can_read()
+            .collection_denial(self.database.name(), collection, AccessKind::Read)
+            .is_none()
     }
 }
 

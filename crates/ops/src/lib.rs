@@ -13,8 +13,9 @@
 //! secondary indexes as every engine shares them
 //! ([`IndexDefinition`]: create bodies and stored definitions; [`IndexSpec`]: a document's
 //! entries; [`IndexLookup`]/[`IndexHit`]: what the executor asks and gets); [`UserDocuments`],
-//! the `_users` store over any engine; and [`fake`], an in-memory engine for tests and the
-//! conformance suite.
+//! the `_users` store over any engine; [`guard`], a database as one caller may use it (every
+//! collection it hands out passed an [`AccessRule`]); and [`fake`], an in-memory engine for
+//! tests and the conformance suite.
 //!
 //! What it is not: an engine. The local engine (`quince-db`, over the journal engine of
 //! `quince-storage`) and later a cluster coordinator implement these traits; this crate depends
@@ -26,6 +27,7 @@
 //! whole; the durability handle is present exactly when the effective `waitForSync` is true and
 //! something was written, and resolving it means every write of the request is durable.
 
+mod access;
 mod backup;
 mod catalog;
 mod checksum;
@@ -45,6 +47,7 @@ mod schema;
 mod transaction;
 mod users;
 
+pub use access::{guard, AccessKind, AccessRule};
 pub use backup::{BackupInfo, BackupRequest, BACKUP_TIMEOUT_DEFAULT, BACKUP_TIMEOUT_MAX};
 pub use catalog::{
     check_journal_size, CatalogStats, CollectionProperties, CollectionType, CreateCollection,

@@ -9,8 +9,6 @@
 //! Invariants: `POST /_api/cursor` answers 201, a next batch 200, a delete 202; a cursor id
 //! that is not a number is 1600 like a missing cursor.
 
-use std::sync::Arc;
-
 use http::Method;
 use quince_aql::CursorRequest;
 use quince_errors::Result;
@@ -47,17 +45,17 @@ fn cursor_id(text: &str) -> Result<u64> {
 }
 
 async fn create(api: &Api, req: ApiRequest) -> ApiResult {
-    req.require_database(crate::permission::Access::Read)?;
+    let (database, rule) = super::guarded(&req)?;
     let request =
         CursorRequest::parse(&req.required_json_body()?, api.config().query_memory_limit)?;
     let in_transaction = req.header(crate::transaction::TRX_HEADER).is_some();
-    let database = Arc::clone(&req.database);
     let user = req.user.name().to_owned();
     let api = super::shared(api)?;
     let body = blocking(move || {
+        let name = database.name().to_owned();
         api.queries()
             .create_cursor(database, &user, in_transaction, request, &|collections| {
-                super::authorize(&req, collections)
+                super::authorize(&rule, &name, collections)
             })
     })
     .await?;

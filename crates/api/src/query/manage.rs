@@ -11,8 +11,6 @@
 //! needs write access to the database (ArangoDB: admin rights on it); explaining and parsing
 //! need read access, and explain also read access to the query's collections.
 
-use std::sync::Arc;
-
 use http::Method;
 use quince_errors::Result;
 use serde_json::{json, Map, Value};
@@ -44,7 +42,7 @@ pub(crate) async fn explain(api: &Api, req: ApiRequest) -> ApiResult {
     if req.method != Method::POST {
         return Err(method_not_allowed());
     }
-    req.require_database(Access::Read)?;
+    let (database, rule) = super::guarded(&req)?;
     let body = object(&req)?;
     let mut cursor_body = body.clone();
     cursor_body.remove("options");
@@ -57,11 +55,11 @@ pub(crate) async fn explain(api: &Api, req: ApiRequest) -> ApiResult {
         .and_then(|o| o.get("allPlans"))
         .and_then(Value::as_bool)
         .unwrap_or(false);
-    let database = Arc::clone(&req.database);
     let answer = blocking(move || {
+        let name = database.name().to_owned();
         let prepared =
             quince_aql::prepare(database, &request.query, request.bind_vars, request.options)?;
-        super::authorize(&req, &prepared.plan().collections)?;
+        super::authorize(&rule, &name, &prepared.plan().collections)?;
         Ok(quince_aql::explain::explain(&prepared, all_plans))
     })
     .await?;

@@ -298,10 +298,17 @@ impl VertexReader {
             return Ok(document.clone());
         }
         let (collection, key) = id.split_once('/').unwrap_or((id, ""));
-        let handle = self
-            .collections
-            .entry(collection.to_owned())
-            .or_insert_with(|| ctx.database.collection(collection).ok());
+        if !self.collections.contains_key(collection) {
+            // A collection that does not exist has no vertices; one the caller may not read
+            // fails the query (the database a query holds is guarded: `quince_ops::guard`).
+            let handle = match ctx.database.collection(collection) {
+                Ok(c) => Some(c),
+                Err(e) if e.is(codes::ARANGO_DATA_SOURCE_NOT_FOUND) => None,
+                Err(e) => return Err(e),
+            };
+            self.collections.insert(collection.to_owned(), handle);
+        }
+        let handle = self.collections.get(collection).and_then(Option::as_ref);
         let document = match handle {
             Some(c) if self.projection.as_ref().is_some_and(|n| only_system(n)) => {
                 match c.read_rev(key) {

@@ -33,20 +33,46 @@ type Out = Result<Value>;
 /// The version `VERSION()` reports: the ArangoDB version Quince's API follows.
 pub const VERSION: &str = "3.12.4";
 
-/// Reads one document by collection and key; `None` when either does not exist.
-fn read(ctx: &dyn FunctionContext, collection: &str, key: &str) -> Option<Value> {
-    let stored = ctx.database().collection(collection).ok()?.read(key).ok()?;
-    serde_json::from_slice(&stored.json).ok()
+/// Reads one document by collection and key; `None` when either does not exist (or the key
+/// is no key). Any other error, a collection the caller may not read among them, fails the
+/// query, as in ArangoDB.
+fn read(ctx: &dyn FunctionContext, collection: &str, key: &str) -> Result<Option<Value>> {
+    let found = ctx
+        .database()
+        .collection(collection)
+        .and_then(|c| c.read(key));
+    match found {
+        Ok(stored) => Ok(serde_json::from_slice(&stored.json).ok()),
+        Err(e)
+            if e.is(quince_errors::ARANGO_DATA_SOURCE_NOT_FOUND)
+                || e.is(quince_errors::ARANGO_DOCUMENT_NOT_FOUND)
+                || e.is(quince_errors::ARANGO_DOCUMENT_KEY_BAD)
+                || e.is(quince_errors::ARANGO_DOCUMENT_HANDLE_BAD)
+                || e.is(quince_errors::BAD_PARAMETER) =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Resolves a key or identifier against an optional collection name.
-fn read_id(ctx: &dyn FunctionContext, collection: Option<&str>, id: &str) -> Option<Value> {
+fn read_id(ctx: &dyn FunctionContext, collection: Option<&str>, id: &str) -> Result<Option<Value>> {
     match (id.split_once('/'), collection) {
         (Some((c, key)), Some(wanted)) if c == wanted => read(ctx, c, key),
-        (Some(_), Some(_)) => None,
+        (Some(_), Some(_)) => Ok(None),
         (Some((c, key)), None) => read(ctx, c, key),
         (None, Some(c)) => read(ctx, c, id),
-        (None, None) => None,
+        (None, None) => Ok(None),
+    }
+}
+
+/// The identifier an element of `DOCUMENT`'s argument names: a string, or an object's `_id`.
+fn identifier(item: &Value) -> Option<&str> {
+    match item {
+        Value::String(id) => Some(id),
+        Value::Object(map) => map.get("_id").and_then(Value::as_str),
+        _ => None,
     }
 }
 
@@ -61,25 +87,20 @@ pub fn document(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     };
     let context: &dyn FunctionContext = ctx;
     match ids {
-        Value::String(id) => Ok(read_id(context, collection, id).unwrap_or(Value::Null)),
-        Value::Object(map) => Ok(map
-            .get("_id")
-            .and_then(Value::as_str)
-            .and_then(|id| read_id(context, collection, id))
-            .unwrap_or(Value::Null)),
-        Value::Array(items) => Ok(Value::Array(
-            items
-                .iter()
-                .filter_map(|item| match item {
-                    Value::String(id) => read_id(context, collection, id),
-                    Value::Object(map) => map
-                        .get("_id")
-                        .and_then(Value::as_str)
-                        .and_then(|id| read_id(context, collection, id)),
-                    _ => None,
-                })
-                .collect(),
-        )),
+        Value::String(_) | Value::Object(_) => Ok(match identifier(ids) {
+            Some(id) => read_id(context, collection, id)?.unwrap_or(Value::Null),
+            None => Value::Null,
+        }),
+        Value::Array(items) => {
+            let mut found = Vec::new();
+            for id in items.iter().filter_map(identifier) {
+                context.check_alive()?;
+                if let Some(document) = read_id(context, collection, id)? {
+                    found.push(document);
+                }
+            }
+            Ok(Value::Array(found))
+        }
         _ => Ok(Value::Null),
     }
 }

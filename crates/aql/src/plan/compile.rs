@@ -828,7 +828,11 @@ impl Compiler<'_> {
     }
 
     fn collection_as_value(&self, name: &str) -> ArangoError {
-        if self.database.collection(name).is_ok() {
+        let exists = match self.database.collection(name) {
+            Ok(_) => true,
+            Err(e) => !e.is(codes::ARANGO_DATA_SOURCE_NOT_FOUND),
+        };
+        if exists {
             parse_error(
                 codes::QUERY_COLLECTION_USED_IN_EXPRESSION,
                 format!("collection '{name}' used as expression operand"),

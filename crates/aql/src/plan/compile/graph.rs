@@ -272,8 +272,12 @@ impl Compiler<'_> {
                 }
                 vertex_collections = definition.vertex_collections();
                 for vertex in &vertex_collections {
-                    // A vertex collection that does not exist has no vertices to read.
-                    let _ = self.collection(vertex);
+                    // A vertex collection that does not exist has no vertices to read; one the
+                    // caller may not read fails the query.
+                    match self.collection(vertex) {
+                        Err(e) if !e.is(codes::ARANGO_DATA_SOURCE_NOT_FOUND) => return Err(e),
+                        _ => {}
+                    }
                 }
                 graph_name = Some(name);
             }
