@@ -13,12 +13,13 @@
 //! when it came with one (the database handed in is then the transaction's view, which
 //! refuses to begin another), or its own, committed when the query ends and aborted when it
 //! fails, so its writes are all or nothing. `waitForSync` writes are durable before `run`
-//! returns.
+//! returns. The thread that runs a query charges its memory account for the whole run.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use quince_errors::{ArangoError, Result};
+use quince_memory::{Account, Pool};
 use quince_ops::{DatabaseOps, TransactionOptions};
 use serde_json::{Map, Value};
 
@@ -138,6 +139,21 @@ impl Prepared {
         user: Option<String>,
         sink: &mut dyn FnMut(Value) -> Result<bool>,
     ) -> Result<Outcome> {
+        // Everything the run allocates on this thread (rows, values, buffers, a write's
+        // transaction buffer, what the sink keeps, the patterns it compiles) is charged to
+        // the query's account.
+        let _charging = control.memory().charge_this_thread();
+        let outcome = self.run_charged(control, user, sink);
+        crate::value::clear_thread_cache();
+        outcome
+    }
+
+    fn run_charged(
+        &self,
+        control: Arc<Control>,
+        user: Option<String>,
+        sink: &mut dyn FnMut(Value) -> Result<bool>,
+    ) -> Result<Outcome> {
         if !self.plan.modifies {
             return self.execute(&self.plan, &self.database, control, user, sink);
         }
@@ -204,6 +220,7 @@ impl Prepared {
         let mut executor = Executor::new(plan, context);
         executor.run_plan(&mut |_, value| sink(value))?;
         executor.ctx.take_failure()?;
+        executor.ctx.note_peak();
         for durability in std::mem::take(&mut executor.ctx.durabilities) {
             durability.wait()?;
         }
@@ -214,11 +231,18 @@ impl Prepared {
     }
 }
 
-/// The control for a query with these options, its deadline from `maxRuntime`.
-pub fn control_for(options: &QueryOptions) -> Arc<Control> {
+/// The control for a query with these options: its deadline from `maxRuntime`, its memory
+/// account with `memoryLimit` in `pool` (the server's queries together).
+pub fn control_for(options: &QueryOptions, pool: &Arc<Pool>) -> Arc<Control> {
+    // A run time too long to add to the clock (`1e300`) is no deadline at all.
     let deadline = (options.max_runtime > 0.0)
-        .then(|| Instant::now() + std::time::Duration::from_secs_f64(options.max_runtime));
-    Control::new(deadline)
+        .then(|| std::time::Duration::try_from_secs_f64(options.max_runtime).ok())
+        .flatten()
+        .and_then(|run_time| Instant::now().checked_add(run_time));
+    Control::with_memory(
+        deadline,
+        Account::new(options.memory_limit, Arc::clone(pool)),
+    )
 }
 
 /// An error for a malformed request of the cursor API (400/10).

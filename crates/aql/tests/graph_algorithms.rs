@@ -93,6 +93,10 @@ impl Neighbors for Adjacency {
             Direction::Any => self.out[i].iter().chain(&self.inn[i]).cloned().collect(),
         })
     }
+
+    fn step(&mut self) -> Result<()> {
+        Ok(())
+    }
 }
 
 fn by_w() -> Weights {
@@ -525,6 +529,10 @@ fn depth_first_is_lazy_on_a_huge_graph() {
                     }
                 })
                 .collect())
+        }
+
+        fn step(&mut self) -> Result<()> {
+            Ok(())
         }
     }
     let mut huge = Huge { calls: 0 };

@@ -8,6 +8,12 @@
 
 mod engine;
 
+/// Memory limits count what the query's thread allocates: the test binary counts as the server
+/// does.
+#[global_allocator]
+static ALLOCATOR: quince_memory::Counting<std::alloc::System> =
+    quince_memory::Counting(std::alloc::System);
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -641,13 +647,12 @@ fn a_traversal_respects_the_memory_limit_and_the_kill_switch() {
         insert(&es, edges);
         let query = "FOR v, e, p IN 1..6 OUTBOUND 'vs/0' es RETURN LENGTH(p.edges)";
         let options = QueryOptions {
-            memory_limit: 200_000,
+            memory_limit: 50_000,
             ..QueryOptions::default()
         };
+        let control = quince_aql::query::control_for(&options, &quince_memory::Pool::new(0));
         let prepared = prepare(Arc::clone(db), query, Map::new(), options).unwrap();
-        let e = prepared
-            .run(Control::new(None), None, &mut |_| Ok(true))
-            .unwrap_err();
+        let e = prepared.run(control, None, &mut |_| Ok(true)).unwrap_err();
         assert_eq!(e.code.num, 32, "{name}: {}", e.message);
         let control = Control::new(None);
         control.kill();

@@ -292,6 +292,16 @@ pub struct ServeArgs {
     )]
     pub query_memory_limit: u64,
 
+    /// The most memory all AQL queries may hold together, in bytes (with the results their
+    /// cursors keep); a query that grows while they hold more fails with 400 (errorNum 32).
+    /// 0 means no limit. The default is 90 % of the machine's memory.
+    #[arg(
+        long = "query.global-memory-limit",
+        value_name = "BYTES",
+        default_value_t = crate::memory::global_query_memory_default()
+    )]
+    pub query_global_memory_limit: u64,
+
     /// The largest `POST /_api/import` body, in bytes, before and after decompression.
     /// Imports stream into the collection, so this bounds their length, not memory.
     #[arg(

@@ -22,6 +22,7 @@ mod governor;
 mod h2c;
 mod listener;
 mod logging;
+mod memory;
 mod options_report;
 mod serve;
 mod shutdown;
@@ -31,9 +32,12 @@ mod tls;
 use std::process::ExitCode;
 
 /// jemalloc, not the system allocator: measured in docs/benchmarks/write-path.md (fewer
-/// instructions per request, memory per stored document within the target).
+/// instructions per request, memory per stored document within the target). Every
+/// allocation is charged to the memory account of the AQL query its thread runs, if any
+/// (`quince_memory::Counting`: the query memory limits count real sizes).
 #[global_allocator]
-static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+static ALLOCATOR: quince_memory::Counting<tikv_jemallocator::Jemalloc> =
+    quince_memory::Counting(tikv_jemallocator::Jemalloc);
 
 use config::Command;
 

@@ -249,6 +249,7 @@ async fn serve(
             static_dir: args.static_dir.clone(),
             static_prefix: args.static_prefix.clone(),
             query_memory_limit: args.query_memory_limit,
+            query_global_memory_limit: args.query_global_memory_limit,
             api_call_recording: args.api_call_recording,
             options_api: quince_api::ApiPolicy::parse(&args.options_api).map_err(|e| anyhow!(e))?,
             support_info_api: quince_api::ApiPolicy::parse(&args.support_info_api)

@@ -225,6 +225,30 @@ fn render_data(s: &Snapshot, out: &mut String) {
     );
     gauge(
         out,
+        "arangodb_aql_global_memory_usage",
+        "Bytes the running AQL queries and their cursors' results hold.",
+        q.memory_used as f64,
+    );
+    gauge(
+        out,
+        "arangodb_aql_global_memory_limit",
+        "The limit on the bytes all AQL queries may hold together (0: none).",
+        q.memory_limit as f64,
+    );
+    counter(
+        out,
+        "arangodb_aql_global_query_memory_limit_reached_total",
+        "AQL queries stopped by the global memory limit.",
+        q.memory_refused_global,
+    );
+    counter(
+        out,
+        "arangodb_aql_local_query_memory_limit_reached_total",
+        "AQL queries stopped by their own memory limit.",
+        q.memory_refused_own,
+    );
+    gauge(
+        out,
         "arangodb_metadata_number_of_databases",
         "Databases.",
         c.databases as f64,

@@ -59,7 +59,7 @@ async fn create(api: &Api, req: ApiRequest) -> ApiResult {
             })
     })
     .await?;
-    Ok(ApiResponse::json(201, &body))
+    Ok(ApiResponse::json_bytes(201, body))
 }
 
 async fn next(api: &Api, req: ApiRequest, id: u64, batch: Option<u64>) -> ApiResult {
@@ -67,7 +67,7 @@ async fn next(api: &Api, req: ApiRequest, id: u64, batch: Option<u64>) -> ApiRes
     let user = req.user.name().to_owned();
     let api = super::shared(api)?;
     let body = blocking(move || api.queries().next_batch(id, &database, &user, batch)).await?;
-    Ok(ApiResponse::json(200, &body))
+    Ok(ApiResponse::json_bytes(200, body))
 }
 
 fn delete(api: &Api, req: &ApiRequest, id: u64) -> ApiResult {

@@ -52,6 +52,9 @@ pub struct ApiConfig {
     /// `--query.memory-limit`: the bytes one query may hold (0: no limit); a query's own
     /// `memoryLimit` may only lower it.
     pub query_memory_limit: u64,
+    /// `--query.global-memory-limit`: the bytes all queries (and the results their cursors
+    /// keep) may hold together (0: no limit).
+    pub query_global_memory_limit: u64,
     /// `--server.api-call-recording`: keep the recent API calls for
     /// `/_admin/server/api-calls`.
     pub api_call_recording: bool,
@@ -87,6 +90,7 @@ impl Default for ApiConfig {
             static_dir: None,
             static_prefix: crate::static_files::PREFIX_DEFAULT.to_string(),
             query_memory_limit: limits::QUERY_MEMORY_LIMIT_DEFAULT,
+            query_global_memory_limit: 0,
             api_call_recording: true,
             options_api: super::ApiPolicy::Jwt,
             support_info_api: super::ApiPolicy::Admin,

@@ -157,6 +157,7 @@ impl Api {
             quince_model::json::JSON_DEPTH_LIMIT
         );
         let users = Arc::new(Users::open(&*engine, &config.root_password)?);
+        let query_memory = quince_memory::Pool::new(config.query_global_memory_limit);
         // A crash between a drop and the removal of its grants leaves grants on something
         // that no longer exists; a new database or collection of that name must not inherit
         // them. (Grants can only be made on what exists, so nothing else is removed.)
@@ -192,7 +193,10 @@ impl Api {
             replies,
             password_checks: Semaphore::new(limits::PASSWORD_CHECKS_MAX),
             started: Instant::now(),
-            queries: quince_aql::QueryService::default(),
+            queries: quince_aql::QueryService {
+                memory: query_memory,
+                ..quince_aql::QueryService::default()
+            },
             hooks: AdminHooks::default(),
             api_calls,
             tls: OnceLock::new(),
@@ -287,7 +291,7 @@ impl Api {
             .map_or(0, |runtime| runtime.metrics().num_workers() as u64);
         self.metrics.snapshot(SnapshotInputs {
             catalog: self.engine.stats(),
-            queries: self.queries.registry.counters(),
+            queries: self.queries.counters(),
             process: ProcessFigures::read(),
             uptime: self.uptime(),
             worker_threads,

@@ -10,8 +10,9 @@
 //! library's functions applied to the array of a group's values.
 //!
 //! Invariants: a `COLLECT` without group variables yields exactly one row, even for no input
-//! (a count of 0); every byte a group holds is reserved in the memory account until the
-//! groups are handed on.
+//! (a count of 0); every row taken and every window computed is a step of the query
+//! ([`super::Context::tick`]), so a kill, the deadline or the memory limit (the groups are
+//! allocated on the query's thread, so its account holds them) stops it.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -22,7 +23,6 @@ use serde_json::{Map, Value};
 
 use crate::plan::{Aggregate, CollectNode, WindowNode};
 
-use super::context::{row_size, value_size};
 use super::{Env, Executor, Row};
 
 /// A value ordered by AQL's value order.
@@ -64,13 +64,10 @@ impl Running {
         }
     }
 
-    /// Adds a value; the bytes it now holds.
-    fn add(&mut self, value: Value) -> u64 {
+    /// Adds a value.
+    fn add(&mut self, value: Value) {
         match self {
-            Running::Count(n) => {
-                *n += 1;
-                0
-            }
+            Running::Count(n) => *n += 1,
             Running::Min(best) => {
                 if !value.is_null()
                     && best
@@ -79,7 +76,6 @@ impl Running {
                 {
                     *best = Some(value);
                 }
-                0
             }
             Running::Max(best) => {
                 if best
@@ -88,13 +84,8 @@ impl Running {
                 {
                     *best = Some(value);
                 }
-                0
             }
-            Running::Values(values) => {
-                let size = value_size(&value);
-                values.push(value);
-                size
-            }
+            Running::Values(values) => values.push(value),
         }
     }
 
@@ -127,7 +118,6 @@ pub struct CollectState {
     groups: BTreeMap<Vec<OrdValue>, Group>,
     /// The row a group-less COLLECT answers with when no row arrived.
     input: Row,
-    bytes: u64,
 }
 
 impl CollectState {
@@ -136,7 +126,6 @@ impl CollectState {
         CollectState {
             groups: BTreeMap::new(),
             input: input.clone(),
-            bytes: 0,
         }
     }
 
@@ -145,7 +134,6 @@ impl CollectState {
         CollectState {
             groups: BTreeMap::new(),
             input: Vec::new(),
-            bytes: 0,
         }
     }
 
@@ -175,11 +163,10 @@ impl CollectState {
             }
             None => None,
         };
-        let mut added = 0;
+        executor.ctx.tick()?;
         let group = match self.groups.get_mut(&key) {
             Some(group) => group,
             None => {
-                added += row_size(row) + key.iter().map(|k| value_size(&k.0)).sum::<u64>();
                 let group = Group {
                     base: row.clone(),
                     aggregates: node
@@ -195,19 +182,16 @@ impl CollectState {
         };
         group.count += 1;
         for (running, input) in group.aggregates.iter_mut().zip(inputs) {
-            added += running.add(input);
+            running.add(input);
         }
         if let Some(member) = member {
-            added += value_size(&member);
             group.members.push(member);
         }
-        self.bytes += added;
-        executor.ctx.reserve(added)
+        Ok(())
     }
 
     /// The output rows, one per group in group order.
     pub fn finish(mut self, executor: &mut Executor<'_>, node: &CollectNode) -> Result<Vec<Row>> {
-        executor.ctx.release(self.bytes);
         if node.groups.is_empty() && self.groups.is_empty() {
             self.groups.insert(
                 Vec::new(),
@@ -225,6 +209,7 @@ impl CollectState {
         }
         let mut rows = Vec::with_capacity(self.groups.len());
         for (key, group) in self.groups {
+            executor.ctx.tick()?;
             let mut row = group.base;
             for ((slot, _), value) in node.groups.iter().zip(key) {
                 row[*slot] = value.0;
@@ -253,6 +238,7 @@ pub fn window(
     let n = rows.len();
     let mut inputs: Vec<Vec<Value>> = Vec::with_capacity(n);
     for row in &rows {
+        executor.ctx.tick()?;
         let mut values = Vec::with_capacity(node.aggregates.len());
         for (_, _, input) in &node.aggregates {
             values.push(executor.eval(input, Env::of(row))?.into_owned());
@@ -272,7 +258,7 @@ pub fn window(
     };
     let mut results = Vec::with_capacity(n);
     for j in 0..n {
-        executor.ctx.control.check()?;
+        executor.ctx.tick()?;
         let members: Vec<usize> = match &ranges {
             None => {
                 let low = node.preceding.map_or(0, |p| j.saturating_sub(p as usize));
@@ -295,6 +281,7 @@ pub fn window(
         for (a, (_, aggregate, _)) in node.aggregates.iter().enumerate() {
             let mut running = Running::new(*aggregate);
             for &k in &members {
+                executor.ctx.tick()?;
                 running.add(inputs[k][a].clone());
             }
             outputs.push(running.finish(*aggregate, executor)?);

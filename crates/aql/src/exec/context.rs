@@ -1,42 +1,64 @@
-//! What a running query carries besides its rows: the database, the kill switch and deadline,
-//! warnings, statistics and the memory account.
+//! What a running query carries besides its rows: the database, the kill switch, deadline and
+//! memory account, warnings and statistics.
 //!
 //! What it is: [`Control`] (shared with the query registry, so a kill or `maxRuntime` stops
-//! the query at its next check), [`Stats`] (ArangoDB's `extra.stats`), and [`Context`], which
-//! the executor and the functions use ([`FunctionContext`]).
+//! the query at its next check; it holds the query's `quince_memory::Account`, which the
+//! thread running the query charges with every allocation), [`Stats`] (ArangoDB's
+//! `extra.stats`), and [`Context`], which the executor and the functions use
+//! ([`FunctionContext`]).
 //!
-//! What it is not: the rows or the nodes.
+//! What it is not: the rows or the nodes, or an estimate of sizes: memory is what the
+//! allocator handed out while the query's thread charged its account.
 //!
-//! Invariants: memory reserved is released when the buffer holding it is drained, and the
-//! account never exceeds `memory_limit` (the reservation that would is refused with 32); the
-//! warnings kept are at most `max_warning_count`, and with `failOnWarning` the first warning
-//! becomes the query's error.
+//! Invariants: every loop that may run long calls [`Context::tick`] once per step (or
+//! [`Control::check`] directly), so a query past its memory limit stops at its next step and
+//! a killed one, or one past its deadline, within 64 steps; a value whose size is known before it is built (a
+//! range, a padded string) is admitted first ([`Control::admit`]), so it is never built when
+//! it would pass a limit; the warnings kept are at most `max_warning_count`, and with
+//! `failOnWarning` the first warning becomes the query's error.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use quince_errors::{self as codes, ArangoError, Result};
+use quince_memory::{Account, Exceeded};
 use quince_ops::{DatabaseOps, Durability};
-use serde_json::Value;
 
 use crate::functions::FunctionContext;
 use crate::value::Warning;
 
-/// The kill switch and the deadline of one query.
+/// How many [`Context::tick`]s pass between two full checks.
+const TICKS_PER_CHECK: u32 = 64;
+
+/// The kill switch, the deadline and the memory account of one query.
 #[derive(Debug)]
 pub struct Control {
     killed: AtomicBool,
     deadline: Option<Instant>,
+    memory: Arc<Account>,
 }
 
 impl Control {
-    /// A control with an optional deadline (`maxRuntime`).
+    /// A control with an optional deadline (`maxRuntime`) and a memory account without a
+    /// limit of its own (folding, computed values, tests).
     pub fn new(deadline: Option<Instant>) -> Arc<Control> {
+        Control::with_memory(deadline, Account::unlimited())
+    }
+
+    /// A control whose query charges `memory` (see [`Control::check`]).
+    pub fn with_memory(deadline: Option<Instant>, memory: Arc<Account>) -> Arc<Control> {
         Arc::new(Control {
             killed: AtomicBool::new(false),
             deadline,
+            memory,
         })
+    }
+
+    /// The query's memory account: the thread that runs the query charges it
+    /// (`quince_memory::Account::charge_this_thread`).
+    pub fn memory(&self) -> &Arc<Account> {
+        &self.memory
     }
 
     /// Kills the query: it fails with 1500 at its next check.
@@ -49,7 +71,8 @@ impl Control {
         self.killed.load(Ordering::Acquire)
     }
 
-    /// Err(1500) once killed or past the deadline.
+    /// Err(1500) once killed or past the deadline; Err(32) once the query holds more memory
+    /// than its limit, or grows while all queries together hold more than theirs.
     pub fn check(&self) -> Result<()> {
         if self.is_killed() {
             return Err(ArangoError::with_message(
@@ -63,8 +86,35 @@ impl Control {
                 "query killed: maxRuntime exceeded".to_owned(),
             ));
         }
-        Ok(())
+        self.memory.check().map_err(memory_error)
     }
+
+    /// Err(32) once the query holds more memory than its limit, or grows while all queries
+    /// together hold more than theirs (the memory part of [`Control::check`], cheap enough
+    /// for every step).
+    pub fn check_memory(&self) -> Result<()> {
+        self.memory.check().map_err(memory_error)
+    }
+
+    /// Err(32) when `bytes` more would pass the query's memory limit or the server's: asked
+    /// before building a value whose size is known in advance (a range, a repeated string).
+    pub fn admit(&self, bytes: u64) -> Result<()> {
+        self.memory.admit(bytes).map_err(memory_error)
+    }
+}
+
+/// The error of a passed memory limit (32, ArangoDB's "resource limit exceeded").
+pub fn memory_error(exceeded: Exceeded) -> ArangoError {
+    let message = match exceeded {
+        Exceeded::Own { limit } => format!(
+            "AQL: query would use more memory than allowed ({limit} bytes) (while executing)"
+        ),
+        Exceeded::Pool { limit } => format!(
+            "AQL: the queries running together would use more memory than allowed \
+             (--query.global-memory-limit, {limit} bytes) (while executing)"
+        ),
+    };
+    ArangoError::with_message(codes::RESOURCE_LIMIT, message)
 }
 
 /// ArangoDB's `extra.stats` of a query.
@@ -90,7 +140,7 @@ pub struct Stats {
 pub struct Context {
     /// The database the query runs in (a transaction's view when it runs in one).
     pub database: Arc<dyn DatabaseOps>,
-    /// The kill switch.
+    /// The kill switch, deadline and memory account.
     pub control: Arc<Control>,
     /// The statistics so far.
     pub stats: Stats,
@@ -103,8 +153,7 @@ pub struct Context {
     max_warnings: usize,
     fail_on_warning: bool,
     failed: Option<ArangoError>,
-    memory: u64,
-    memory_limit: u64,
+    ticks: u32,
 }
 
 impl Context {
@@ -125,47 +174,31 @@ impl Context {
             max_warnings: limits.max_warning_count as usize,
             fail_on_warning: limits.fail_on_warning,
             failed: None,
-            memory: 0,
-            memory_limit: limits.memory_limit,
+            ticks: 0,
         }
     }
 
-    /// Reserves `bytes` of the memory account (32 beyond the limit).
-    pub fn reserve(&mut self, bytes: u64) -> Result<()> {
-        self.memory += bytes;
-        self.stats.peak_memory = self.stats.peak_memory.max(self.memory);
-        if self.memory_limit > 0 && self.memory > self.memory_limit {
-            return Err(ArangoError::with_message(
-                codes::RESOURCE_LIMIT,
-                format!(
-                    "AQL: query would use more memory than allowed ({} bytes) (while executing)",
-                    self.memory_limit
-                ),
-            ));
-        }
-        Ok(())
-    }
-
-    /// How many more bytes the account may hold before the limit (`u64::MAX` without one).
-    pub fn memory_headroom(&self) -> u64 {
-        match self.memory_limit {
-            0 => u64::MAX,
-            limit => limit.saturating_sub(self.memory),
+    /// Called once per step of every loop that may run long (an element of a `FOR`, a row
+    /// a breaker takes or gives out, a path a search finds): checks the memory account, and
+    /// every 64th call the kill switch and the deadline too ([`Control::check`]).
+    #[inline]
+    pub fn tick(&mut self) -> Result<()> {
+        self.ticks = self.ticks.wrapping_add(1);
+        if self.ticks.is_multiple_of(TICKS_PER_CHECK) {
+            self.control.check()
+        } else {
+            self.control.check_memory()
         }
     }
 
-    /// Records that `bytes` more were held for a while (by a graph search, which accounts
-    /// them itself against [`Context::memory_headroom`]), for the peak.
-    pub fn note_held(&mut self, bytes: u64) {
-        self.stats.peak_memory = self
-            .stats
-            .peak_memory
-            .max(self.memory.saturating_add(bytes));
+    /// Err(32) when `bytes` more would pass a memory limit ([`Control::admit`]).
+    pub fn admit(&self, bytes: u64) -> Result<()> {
+        self.control.admit(bytes)
     }
 
-    /// Gives `bytes` back to the account.
-    pub fn release(&mut self, bytes: u64) {
-        self.memory = self.memory.saturating_sub(bytes);
+    /// Records the account's peak in the statistics.
+    pub fn note_peak(&mut self) {
+        self.stats.peak_memory = self.control.memory().peak();
     }
 
     /// The error a warning became under `failOnWarning`, once.
@@ -196,27 +229,11 @@ impl FunctionContext for Context {
         self.control.check()
     }
 
+    fn admit(&self, bytes: u64) -> Result<()> {
+        self.control.admit(bytes)
+    }
+
     fn user(&self) -> Option<&str> {
         self.user.as_deref()
     }
-}
-
-/// A rough size of a value in memory, for the account.
-pub fn value_size(value: &Value) -> u64 {
-    match value {
-        Value::Null | Value::Bool(_) | Value::Number(_) => 16,
-        Value::String(s) => 32 + s.len() as u64,
-        Value::Array(items) => 32 + items.iter().map(value_size).sum::<u64>(),
-        Value::Object(map) => {
-            48 + map
-                .iter()
-                .map(|(k, v)| 40 + k.len() as u64 + value_size(v))
-                .sum::<u64>()
-        }
-    }
-}
-
-/// The size of a row.
-pub fn row_size(row: &[Value]) -> u64 {
-    row.iter().map(value_size).sum()
 }

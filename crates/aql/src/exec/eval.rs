@@ -10,12 +10,14 @@
 //! Invariants: `&&` and `||` short-circuit and give an operand's value (AQL's rule), not a
 //! boolean; a missing attribute or index is `null`; folding never changes a result: a subtree
 //! is folded only when every operand is constant and its evaluation raises no warning and no
-//! error (those are left for the run, which reports them).
+//! error (those are left for the run, which reports them), and only when computing it takes
+//! at most 1 MiB (a folded value is computed before the query has memory limits).
 
 use std::borrow::Cow;
 use std::sync::Arc;
 
 use quince_errors::Result;
+use quince_memory::{Account, Pool};
 use serde_json::{Map, Value};
 
 use crate::plan::{CExpr, CKey, CQuantifier, Pipeline, Plan};
@@ -155,6 +157,8 @@ impl Executor<'_> {
                 let mut values = Vec::with_capacity(args.len());
                 for arg in args {
                     values.push(self.eval(arg, env)?.into_owned());
+                    // An argument taken from a variable is a copy of it.
+                    self.ctx.control.check_memory()?;
                 }
                 let result = (function.call)(&mut self.ctx, &values)?;
                 self.ctx.take_failure()?;
@@ -174,6 +178,7 @@ impl Executor<'_> {
                     _ => return Ok(Cow::Owned(Value::Array(Vec::new()))),
                 };
                 for _ in 1..*depth {
+                    self.ctx.tick()?;
                     items = items
                         .into_iter()
                         .flat_map(|item| match item {
@@ -185,6 +190,7 @@ impl Executor<'_> {
                 let (mut skip, mut take) = limit.unwrap_or((0, u64::MAX));
                 let mut out = Vec::new();
                 for item in &items {
+                    self.ctx.tick()?;
                     let inner = Env {
                         row: env.row,
                         current: Some(item),
@@ -215,15 +221,11 @@ impl Executor<'_> {
     /// Runs a subquery on a copy of the row and gathers what it returns.
     fn subquery(&mut self, pipeline: &Pipeline, row: &[Value]) -> Result<Value> {
         let mut out = Vec::new();
-        let mut reserved = 0u64;
         self.run(pipeline, row.to_vec(), &mut |ctx, value| {
-            let size = super::context::value_size(&value);
-            reserved += size;
-            ctx.reserve(size)?;
+            ctx.tick()?;
             out.push(value);
             Ok(true)
         })?;
-        self.ctx.release(reserved);
         Ok(Value::Array(out))
     }
 }
@@ -249,9 +251,11 @@ fn position(len: usize, n: &serde_json::Number) -> Option<usize> {
     (i >= 0.0 && i < len as f64).then_some(i as usize)
 }
 
-/// The most elements a range may have.
-const RANGE_MAX: f64 = 10_000_000.0;
+/// The most elements a range built as a value may have, whatever the memory limits say (a
+/// `FOR` over a range is not built: it counts through it).
+const RANGE_MAX: f64 = (1u64 << 40) as f64;
 
+/// `low..high` as an array, admitted against the memory limits before it is built.
 fn range(low: f64, high: f64, ctx: &mut Context) -> Result<Value> {
     let (low, high) = (low.trunc(), high.trunc());
     let n = (high - low).abs() + 1.0;
@@ -261,7 +265,7 @@ fn range(low: f64, high: f64, ctx: &mut Context) -> Result<Value> {
             "AQL: range too big (while executing)".to_owned(),
         ));
     }
-    ctx.reserve((n as u64) * 16)?;
+    ctx.admit((n as u64).saturating_mul(std::mem::size_of::<Value>() as u64))?;
     let step = if high >= low { 1.0 } else { -1.0 };
     let mut out = Vec::with_capacity(n as usize);
     let mut x = low;
@@ -311,11 +315,13 @@ pub fn fold(expr: CExpr) -> CExpr {
     }
     let plan = Plan::empty();
     let database: Arc<dyn quince_ops::DatabaseOps> = Arc::new(NoDatabase);
+    let memory = Account::new(FOLD_MEMORY_MAX, Pool::new(0));
+    let charging = memory.charge_this_thread();
     let mut executor = Executor::new(
         &plan,
         Context::new(
             database,
-            Control::new(None),
+            Control::with_memory(None, Arc::clone(&memory)),
             None,
             &crate::QueryOptions::default(),
         ),
@@ -330,11 +336,16 @@ pub fn fold(expr: CExpr) -> CExpr {
         Ok(v) => v.into_owned(),
         Err(_) => return expr,
     };
-    if !executor.ctx.warnings.is_empty() {
+    drop(charging);
+    if !executor.ctx.warnings.is_empty() || memory.peak() > FOLD_MEMORY_MAX {
         return expr;
     }
     CExpr::Const(value)
 }
+
+/// The most memory a folded constant may take to compute: a larger one (a long range, a big
+/// string) is left for the run, where the query's memory limits apply to it.
+const FOLD_MEMORY_MAX: u64 = 1 << 20;
 
 /// The database of compile-time folding: folded functions never touch one.
 struct NoDatabase;

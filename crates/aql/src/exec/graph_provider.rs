@@ -9,9 +9,7 @@
 //! as the plan needs ([`EdgeData`]): nothing (the hit's values carry the other end, and the
 //! step's edge is a shared `null`), the weight attribute projected from the stored bytes, or
 //! the whole document parsed; [`whole_edge`], which reads the edges of the paths a search
-//! emits when it ran without them; the `OPTIONS { vertexCollections }` restriction; the kill
-//! switch checked before every expansion; the bytes of the edges and vertices handed out counted
-//! against the query's memory headroom (32 beyond it).
+//! emits when it ran without them; the `OPTIONS { vertexCollections }` restriction.
 //!
 //! What it is not: a cache across searches (every start vertex begins afresh), or the
 //! algorithms.
@@ -19,21 +17,22 @@
 //! Invariants: the edges of a vertex come in the same order every time (collections in
 //! plan order, then the edge index's key order), as depth-first results require; a step's
 //! `edge_id` is the edge's `_id` whatever is read of the edge (uniqueness and Yen's edge
-//! removal go by it); a search
-//! never holds more than the headroom the query had when it began (so a huge traversal fails
-//! with 32 instead of exhausting memory) and stops at its next expansion once the query is
-//! killed; reads go through the collections of the plan, which is compiled against the
-//! transaction's view of the database when the query runs in one.
+//! removal go by it); the query is checked (kill switch, deadline, memory: a search's edges
+//! and vertices are allocated on the query's thread, so its account holds them) before every
+//! expansion, every 1,024 edges of one vertex, and at every vertex read; reads go through the
+//! collections of the plan, which is compiled against the transaction's view of the database
+//! when the query runs in one, and vertex collections through the query's database, which
+//! checks the caller may read them.
 
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use quince_errors::{self as codes, ArangoError, Result};
+use quince_errors::{self as codes, Result};
 use quince_ops::{CollectionOps, EdgeDirection, IndexLookup, EDGE_INDEX_ID};
 use serde_json::Value;
 
-use super::context::{value_size, Context, Control};
+use super::context::{Context, Control};
 use crate::functions::FunctionContext;
 use crate::graph::{Direction, Neighbors, Step};
 use crate::plan::GraphEdges;
@@ -43,45 +42,22 @@ use crate::value::Warning;
 /// it, and the document when it does.
 type EdgeHit = (String, Option<Arc<str>>, Option<Vec<u8>>);
 
-/// What a search's provider and its rows share: statistics and the bytes held.
+/// What a search's provider and its rows share: the statistics.
 #[derive(Default)]
 pub struct SearchAccount {
     /// Edge-index hits (`scannedIndex`).
     pub scanned: Cell<u64>,
-    /// Bytes of edges and vertices handed out so far.
-    pub bytes: Cell<u64>,
-    /// The most bytes the search may hold.
-    pub headroom: Cell<u64>,
 }
 
 impl SearchAccount {
-    /// An account with the query's current headroom.
-    pub fn new(ctx: &Context) -> SearchAccount {
-        let account = SearchAccount::default();
-        account.headroom.set(ctx.memory_headroom());
-        account
-    }
-
-    /// Counts `bytes` more; 32 beyond the headroom.
-    pub fn hold(&self, bytes: u64) -> Result<()> {
-        let total = self.bytes.get().saturating_add(bytes);
-        self.bytes.set(total);
-        if total > self.headroom.get() {
-            return Err(ArangoError::with_message(
-                codes::RESOURCE_LIMIT,
-                "AQL: query would use more memory than allowed (while executing a graph search)"
-                    .to_owned(),
-            ));
-        }
-        Ok(())
-    }
-
-    /// Moves the statistics into the query's and records the peak.
+    /// Moves the statistics into the query's.
     pub fn finish(&self, ctx: &mut Context) {
         ctx.stats.scanned_index += self.scanned.replace(0);
-        ctx.note_held(self.bytes.replace(0));
     }
 }
+
+/// How many edges of one vertex are read between two checks of the query.
+const CHECK_EVERY: usize = 1024;
 
 /// How much of each edge document a search needs while it runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -104,6 +80,8 @@ pub struct EdgeProvider<'a> {
     account: &'a SearchAccount,
     data: EdgeData,
     null: Arc<Value>,
+    /// Steps of the search so far ([`Neighbors::step`]).
+    steps: u32,
 }
 
 impl<'a> EdgeProvider<'a> {
@@ -120,6 +98,7 @@ impl<'a> EdgeProvider<'a> {
             account,
             data: EdgeData::Whole,
             null: Arc::new(Value::Null),
+            steps: 0,
         }
     }
 
@@ -152,7 +131,14 @@ impl<'a> EdgeProvider<'a> {
             direction,
             vertex: vertex.to_owned(),
         };
+        let mut failure = None;
         collection.index_lookup(EDGE_INDEX_ID, &lookup, &mut |hit| {
+            if hits.len() % CHECK_EVERY == CHECK_EVERY - 1 {
+                if let Err(e) = self.control.check() {
+                    failure = Some(e);
+                    return false;
+                }
+            }
             let other = match hit.values.get(1) {
                 Some(Value::String(other)) => Some(Arc::from(other.as_str())),
                 _ => None,
@@ -160,6 +146,9 @@ impl<'a> EdgeProvider<'a> {
             hits.push((hit.key.to_owned(), other, hit.document.map(<[u8]>::to_vec)));
             true
         })?;
+        if let Some(e) = failure {
+            return Err(e);
+        }
         self.account
             .scanned
             .set(self.account.scanned.get() + hits.len() as u64);
@@ -167,12 +156,15 @@ impl<'a> EdgeProvider<'a> {
             EdgeDirection::Out => "_to",
             EdgeDirection::In => "_from",
         };
-        for (key, other, carried) in hits {
+        for (n, (key, other, carried)) in hits.into_iter().enumerate() {
+            // A vertex with very many edges is one expansion: check the query on the way.
+            if n % CHECK_EVERY == CHECK_EVERY - 1 {
+                self.control.check()?;
+            }
             if let (EdgeData::Nothing, Some(other)) = (&self.data, &other) {
                 if !self.allowed(other) {
                     continue;
                 }
-                self.account.hold(2 * other.len() as u64 + 96)?;
                 out.push(Step {
                     edge_id: format!("{name}/{key}").into(),
                     vertex: Arc::clone(other),
@@ -204,8 +196,6 @@ impl<'a> EdgeProvider<'a> {
                 Some(id) => id.into(),
                 None => format!("{name}/{key}").into(),
             };
-            self.account
-                .hold(document.len() as u64 + 2 * other.len() as u64 + 96)?;
             out.push(Step {
                 edge_id,
                 vertex: other,
@@ -218,30 +208,22 @@ impl<'a> EdgeProvider<'a> {
 
 /// The document `step` shows when its search read `data` of each edge over `edges`: the
 /// step's edge when that is the whole document, else the edge read now ([`whole_edge`]).
-pub fn edge_of(
-    data: &EdgeData,
-    edges: &GraphEdges,
-    account: &SearchAccount,
-    step: &Step,
-) -> Result<Value> {
+pub fn edge_of(data: &EdgeData, edges: &GraphEdges, step: &Step) -> Result<Value> {
     match data {
         EdgeData::Whole => Ok(Value::clone(&step.edge)),
-        _ => whole_edge(edges, account, &step.edge_id),
+        _ => whole_edge(edges, &step.edge_id),
     }
 }
 
 /// The whole document of the edge `edge_id` (of one of the collections of `edges`), or `null`
 /// when it is gone: what a search that ran without edge data shows for the edges it emits.
-pub fn whole_edge(edges: &GraphEdges, account: &SearchAccount, edge_id: &str) -> Result<Value> {
+pub fn whole_edge(edges: &GraphEdges, edge_id: &str) -> Result<Value> {
     let (name, key) = edge_id.split_once('/').unwrap_or((edge_id, ""));
     let Some(edges) = edges.collections.iter().find(|c| c.name == name) else {
         return Ok(Value::Null);
     };
     match edges.collection.read(key) {
-        Ok(d) => {
-            account.hold(d.json.len() as u64)?;
-            super::parse(&d.json)
-        }
+        Ok(d) => super::parse(&d.json),
         Err(e) if e.is(codes::ARANGO_DOCUMENT_NOT_FOUND) => Ok(Value::Null),
         Err(e) => Err(e),
     }
@@ -268,6 +250,14 @@ impl Neighbors for EdgeProvider<'_> {
         }
         Ok(steps)
     }
+
+    fn step(&mut self) -> Result<()> {
+        self.steps = self.steps.wrapping_add(1);
+        if self.steps.is_multiple_of(64) {
+            self.control.check()?;
+        }
+        Ok(())
+    }
 }
 
 /// The vertex documents of one search, each read once.
@@ -288,12 +278,7 @@ impl VertexReader {
     }
 
     /// The document of vertex `id`, or `null` (with warning 1202) when there is none.
-    pub fn read(
-        &mut self,
-        ctx: &mut Context,
-        account: &SearchAccount,
-        id: &Arc<str>,
-    ) -> Result<Value> {
+    pub fn read(&mut self, ctx: &mut Context, id: &Arc<str>) -> Result<Value> {
         if let Some(document) = self.documents.get(id) {
             return Ok(document.clone());
         }
@@ -351,7 +336,7 @@ impl VertexReader {
                 Value::Null
             }
         };
-        account.hold(value_size(&document) + id.len() as u64 + 64)?;
+        ctx.tick()?;
         self.documents.insert(Arc::clone(id), document.clone());
         Ok(document)
     }

@@ -13,8 +13,11 @@
 //!
 //! Invariants: a `LIMIT` that has passed its count stops every loop before it (the stop
 //! travels back to the start of its segment); the sink returning false stops the whole
-//! query; the kill switch is checked at least every 1,024 documents read and at every row of a
-//! breaker; memory held by breakers is accounted while it is held.
+//! query; every element a loop hands on (a document, an index hit, an array element, a number
+//! of a range), every row a breaker takes or gives out, every result of a subquery and every
+//! element of an expansion is a step ([`Context::tick`]), so the kill switch, the deadline
+//! and the memory account are checked at least every 64 steps; a `FOR` over a range
+//! (`FOR i IN a..b`) counts through it without building it, so only its steps bound it.
 
 mod collect;
 pub mod context;
@@ -35,13 +38,12 @@ use quince_ops::{IndexLookup, ReadRequest, ScanCounts, ScanHints};
 
 use crate::plan::aql_text::Param;
 use crate::plan::{Access, CExpr, ForCollection, IndexAccess, Node, Pipeline, Plan};
-use crate::value::truthy;
+use crate::value::{self, truthy};
 
 pub use context::{Context, Control, Stats};
 pub use eval::{fold, Env};
 
 use collect::{CollectState, OrdValue};
-use context::{row_size, value_size};
 
 /// A row: one value per slot of the query.
 pub type Row = Vec<Value>;
@@ -75,12 +77,10 @@ enum NodeState {
     },
     Sort {
         rows: Vec<(Vec<Value>, Row)>,
-        bytes: u64,
     },
     Collect(Box<CollectState>),
     Window {
         rows: Vec<Row>,
-        bytes: u64,
     },
     Distinct(BTreeSet<OrdValue>),
 }
@@ -129,15 +129,9 @@ impl<'p> Executor<'p> {
                     passed: 0,
                     seen: 0,
                 },
-                Node::Sort(_) => NodeState::Sort {
-                    rows: Vec::new(),
-                    bytes: 0,
-                },
+                Node::Sort(_) => NodeState::Sort { rows: Vec::new() },
                 Node::Collect(c) => NodeState::Collect(Box::new(CollectState::new(c, &row))),
-                Node::Window(_) => NodeState::Window {
-                    rows: Vec::new(),
-                    bytes: 0,
-                },
+                Node::Window(_) => NodeState::Window { rows: Vec::new() },
                 Node::Return { distinct: true, .. } => NodeState::Distinct(BTreeSet::new()),
                 _ => NodeState::Stateless,
             })
@@ -148,9 +142,8 @@ impl<'p> Executor<'p> {
                 return Ok(());
             }
             let rows = match (&pipeline.nodes[i], &mut states[i]) {
-                (Node::Sort(keys), NodeState::Sort { rows, bytes }) => {
+                (Node::Sort(keys), NodeState::Sort { rows }) => {
                     let mut rows = std::mem::take(rows);
-                    self.ctx.release(*bytes);
                     rows.sort_by(|(a, _), (b, _)| {
                         for ((x, y), (_, ascending)) in a.iter().zip(b).zip(keys) {
                             let order = quince_model::order::compare_values(x, y);
@@ -166,14 +159,14 @@ impl<'p> Executor<'p> {
                     let state = std::mem::replace(state, Box::new(CollectState::new(c, &row)));
                     state.finish(self, c)?
                 }
-                (Node::Window(w), NodeState::Window { rows, bytes }) => {
+                (Node::Window(w), NodeState::Window { rows }) => {
                     let rows = std::mem::take(rows);
-                    self.ctx.release(*bytes);
                     collect::window(self, w, rows)?
                 }
                 _ => continue,
             };
             for mut row in rows {
+                self.ctx.tick()?;
                 if self.push(pipeline, &mut states, i + 1, &mut row, sink)? == Flow::Stop {
                     break;
                 }
@@ -207,6 +200,26 @@ impl<'p> Executor<'p> {
         };
         match node {
             Node::ForCollection(f) => self.scan(pipeline, states, i, f, row, sink),
+            Node::ForValues {
+                slot,
+                source: CExpr::Range(low, high),
+            } => {
+                let low = value::to_number(self.eval(low, Env::of(row))?.as_ref()).trunc();
+                let high = value::to_number(self.eval(high, Env::of(row))?.as_ref()).trunc();
+                let step = if high >= low { 1.0 } else { -1.0 };
+                let mut left = (high - low).abs() + 1.0;
+                let mut x = low;
+                while left >= 1.0 {
+                    self.ctx.tick()?;
+                    row[*slot] = value::number(x);
+                    if self.push(pipeline, states, i + 1, row, sink)? == Flow::Stop {
+                        return Ok(Flow::Stop);
+                    }
+                    x += step;
+                    left -= 1.0;
+                }
+                Ok(Flow::Go)
+            }
             Node::ForValues { slot, source } => {
                 let items = match self.eval(source, Env::of(row))?.into_owned() {
                     Value::Array(items) => items,
@@ -220,6 +233,7 @@ impl<'p> Executor<'p> {
                     }
                 };
                 for item in items {
+                    self.ctx.tick()?;
                     row[*slot] = item;
                     if self.push(pipeline, states, i + 1, row, sink)? == Flow::Stop {
                         return Ok(Flow::Stop);
@@ -266,21 +280,17 @@ impl<'p> Executor<'p> {
                 Ok(if last { Flow::Stop } else { flow })
             }
             Node::Sort(keys) => {
-                self.ctx.control.check()?;
+                self.ctx.tick()?;
                 let mut values = Vec::with_capacity(keys.len());
                 for (key, _) in keys {
                     values.push(self.eval(key, Env::of(row))?.into_owned());
                 }
-                let size = row_size(row) + values.iter().map(value_size).sum::<u64>();
-                self.ctx.reserve(size)?;
-                if let NodeState::Sort { rows, bytes } = &mut states[i] {
+                if let NodeState::Sort { rows } = &mut states[i] {
                     rows.push((values, row.clone()));
-                    *bytes += size;
                 }
                 Ok(Flow::Go)
             }
             Node::Collect(c) => {
-                self.ctx.control.check()?;
                 let NodeState::Collect(state) = &mut states[i] else {
                     unreachable!("a collect's state")
                 };
@@ -290,12 +300,9 @@ impl<'p> Executor<'p> {
                 result.map(|()| Flow::Go)
             }
             Node::Window(_) => {
-                self.ctx.control.check()?;
-                let size = row_size(row);
-                self.ctx.reserve(size)?;
-                if let NodeState::Window { rows, bytes } = &mut states[i] {
+                self.ctx.tick()?;
+                if let NodeState::Window { rows } = &mut states[i] {
                     rows.push(row.clone());
-                    *bytes += size;
                 }
                 Ok(Flow::Go)
             }
@@ -305,11 +312,10 @@ impl<'p> Executor<'p> {
                     let NodeState::Distinct(seen) = &mut states[i] else {
                         unreachable!("a distinct return's state")
                     };
-                    let size = value_size(&value);
+                    self.ctx.tick()?;
                     if !seen.insert(OrdValue(value.clone())) {
                         return Ok(Flow::Go);
                     }
-                    self.ctx.reserve(size)?;
                 }
                 if sink(&mut self.ctx, value)? {
                     Ok(Flow::Go)
@@ -367,8 +373,9 @@ impl<'p> Executor<'p> {
                         }
                     };
                     self.ctx.stats.scanned_index += 1;
-                    let result =
-                        self.visit(pipeline, states, i, f, row, Doc::Json(&document.json), sink);
+                    let result = self.ctx.tick().and_then(|()| {
+                        self.visit(pipeline, states, i, f, row, Doc::Json(&document.json), sink)
+                    });
                     go_on(result, &mut flow, &mut failure)
                 })?;
                 match failure {
@@ -380,12 +387,9 @@ impl<'p> Executor<'p> {
             Access::Full if f.snapshot => {
                 let hints = self.scan_hints(f, row)?;
                 let mut documents = Vec::new();
-                let mut bytes = 0;
                 let mut failure = None;
                 let counts = f.collection.scan_hinted(&hints, &mut |document| {
-                    let size = document.json.len() as u64 + 64;
-                    bytes += size;
-                    if let Err(e) = self.ctx.reserve(size) {
+                    if let Err(e) = self.ctx.tick() {
                         failure = Some(e);
                         return false;
                     }
@@ -399,6 +403,7 @@ impl<'p> Executor<'p> {
                 let mut flow = Flow::Go;
                 for json in documents {
                     self.ctx.stats.scanned_full += 1;
+                    self.ctx.tick()?;
                     if self.visit(pipeline, states, i, f, row, Doc::Json(&json), sink)?
                         == Flow::Stop
                     {
@@ -406,7 +411,6 @@ impl<'p> Executor<'p> {
                         break;
                     }
                 }
-                self.ctx.release(bytes);
                 Ok(flow)
             }
             Access::Full => {
@@ -416,11 +420,9 @@ impl<'p> Executor<'p> {
                 let mut n = 0u64;
                 let counts = f.collection.scan_hinted(&hints, &mut |document| {
                     n += 1;
-                    if n.is_multiple_of(1024) {
-                        if let Err(e) = self.ctx.control.check() {
-                            failure = Some(e);
-                            return false;
-                        }
+                    if let Err(e) = self.ctx.tick() {
+                        failure = Some(e);
+                        return false;
                     }
                     self.ctx.stats.scanned_full += 1;
                     let result =
@@ -540,6 +542,10 @@ impl<'p> Executor<'p> {
             f.collection
                 .index_lookup_with(access.index.id, &lookup, documents, &mut |hit| {
                     self.ctx.stats.scanned_index += 1;
+                    if let Err(e) = self.ctx.tick() {
+                        failure = Some(e);
+                        return false;
+                    }
                     let result = match (&access.projection, hit.document) {
                         (Some(names), _) => {
                             let built = crate::plan::indexes::project(

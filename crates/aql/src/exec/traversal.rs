@@ -49,7 +49,7 @@ impl Executor<'_> {
         let Some(start) = vertex_id(&mut self.ctx, &start, "traversal") else {
             return Ok(Flow::Go);
         };
-        let account = SearchAccount::new(&self.ctx);
+        let account = SearchAccount::default();
         let mut vertices = VertexReader::projecting(t.vertex_projection.as_ref());
         let [vertex_slot, edge_slot, path_slot] = t.declared;
         let mut prune_reads = [false; 3];
@@ -79,7 +79,7 @@ impl Executor<'_> {
         let result = traverse::traverse(&mut provider, &start, &t.options, &mut |path| {
             let depth = path.depth() as u64;
             // The pushed conditions: whether the path may be emitted and expanded.
-            let (emit, expand) = self.path_conditions(t, path, &mut vertices, &account, row)?;
+            let (emit, expand) = self.path_conditions(t, path, &mut vertices, row)?;
             if !emit && !expand {
                 self.ctx.stats.filtered += 1;
                 return Ok(traverse::Flow {
@@ -88,7 +88,7 @@ impl Executor<'_> {
                 });
             }
             if need_vertex {
-                let v = vertices.read(&mut self.ctx, &account, path.end())?;
+                let v = vertices.read(&mut self.ctx, path.end())?;
                 set(row, vertex_slot, v);
             }
             if need_edge {
@@ -99,7 +99,7 @@ impl Executor<'_> {
                 set(row, edge_slot, e);
             }
             if need_path {
-                let p = self.path_value(path, &mut vertices, &account, t, weighted)?;
+                let p = self.path_value(path, &mut vertices, t, weighted)?;
                 set(row, path_slot, p);
             }
             let mut expand = expand;
@@ -140,7 +140,6 @@ impl Executor<'_> {
         t: &TraversalNode,
         path: &Path,
         vertices: &mut VertexReader,
-        account: &SearchAccount,
         row: &mut Row,
     ) -> Result<(bool, bool)> {
         let mut emit = true;
@@ -151,7 +150,7 @@ impl Executor<'_> {
             let (element, new) = match c.target {
                 PathTarget::Vertex(n) => {
                     let element = match path.vertices().nth(n) {
-                        Some(id) => Some(vertices.read(&mut self.ctx, account, id)?),
+                        Some(id) => Some(vertices.read(&mut self.ctx, id)?),
                         None => None,
                     };
                     (element, depth == n)
@@ -160,10 +159,7 @@ impl Executor<'_> {
                     path.steps.get(n).map(|s| Value::clone(&s.edge)),
                     depth == n + 1,
                 ),
-                PathTarget::AllVertices => (
-                    Some(vertices.read(&mut self.ctx, account, path.end())?),
-                    true,
-                ),
+                PathTarget::AllVertices => (Some(vertices.read(&mut self.ctx, path.end())?), true),
                 PathTarget::AllEdges => match path.steps.last() {
                     Some(s) => (Some(Value::clone(&s.edge)), true),
                     None => continue,
@@ -198,13 +194,12 @@ impl Executor<'_> {
         &mut self,
         path: &Path,
         vertices: &mut VertexReader,
-        account: &SearchAccount,
         t: &TraversalNode,
         weighted: bool,
     ) -> Result<Value> {
         let mut documents = Vec::with_capacity(path.depth() + 1);
         for id in path.vertices() {
-            documents.push(vertices.read(&mut self.ctx, account, id)?);
+            documents.push(vertices.read(&mut self.ctx, id)?);
         }
         let edges: Vec<Value> = path.steps.iter().map(|s| Value::clone(&s.edge)).collect();
         let mut p = Map::new();
@@ -243,7 +238,7 @@ impl Executor<'_> {
         let Some(target) = vertex_id(&mut self.ctx, &target, what) else {
             return Ok(Flow::Go);
         };
-        let account = SearchAccount::new(&self.ctx);
+        let account = SearchAccount::default();
         let weights = s.weights.as_ref();
         // The searches read only what the weights need; the edges of the paths emitted are
         // read whole afterwards.
@@ -260,7 +255,7 @@ impl Executor<'_> {
                         let mut steps = std::iter::once(None).chain(path.steps.iter().map(Some));
                         let mut outcome = Ok(());
                         for (vertex, step) in path.vertices().zip(&mut steps) {
-                            let v = match vertices.read(&mut self.ctx, &account, vertex) {
+                            let v = match vertices.read(&mut self.ctx, vertex) {
                                 Ok(v) => v,
                                 Err(e) => {
                                     outcome = Err(e);
@@ -271,7 +266,7 @@ impl Executor<'_> {
                             if let Some(edge) = s.edge {
                                 row[edge] = match step {
                                     None => Value::Null,
-                                    Some(st) => match edge_of(&data, &s.edges, &account, st) {
+                                    Some(st) => match edge_of(&data, &s.edges, st) {
                                         Ok(e) => e,
                                         Err(e) => {
                                             outcome = Err(e);
@@ -302,12 +297,12 @@ impl Executor<'_> {
                 let mut visit = |path: Path| -> Result<bool> {
                     let mut documents = Vec::with_capacity(path.depth() + 1);
                     for id in path.vertices() {
-                        documents.push(vertices.read(&mut self.ctx, &account, id)?);
+                        documents.push(vertices.read(&mut self.ctx, id)?);
                     }
                     let edges = path
                         .steps
                         .iter()
-                        .map(|st| edge_of(&data, &s.edges, &account, st))
+                        .map(|st| edge_of(&data, &s.edges, st))
                         .collect::<Result<Vec<Value>>>()?;
                     let mut p = Map::new();
                     p.insert("edges".into(), Value::Array(edges));

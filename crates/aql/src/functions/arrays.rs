@@ -9,7 +9,9 @@
 //! type) or `REVERSE` (`strings.rs`, it takes strings too).
 //!
 //! Invariants: an argument documented as an array that is not one warns 1542 and answers
-//! `null`, except that `PUSH`, `APPEND` and `UNSHIFT` treat a `null` array as empty.
+//! `null`, except that `PUSH`, `APPEND` and `UNSHIFT` treat a `null` array as empty; the
+//! padding `REPLACE_NTH` adds is admitted against the query's memory limits before it is
+//! built; `FLATTEN` and `INTERLEAVE` check the query every `STEPS_PER_CHECK` elements.
 
 use std::collections::HashSet;
 
@@ -17,9 +19,9 @@ use quince_errors::{ArangoError, Result, QUERY_FUNCTION_ARGUMENT_TYPE_MISMATCH};
 use quince_model::order::compare_values;
 use serde_json::Value;
 
-use super::args::{arg, flag, int, invalid};
+use super::args::{admit_elements, arg, flag, int, invalid, Steps};
 use super::FunctionContext;
-use crate::value::{equal, hash_key, in_array};
+use crate::value::{equal, hash_key};
 
 type Out = Result<Value>;
 
@@ -105,7 +107,7 @@ pub fn push(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
         return invalid(ctx, "PUSH");
     };
     let value = arg(args, 1);
-    if !(flag(args, 2, false) && in_array(value, &Value::Array(out.clone()))) {
+    if !(flag(args, 2, false) && out.iter().any(|item| equal(item, value))) {
         out.push(value.clone());
     }
     Ok(Value::Array(out))
@@ -215,7 +217,10 @@ pub fn replace_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
                 "invalid argument type in call to function 'REPLACE_NTH()'",
             ));
         }
+        admit_elements(ctx, (position - len) as u64 + 1)?;
+        let mut steps = Steps::default();
         while (out.len() as i64) < position {
+            steps.step(ctx)?;
             out.push(arg(args, 3).clone());
         }
         out.push(value);
@@ -257,13 +262,21 @@ pub fn remove_values(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     ))
 }
 
-fn flatten_into(items: &[Value], depth: i64, out: &mut Vec<Value>) {
+fn flatten_into(
+    ctx: &dyn FunctionContext,
+    steps: &mut Steps,
+    items: &[Value],
+    depth: i64,
+    out: &mut Vec<Value>,
+) -> Result<()> {
     for item in items {
+        steps.step(ctx)?;
         match item {
-            Value::Array(inner) if depth > 0 => flatten_into(inner, depth - 1, out),
+            Value::Array(inner) if depth > 0 => flatten_into(ctx, steps, inner, depth - 1, out)?,
             other => out.push(other.clone()),
         }
     }
+    Ok(())
 }
 
 pub fn flatten(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
@@ -275,7 +288,7 @@ pub fn flatten(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
         other => int(other),
     };
     let mut out = Vec::new();
-    flatten_into(items, depth, &mut out);
+    flatten_into(ctx, &mut Steps::default(), items, depth, &mut out)?;
     Ok(Value::Array(out))
 }
 
@@ -289,7 +302,9 @@ pub fn interleave(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     }
     let longest = arrays.iter().map(|a| a.len()).max().unwrap_or(0);
     let mut out = Vec::new();
+    let mut steps = Steps::default();
     for i in 0..longest {
+        steps.step(ctx)?;
         out.extend(arrays.iter().filter_map(|a| a.get(i)).cloned());
     }
     Ok(Value::Array(out))

@@ -54,13 +54,23 @@ pub trait FunctionContext {
     /// `NEAR`, `WITHIN`, `WITHIN_RECTANGLE`, `FULLTEXT`).
     fn database(&self) -> &dyn quince_ops::DatabaseOps;
 
-    /// `Err(1500 query killed)` once the query was killed or ran past `maxRuntime`; `SLEEP`
-    /// polls it about every 10 ms so that a kill interrupts it.
+    /// `Err(1500 query killed)` once the query was killed or ran past `maxRuntime`, `Err(32)`
+    /// once it holds more memory than allowed. A function whose work grows with its arguments
+    /// (not only with the size of its input) calls it at least every [`STEPS_PER_CHECK`]
+    /// steps; `SLEEP` polls it about every 10 ms so that a kill interrupts it.
     fn check_alive(&self) -> Result<()>;
+
+    /// `Err(32 resource limit exceeded)` when `bytes` more would pass the query's memory
+    /// limit or the server's: asked before building a value whose size the arguments tell in
+    /// advance (a range, a padded or repeated string), so it is never built.
+    fn admit(&self, bytes: u64) -> Result<()>;
 
     /// The authenticated user, if any (`CURRENT_USER()`).
     fn user(&self) -> Option<&str>;
 }
+
+/// The most steps a function takes between two [`FunctionContext::check_alive`] calls.
+pub const STEPS_PER_CHECK: usize = 4096;
 
 /// The signature of every function's implementation.
 pub type Call = fn(&mut dyn FunctionContext, &[Value]) -> Result<Value>;

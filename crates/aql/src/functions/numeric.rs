@@ -118,7 +118,11 @@ pub fn range(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let mut out = Vec::new();
     if (step > 0.0 && start <= stop) || (step < 0.0 && start >= stop) {
         let count = ((stop - start) / step).floor() as u64;
+        super::args::admit_elements(ctx, count + 1)?;
+        out.reserve_exact(count as usize + 1);
+        let mut steps = super::args::Steps::default();
         for i in 0..=count {
+            steps.step(ctx)?;
             out.push(number(start + i as f64 * step));
         }
     }

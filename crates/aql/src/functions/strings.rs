@@ -8,12 +8,16 @@
 //! encodings (`hashes.rs`), or ArangoSearch's `TOKENS` and n-gram functions.
 //!
 //! Invariants: arguments documented as strings are cast with `TO_STRING` (ArangoDB casts
-//! rather than warns for these); numbers are cast with `TO_NUMBER`.
+//! rather than warns for these); numbers are cast with `TO_NUMBER`; a function whose output
+//! can be much larger than its input (`CONCAT_SEPARATOR`, `SPLIT`, `SUBSTITUTE`) admits it
+//! against the query's memory limits before building it, and every loop over the input
+//! checks the query every `STEPS_PER_CHECK` steps (`LEVENSHTEIN_DISTANCE` once per row of its
+//! table, which it keeps three rows of).
 
 use quince_errors::Result;
 use serde_json::Value;
 
-use super::args::{arg, flag, int, invalid};
+use super::args::{admit_elements, arg, flag, int, invalid, Steps, TextOut};
 use super::FunctionContext;
 use crate::value::{to_json_text, to_string_value};
 
@@ -27,32 +31,38 @@ fn chars(s: &str) -> Vec<char> {
     s.chars().collect()
 }
 
-pub fn concat(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
+pub fn concat(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let items: &[Value] = match args {
         [Value::Array(items)] => items,
         _ => args,
     };
-    Ok(Value::String(
-        items
-            .iter()
-            .filter(|v| !v.is_null())
-            .map(to_string_value)
-            .collect(),
-    ))
+    let mut out = TextOut::with_capacity(ctx, 0)?;
+    let mut steps = Steps::default();
+    for item in items.iter().filter(|v| !v.is_null()) {
+        steps.step(ctx)?;
+        out.push_str(ctx, &to_string_value(item))?;
+    }
+    Ok(Value::String(out.finish()))
 }
 
-pub fn concat_separator(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
+pub fn concat_separator(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let separator = text(args, 0);
     let items: &[Value] = match &args[1..] {
         [Value::Array(items)] => items,
         rest => rest,
     };
-    let parts: Vec<String> = items
-        .iter()
-        .filter(|v| !v.is_null())
-        .map(to_string_value)
-        .collect();
-    Ok(Value::String(parts.join(&separator)))
+    // The separators alone may be far larger than the input: the buffer grows by admitted
+    // amounts only.
+    let mut out = TextOut::with_capacity(ctx, 0)?;
+    let mut steps = Steps::default();
+    for (i, item) in items.iter().filter(|v| !v.is_null()).enumerate() {
+        steps.step(ctx)?;
+        if i > 0 {
+            out.push_str(ctx, &separator)?;
+        }
+        out.push_str(ctx, &to_string_value(item))?;
+    }
+    Ok(Value::String(out.finish()))
 }
 
 pub fn char_length(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
@@ -200,7 +210,7 @@ fn find_any(haystack: &str, needles: &[String], from: usize) -> Option<(usize, u
         .min_by_key(|(p, i)| (*p, *i))
 }
 
-pub fn split(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
+pub fn split(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let value = text(args, 0);
     let limit = match arg(args, 2) {
         Value::Null => usize::MAX,
@@ -215,11 +225,22 @@ pub fn split(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
         other => vec![to_string_value(other)],
     };
     let mut parts = Vec::new();
+    let mut steps = Steps::default();
     if separators.iter().all(String::is_empty) {
-        parts.extend(value.chars().map(|c| Value::String(c.to_string())));
+        // One string per character: far more memory than the text itself.
+        let count = value.chars().count().min(limit);
+        admit_elements(ctx, count as u64 * 2)?;
+        for c in value.chars().take(count) {
+            steps.step(ctx)?;
+            parts.push(Value::String(c.to_string()));
+        }
     } else {
         let mut start = 0;
         while let Some((at, which)) = find_any(&value, &separators, start) {
+            if parts.len() >= limit {
+                break;
+            }
+            steps.step(ctx)?;
             parts.push(Value::String(value[start..at].to_string()));
             start = at + separators[which].len();
         }
@@ -229,7 +250,7 @@ pub fn split(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
     Ok(Value::Array(parts))
 }
 
-pub fn substitute(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
+pub fn substitute(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let value = text(args, 0);
     let (search, replace, limit): (Vec<String>, Vec<Option<String>>, &Value) = match arg(args, 1) {
         Value::Object(map) => (
@@ -265,19 +286,23 @@ pub fn substitute(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
             _ => usize::MAX,
         },
     };
-    let mut out = String::with_capacity(value.len());
+    // The replacements may be far larger than the text: the buffer grows by admitted
+    // amounts only.
+    let mut out = TextOut::with_capacity(ctx, value.len())?;
+    let mut steps = Steps::default();
     let mut start = 0;
     while remaining > 0 {
         let Some((at, which)) = find_any(&value, &search, start) else {
             break;
         };
-        out.push_str(&value[start..at]);
-        out.push_str(replace[which].as_deref().unwrap_or(""));
+        steps.step(ctx)?;
+        out.push_str(ctx, &value[start..at])?;
+        out.push_str(ctx, replace[which].as_deref().unwrap_or(""))?;
         start = at + search[which].len();
         remaining -= 1;
     }
-    out.push_str(&value[start..]);
-    Ok(Value::String(out))
+    out.push_str(ctx, &value[start..])?;
+    Ok(Value::String(out.finish()))
 }
 
 /// The character index of byte position `byte` in `s`.
@@ -382,29 +407,31 @@ pub fn starts_with(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
 
 /// `LEVENSHTEIN_DISTANCE`: the Damerau-Levenshtein distance (optimal string alignment:
 /// insertions, deletions, substitutions and transpositions of adjacent characters).
-pub fn levenshtein_distance(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
+pub fn levenshtein_distance(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let (a, b) = (chars(&text(args, 0)), chars(&text(args, 1)));
+    // Three rows of the table: the one being filled, the previous, and the one before it
+    // (for transpositions). Each row is `b.len()` steps of work.
     let width = b.len() + 1;
-    let mut d = vec![0usize; (a.len() + 1) * width];
-    for i in 0..=a.len() {
-        d[i * width] = i;
-    }
-    for (j, cell) in d.iter_mut().enumerate().take(width) {
-        *cell = j;
-    }
+    let mut before: Vec<usize> = vec![0; width];
+    let mut previous: Vec<usize> = (0..width).collect();
+    let mut row: Vec<usize> = vec![0; width];
     for i in 1..=a.len() {
+        ctx.check_alive()?;
+        row[0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut best = (d[(i - 1) * width + j] + 1)
-                .min(d[i * width + j - 1] + 1)
-                .min(d[(i - 1) * width + j - 1] + cost);
+            let mut best = (previous[j] + 1)
+                .min(row[j - 1] + 1)
+                .min(previous[j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                best = best.min(d[(i - 2) * width + j - 2] + 1);
+                best = best.min(before[j - 2] + 1);
             }
-            d[i * width + j] = best;
+            row[j] = best;
         }
+        std::mem::swap(&mut before, &mut previous);
+        std::mem::swap(&mut previous, &mut row);
     }
-    Ok(Value::from(d[a.len() * width + b.len()]))
+    Ok(Value::from(previous[b.len()]))
 }
 
 /// `SOUNDEX`: American Soundex of the letters (others ignored); `""` without letters.

@@ -17,7 +17,8 @@
 //! Invariants: a search never follows an edge the provider did not return, so it sees exactly
 //! the collections and directions the query named; every search is bounded by its depth limits
 //! or its visited sets, and asks the provider (which may fail, e.g. when the query is killed or
-//! over its memory limit) before every expansion, so a failure stops it promptly; a weight is
+//! over its memory limit) before every expansion, through [`Neighbors::neighbors`] or, when it
+//! answers one from its own cache, [`Neighbors::step`], so a failure stops it promptly; a weight is
 //! never negative (1948, ArangoDB's "negative edge weight found", otherwise).
 
 pub mod paths;
@@ -72,6 +73,11 @@ pub trait Neighbors {
     /// the source). Each edge comes with the vertex at its other end; the order is the
     /// provider's and must be the same every time it is asked (depth-first results follow it).
     fn neighbors(&mut self, vertex: &str, backward: bool) -> Result<Vec<Step>>;
+
+    /// One step of a search that may not ask for neighbours (an expansion it answers from its
+    /// own cache, a candidate it pops): the provider may stop the search here (a killed query,
+    /// one past its deadline or its memory limit).
+    fn step(&mut self) -> Result<()>;
 }
 
 /// How an edge's weight is read: `weightAttribute` (a path of attribute names) and

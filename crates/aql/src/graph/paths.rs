@@ -59,6 +59,7 @@ impl<'a> Graph<'a> {
     }
 
     fn edges(&mut self, vertex: &Arc<str>, backward: bool) -> Result<Edges> {
+        self.provider.step()?;
         if let Some(edges) = self
             .cache
             .as_ref()

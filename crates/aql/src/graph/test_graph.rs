@@ -87,6 +87,13 @@ impl Neighbors for TestGraph {
         }
         Ok(steps)
     }
+
+    fn step(&mut self) -> Result<()> {
+        if self.fail_at.is_some_and(|n| self.calls >= n) {
+            return Err(ArangoError::new(QUERY_KILLED));
+        }
+        Ok(())
+    }
 }
 
 /// The path's vertices without the `v/` prefix, joined: `"abc"`.

@@ -20,6 +20,8 @@ use parking_lot::Mutex;
 use quince_errors::Result;
 use serde_json::{json, Map, Value};
 
+use super::cursors::Text;
+
 /// The cache's mode.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CacheMode {
@@ -88,7 +90,7 @@ struct Entry {
     bind_vars: Value,
     /// Each collection read, with its revision when the result was made.
     sources: Vec<(String, String)>,
-    results: Vec<Value>,
+    results: Vec<Text>,
     size: u64,
     hits: u64,
     run_time: f64,
@@ -159,7 +161,7 @@ impl ResultsCache {
         query: &str,
         bind_vars: &Value,
         revision: &dyn Fn(&str) -> Option<String>,
-    ) -> Option<Vec<Value>> {
+    ) -> Option<Vec<Text>> {
         let mut state = self.state.lock();
         let index = state.entries.iter().position(|e| {
             e.database == database && e.query == query && &e.bind_vars == bind_vars
@@ -186,7 +188,7 @@ impl ResultsCache {
         query: &str,
         bind_vars: Value,
         sources: Vec<(String, String)>,
-        results: &[Value],
+        results: &[Text],
         run_time: f64,
         started: Instant,
     ) {
@@ -198,7 +200,7 @@ impl ResultsCache {
         if !properties.include_system && sources.iter().any(|(name, _)| name.starts_with('_')) {
             return;
         }
-        let size: u64 = results.iter().map(crate::exec::context::value_size).sum();
+        let size: u64 = results.iter().map(|text| text.len() as u64).sum();
         if size > properties.max_entry_size {
             return;
         }

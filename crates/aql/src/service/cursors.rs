@@ -12,7 +12,10 @@
 //! Invariants: a batch is handed out once, except that with `allowRetry` the latest batch may
 //! be asked for again by its id; a streaming query stops (its thread ends) when its cursor is
 //! deleted, expires or is dropped, because its channel's receiving end is gone; a cursor is
-//! used by one request at a time (a concurrent request gets 1601 busy).
+//! used by one request at a time (a concurrent request gets 1601 busy); results travel as JSON
+//! texts ([`Text`]), and the results a buffered cursor keeps stay charged to the account of
+//! the query that made them (so the server-wide memory limit counts them) until they are
+//! handed out or the cursor goes.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -22,7 +25,8 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use quince_errors::{ArangoError, Result};
-use serde_json::{json, Value};
+use quince_memory::Account;
+use serde_json::{json, Map, Value};
 
 use crate::exec::Control;
 use crate::query::Outcome;
@@ -32,18 +36,34 @@ pub const CURSORS_MAX: usize = 1024;
 /// Streaming cursors open at once, per server (each holds a thread).
 pub const STREAMS_MAX: usize = 128;
 
+/// One result as its JSON text: what a query hands to its cursor. A text's size is exactly
+/// what its allocation took, so handing one over is accounted exactly
+/// (`quince_memory::Account::release`).
+pub type Text = Box<str>;
+
+/// The JSON text of `value`.
+pub fn to_text(value: &Value) -> Text {
+    value.to_string().into_boxed_str()
+}
+
 /// What a streaming query's thread sends.
 pub enum Message {
     /// One result.
-    Value(Value),
+    Value(Text),
     /// The end: the statistics, or the error that ended the query.
     Done(Result<Outcome>),
 }
 
 /// Where a cursor's values come from.
 pub enum Batches {
-    /// Every value, computed before the first answer.
-    Buffered(VecDeque<Value>),
+    /// Every value, computed before the first answer; `memory` is the account of the query
+    /// that made them (they were charged to it), given back as they are handed out.
+    Buffered {
+        /// The values not yet handed out.
+        values: VecDeque<Text>,
+        /// The query's account (none for results from the cache).
+        memory: Option<Arc<Account>>,
+    },
     /// A query still running on its own thread.
     Stream {
         /// The values as the query makes them.
@@ -51,10 +71,50 @@ pub enum Batches {
         /// The query's kill switch.
         control: Arc<Control>,
         /// A value received but not yet handed out (the look-ahead that tells `hasMore`).
-        peeked: Option<Value>,
+        peeked: Option<Text>,
         /// The outcome, once the query ended.
         done: Option<Outcome>,
     },
+}
+
+/// One batch of a cursor: its results and the other attributes of its answer.
+#[derive(Clone, Debug)]
+pub struct Batch {
+    /// The results, as JSON texts.
+    pub results: Vec<Text>,
+    /// `hasMore`, `cached`, `count`, `extra`, `nextBatchId` as they apply.
+    pub fields: Map<String, Value>,
+}
+
+impl Batch {
+    /// The whole answer body: the batch with the cursor's `id` (when it has more, or may be
+    /// asked again), `error: false` and `code`.
+    pub fn render(&self, id: Option<u64>, code: u16) -> Vec<u8> {
+        let texts: usize = self.results.iter().map(|t| t.len() + 1).sum();
+        let mut out = Vec::with_capacity(texts + 256);
+        out.extend_from_slice(b"{\"result\":[");
+        for (i, text) in self.results.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(text.as_bytes());
+        }
+        out.push(b']');
+        let mut rest = self.fields.clone();
+        if let Some(id) = id {
+            rest.insert("id".into(), json!(id.to_string()));
+        }
+        rest.insert("error".into(), json!(false));
+        rest.insert("code".into(), json!(code));
+        for (name, value) in &rest {
+            out.push(b',');
+            out.extend_from_slice(Value::String(name.clone()).to_string().as_bytes());
+            out.push(b':');
+            out.extend_from_slice(value.to_string().as_bytes());
+        }
+        out.push(b'}');
+        out
+    }
 }
 
 /// One cursor.
@@ -79,8 +139,8 @@ pub struct Cursor {
     pub allow_retry: bool,
     /// The id of the next batch (the first is 1).
     pub next_batch_id: u64,
-    /// The latest answer and its batch id, for a retry.
-    pub last: Option<(u64, Value)>,
+    /// The latest batch and its id, for a retry.
+    pub last: Option<(u64, Batch)>,
     expires: Instant,
 }
 
@@ -118,14 +178,17 @@ impl Cursor {
         matches!(self.batches, Batches::Stream { .. })
     }
 
-    /// The next batch as an answer body (without `id`, `error`, `code`), and whether more
-    /// follow. Blocks while a streaming query makes the values.
-    pub fn next_batch(&mut self) -> Result<(Value, bool)> {
+    /// The next batch, and whether more follow. Blocks while a streaming query makes the
+    /// values.
+    pub fn next_batch(&mut self) -> Result<(Batch, bool)> {
         let batch_size = self.batch_size;
         let (values, has_more, extra) = match &mut self.batches {
-            Batches::Buffered(values) => {
+            Batches::Buffered { values, memory } => {
                 let n = batch_size.min(values.len());
-                let batch: Vec<Value> = values.drain(..n).collect();
+                let batch: Vec<Text> = values.drain(..n).collect();
+                if let Some(memory) = memory {
+                    memory.release(batch.iter().map(|t| t.len() as u64).sum());
+                }
                 (batch, !values.is_empty(), self.extra.clone())
             }
             Batches::Stream {
@@ -158,26 +221,28 @@ impl Cursor {
                 (batch, has_more, extra)
             }
         };
-        let mut body = json!({
-            "result": values,
-            "hasMore": has_more,
-            "cached": self.cached,
-        });
+        let mut fields = Map::new();
+        fields.insert("hasMore".into(), json!(has_more));
+        fields.insert("cached".into(), json!(self.cached));
         if let Some(count) = self.count {
-            body["count"] = json!(count);
+            fields.insert("count".into(), json!(count));
         }
         if let Some(extra) = extra {
-            body["extra"] = extra;
+            fields.insert("extra".into(), extra);
         }
         let batch_id = self.next_batch_id;
         self.next_batch_id += 1;
         if self.allow_retry && has_more {
-            body["nextBatchId"] = json!(self.next_batch_id.to_string());
+            fields.insert("nextBatchId".into(), json!(self.next_batch_id.to_string()));
         }
+        let batch = Batch {
+            results: values,
+            fields,
+        };
         if self.allow_retry {
-            self.last = Some((batch_id, body.clone()));
+            self.last = Some((batch_id, batch.clone()));
         }
-        Ok((body, has_more))
+        Ok((batch, has_more))
     }
 }
 

@@ -10,8 +10,9 @@
 //! bodies) or execution (`crate::query`).
 //!
 //! Invariants: every query is registered while it runs, so it can be listed and killed; a
-//! query's results count against its memory limit before they are kept; the cache is asked
-//! only outside transactions, for read-only deterministic queries.
+//! query runs with a memory account in the server's pool ([`QueryService::memory`]), which
+//! holds the results it keeps for its cursor too, until they are handed out; the cache is
+//! asked only outside transactions, for read-only deterministic queries.
 
 pub mod cache;
 pub mod cursors;
@@ -23,15 +24,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use quince_errors::{ArangoError, Result};
+use quince_memory::{Account, Pool};
 use quince_ops::DatabaseOps;
 use serde_json::{json, Map, Value};
 
-use crate::exec::context::value_size;
 use crate::plan::UsedCollection;
 use crate::query::{bad_request, control_for, prepare, Outcome, Prepared, QueryOptions};
 
 use cache::ResultsCache;
-use cursors::{extra_json, Batches, Cursor, Cursors, Message};
+use cursors::{extra_json, to_text, Batches, Cursor, Cursors, Message, Text};
 use registry::Registry;
 
 /// The cursor API's defaults.
@@ -168,11 +169,26 @@ pub struct QueryService {
     pub cache: ResultsCache,
     /// Open cursors.
     pub cursors: Cursors,
+    /// The memory of every query running, and of the results their cursors keep, with
+    /// `--query.global-memory-limit`.
+    pub memory: Arc<Pool>,
 }
 
 impl QueryService {
-    /// Runs a cursor request and answers its first batch (the whole `201` body). `authorize`
-    /// checks the caller may read (and write) the collections the query uses. Blocks.
+    /// The counters of metrics: the registry's, with the memory of the queries.
+    pub fn counters(&self) -> registry::QueryCounters {
+        registry::QueryCounters {
+            memory_used: self.memory.used(),
+            memory_limit: self.memory.limit(),
+            memory_refused_own: self.memory.refused_own(),
+            memory_refused_global: self.memory.refused_pool(),
+            ..self.registry.counters()
+        }
+    }
+
+    /// Runs a cursor request and answers its first batch (the whole `201` body, as JSON
+    /// text). `authorize` checks the caller may write the collections the query writes (the
+    /// database it is handed checks every read). Blocks.
     pub fn create_cursor(
         &self,
         database: Arc<dyn DatabaseOps>,
@@ -180,7 +196,7 @@ impl QueryService {
         in_transaction: bool,
         request: CursorRequest,
         authorize: &dyn Fn(&[UsedCollection]) -> Result<()>,
-    ) -> Result<Value> {
+    ) -> Result<Vec<u8>> {
         let started = Instant::now();
         let prepared = prepare(
             Arc::clone(&database),
@@ -202,7 +218,15 @@ impl QueryService {
                     .lookup(&database_name, &request.query, &bind_json, &revision)
             {
                 let extra = json!({"warnings": [], "stats": extra_json(&Outcome::default(), 0.0, false)["stats"]});
-                return self.first_batch(&database_name, user, &request, results, extra, true);
+                return self.first_batch(
+                    &database_name,
+                    user,
+                    &request,
+                    results,
+                    None,
+                    extra,
+                    true,
+                );
             }
         }
         let sources: Vec<(String, String)> = if use_cache {
@@ -220,7 +244,7 @@ impl QueryService {
         if request.stream {
             return self.stream(prepared, &database_name, user, &request);
         }
-        let control = control_for(&request.options);
+        let control = control_for(&request.options, &self.memory);
         let registration = self.registry.register(
             &database_name,
             user,
@@ -229,21 +253,12 @@ impl QueryService {
             false,
             Arc::clone(&control),
         );
-        let mut results = Vec::new();
-        let mut bytes = 0u64;
-        let limit = request.options.memory_limit;
+        // The results are made into texts on the query's thread, so its account holds them
+        // (and keeps holding them in the cursor until they are handed out).
+        let mut results: Vec<Text> = Vec::new();
+        let memory = Arc::clone(control.memory());
         let outcome = prepared.run(control, Some(user.to_owned()), &mut |value| {
-            bytes += value_size(&value);
-            if limit > 0 && bytes > limit {
-                return Err(ArangoError::with_message(
-                    quince_errors::RESOURCE_LIMIT,
-                    format!(
-                        "AQL: query would use more memory than allowed ({limit} bytes) (while \
-                         executing)"
-                    ),
-                ));
-            }
-            results.push(value);
+            results.push(to_text(&value));
             Ok(true)
         })?;
         drop(registration);
@@ -275,23 +290,36 @@ impl QueryService {
                 started,
             );
         }
-        self.first_batch(&database_name, user, &request, results, extra, false)
+        self.first_batch(
+            &database_name,
+            user,
+            &request,
+            results,
+            Some(memory),
+            extra,
+            false,
+        )
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn first_batch(
         &self,
         database: &str,
         user: &str,
         request: &CursorRequest,
-        results: Vec<Value>,
+        results: Vec<Text>,
+        memory: Option<Arc<Account>>,
         extra: Value,
         cached: bool,
-    ) -> Result<Value> {
+    ) -> Result<Vec<u8>> {
         let count = request.count.then_some(results.len());
         let mut cursor = Cursor::new(
             database,
             user,
-            Batches::Buffered(VecDeque::from(results)),
+            Batches::Buffered {
+                values: VecDeque::from(results),
+                memory,
+            },
             request.batch_size,
             request.ttl,
             count,
@@ -299,14 +327,13 @@ impl QueryService {
             cached,
             request.allow_retry,
         );
-        let (mut body, has_more) = cursor.next_batch()?;
-        if has_more {
-            let id = self.cursors.insert(cursor)?;
-            body["id"] = json!(id.to_string());
-        }
-        body["error"] = json!(false);
-        body["code"] = json!(201);
-        Ok(body)
+        let (batch, has_more) = cursor.next_batch()?;
+        let id = if has_more {
+            Some(self.cursors.insert(cursor)?)
+        } else {
+            None
+        };
+        Ok(batch.render(id, 201))
     }
 
     /// Starts a streaming query on its own thread and answers its first batch.
@@ -316,8 +343,8 @@ impl QueryService {
         database: &str,
         user: &str,
         request: &CursorRequest,
-    ) -> Result<Value> {
-        let control = control_for(&request.options);
+    ) -> Result<Vec<u8>> {
+        let control = control_for(&request.options, &self.memory);
         let registration = self.registry.register(
             database,
             user,
@@ -335,8 +362,17 @@ impl QueryService {
             .stack_size(8 << 20)
             .spawn(move || {
                 let _registration = registration;
+                let memory = Arc::clone(query_control.memory());
                 let result = prepared.run(query_control, Some(query_user), &mut |value| {
-                    Ok(sender.send(Message::Value(value)).is_ok())
+                    // The text leaves the query: its bytes are the cursor's from now on.
+                    let text = to_text(&value);
+                    drop(value);
+                    let bytes = text.len() as u64;
+                    let sent = sender.send(Message::Value(text)).is_ok();
+                    if sent {
+                        memory.release(bytes);
+                    }
+                    Ok(sent)
                 });
                 let _ = sender.send(Message::Done(result));
             })
@@ -362,14 +398,13 @@ impl QueryService {
             false,
             request.allow_retry,
         );
-        let (mut body, has_more) = cursor.next_batch()?;
-        if has_more {
-            let id = self.cursors.insert(cursor)?;
-            body["id"] = json!(id.to_string());
-        }
-        body["error"] = json!(false);
-        body["code"] = json!(201);
-        Ok(body)
+        let (batch, has_more) = cursor.next_batch()?;
+        let id = if has_more {
+            Some(self.cursors.insert(cursor)?)
+        } else {
+            None
+        };
+        Ok(batch.render(id, 201))
     }
 
     /// The next batch of cursor `id` (`POST /_api/cursor/{id}`), or with `batch_id` the
@@ -380,26 +415,26 @@ impl QueryService {
         database: &str,
         user: &str,
         batch_id: Option<u64>,
-    ) -> Result<Value> {
+    ) -> Result<Vec<u8>> {
         let answer = self.cursors.with(id, database, user, |cursor| {
             if let Some(wanted) = batch_id {
                 if !cursor.allow_retry {
                     return Err(bad_request("batch retries need the allowRetry option"));
                 }
-                if let Some((last_id, body)) = &cursor.last {
+                if let Some((last_id, batch)) = &cursor.last {
                     if *last_id == wanted {
-                        return Ok((body.clone(), true));
+                        return Ok((batch.render(Some(id), 200), true));
                     }
                 }
                 if wanted != cursor.next_batch_id {
                     return Err(bad_request(&format!("batch {wanted} is not available")));
                 }
             }
-            let (body, has_more) = cursor.next_batch()?;
-            Ok((body, has_more || cursor.allow_retry))
+            let (batch, has_more) = cursor.next_batch()?;
+            Ok((batch.render(Some(id), 200), has_more || cursor.allow_retry))
         });
         // `keep`: more batches follow, or the latest may be asked for again.
-        let (mut body, keep) = match answer {
+        let (body, keep) = match answer {
             Ok(a) => a,
             Err(e) => {
                 if !e.is(quince_errors::CURSOR_BUSY) && !e.is(quince_errors::CURSOR_NOT_FOUND) {
@@ -411,9 +446,6 @@ impl QueryService {
         if !keep {
             self.cursors.remove(id);
         }
-        body["id"] = json!(id.to_string());
-        body["error"] = json!(false);
-        body["code"] = json!(200);
         Ok(body)
     }
 }

@@ -170,6 +170,14 @@ pub struct QueryCounters {
     /// Finished queries by run time (bounds [`QUERY_TIME_BOUNDS`], then `+Inf`; not
     /// cumulative).
     pub run_times: [u64; QUERY_TIME_BOUNDS.len() + 1],
+    /// Bytes the running queries (and the results their cursors keep) hold now.
+    pub memory_used: u64,
+    /// `--query.global-memory-limit` (0: none).
+    pub memory_limit: u64,
+    /// Queries stopped by their own memory limit.
+    pub memory_refused_own: u64,
+    /// Queries stopped by the global memory limit.
+    pub memory_refused_global: u64,
 }
 
 #[derive(Default)]
@@ -248,7 +256,8 @@ impl Registry {
         }
     }
 
-    /// The counters of metrics.
+    /// The counters of metrics (the memory figures are the query service's:
+    /// [`super::QueryService::counters`]).
     pub fn counters(&self) -> QueryCounters {
         QueryCounters {
             finished: self.finished.load(Ordering::Relaxed),
@@ -256,6 +265,7 @@ impl Registry {
             run_time_micros: self.run_time_micros.load(Ordering::Relaxed),
             slow: self.slow_finished.load(Ordering::Relaxed),
             run_times: std::array::from_fn(|i| self.run_times[i].load(Ordering::Relaxed)),
+            ..QueryCounters::default()
         }
     }
 
@@ -364,7 +374,7 @@ fn render(id: u64, entry: &Entry, state: &str) -> Value {
         "bindVars": entry.bind_vars,
         "started": iso8601(entry.started),
         "runTime": run_time,
-        "peakMemoryUsage": 0,
+        "peakMemoryUsage": entry.control.memory().peak(),
         "state": state,
         "stream": entry.stream,
     })

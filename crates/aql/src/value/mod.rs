@@ -29,5 +29,5 @@ pub use compare::{equal, hash_key, in_array};
 pub use format::{format_number, to_json_text};
 pub use like::like_to_regex;
 pub use operators::{binary, quantified, unary, Quantifier};
-pub use regex_cache::{with_thread_cache, RegexCache};
+pub use regex_cache::{clear_thread_cache, with_thread_cache, RegexCache};
 pub use warning::Warning;

@@ -9,7 +9,9 @@
 //! look-around and no back-references; such patterns are invalid here (warning 1543).
 //!
 //! Invariants: at most [`RegexCache::CAPACITY`] entries; when full, the cache is cleared
-//! (patterns are usually constant per query, so the working set is tiny).
+//! (patterns are usually constant per query, so the working set is tiny); a query's run ends
+//! by clearing its thread's cache ([`clear_thread_cache`]), so the patterns it compiled are
+//! freed while its memory account is charged, and no pattern outlives the query that made it.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -79,4 +81,9 @@ thread_local! {
 /// Runs `f` with this thread's cache.
 pub fn with_thread_cache<T>(f: impl FnOnce(&mut RegexCache) -> T) -> T {
     THREAD_CACHE.with(|cache| f(&mut cache.borrow_mut()))
+}
+
+/// Empties this thread's cache (at the end of a query's run).
+pub fn clear_thread_cache() {
+    THREAD_CACHE.with(|cache| cache.borrow_mut().entries.clear());
 }

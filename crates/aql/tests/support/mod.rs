@@ -20,6 +20,8 @@ pub struct TestContext {
     pub warnings: Vec<Warning>,
     /// `check_alive` fails once this many checks have passed.
     pub alive_checks_left: Cell<u32>,
+    /// `admit` refuses more bytes than this at once.
+    pub memory_limit: Cell<u64>,
 }
 
 impl TestContext {
@@ -53,6 +55,7 @@ impl TestContext {
             database,
             warnings: Vec::new(),
             alive_checks_left: Cell::new(u32::MAX),
+            memory_limit: Cell::new(u64::MAX),
         }
     }
 
@@ -87,6 +90,13 @@ impl FunctionContext for TestContext {
             return Err(ArangoError::new(QUERY_KILLED));
         }
         self.alive_checks_left.set(left - 1);
+        Ok(())
+    }
+
+    fn admit(&self, bytes: u64) -> Result<()> {
+        if bytes > self.memory_limit.get() {
+            return Err(ArangoError::new(quince_errors::RESOURCE_LIMIT));
+        }
         Ok(())
     }
 
