@@ -375,13 +375,14 @@ impl Matched {
     }
 
     /// Points the request at its stream transaction when the row honours `x-arango-trx-id`
-    /// and the request names one (404/1655 for a transaction that does not exist).
+    /// and the request names one (404/1655 for a transaction that does not exist or that the
+    /// caller may not use).
     pub(crate) fn enter_transaction(&self, req: &mut ApiRequest) -> Result<(), ArangoError> {
         if !self.route.transactional {
             return Ok(());
         }
         let header = req.header(transaction::TRX_HEADER);
-        if let Some(database) = transaction::in_transaction(&req.database, header)? {
+        if let Some(database) = transaction::in_transaction(&req.database, &req.user, header)? {
             req.database = database;
         }
         Ok(())

@@ -3,28 +3,38 @@
 //!
 //! What it is: begin (`POST /_api/transaction/begin`), the list of running transactions
 //! (`GET /_api/transaction`), status (`GET /_api/transaction/{id}`), commit (`PUT`) and abort
-//! (`DELETE`), over the operations interface ([`quince_ops::TransactionOps`]); and the rule that
+//! (`DELETE`), over the operations interface ([`quince_ops::TransactionOps`]); the rule that
 //! makes other endpoints honour `x-arango-trx-id` ([`in_transaction`], applied by the router to
-//! the rows that accept it).
+//! the rows that accept it); and the owner rule ([`find`]), the one place where a transaction
+//! named by id is checked against the caller.
 //!
 //! What it is not: isolation or the commit protocol (the engine's: `docs/transactions.md`).
 //! Nor JavaScript: `POST /_api/transaction` with an `action` needs a JavaScript engine, which
 //! Quince does not have; it answers 403/36 ("disabled"), the error of a disabled feature.
 //!
 //! Invariants: a begin needs read access to the collections it reads and write access to those
-//! it writes; status, commit and abort need access to the database; begin and commit may wait
-//! (for collection locks, for an fsync) and run on the blocking pool.
+//! it writes, and records the caller as the owner of a client stream transaction (its rank
+//! decides its share of the slots: [`quince_ops::Slots`]); status, commit and abort need access
+//! to the database; every lookup by id goes through [`find`]: a transaction is used only by its
+//! owner or a superuser (as ArangoDB's transaction manager), and anyone else gets exactly the
+//! answer for an id that does not exist (404/1655, the same message), so ids cannot be probed;
+//! the list shows the caller's own client stream transactions, and all of them to an
+//! administrator; begin and commit may wait (for collection locks, for an fsync) and run on
+//! the blocking pool.
 
 use std::sync::Arc;
 
 use http::Method;
 use quince_errors::{ArangoError, Result};
-use quince_ops::{DatabaseOps, TransactionOps, TransactionOptions, TransactionStatus};
+use quince_ops::{
+    transaction_not_found, Beginner, DatabaseOps, Rank, TransactionOps, TransactionOptions,
+    TransactionStatus,
+};
 use serde_json::{json, Value};
 
 use crate::blocking::blocking;
 use crate::error::{method_not_allowed, unknown_path};
-use crate::permission::Access;
+use crate::permission::{Access, Caller};
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
 
@@ -64,7 +74,8 @@ fn answer(code: u16, transaction: &dyn TransactionOps) -> ApiResponse {
 }
 
 async fn begin(req: ApiRequest) -> ApiResult {
-    let options = TransactionOptions::parse(&req.required_json_body()?)?;
+    let mut options = TransactionOptions::parse(&req.required_json_body()?)?;
+    options.begun_by = beginner(&req.user);
     for name in &options.read {
         req.require(Access::Read, name)?;
     }
@@ -81,11 +92,13 @@ async fn begin(req: ApiRequest) -> ApiResult {
 
 fn list(req: &ApiRequest) -> ApiResult {
     req.require_database(Access::Read)?;
+    let sees_all = req.user.is_admin();
     let transactions: Vec<Value> = req
         .database
         .running_transactions()
         .into_iter()
-        .map(|id| json!({"id": id, "state": "running"}))
+        .filter(|t| t.begun_by().stream && (sees_all || may_use(&req.user, t.begun_by())))
+        .map(|t| json!({"id": t.id(), "state": "running"}))
         .collect();
     Ok(ApiResponse::json(
         200,
@@ -95,13 +108,13 @@ fn list(req: &ApiRequest) -> ApiResult {
 
 fn status(req: &ApiRequest, id: &str) -> ApiResult {
     req.require_database(Access::Read)?;
-    let transaction = req.database.transaction(id)?;
+    let transaction = find(&req.database, &req.user, id)?;
     Ok(answer(200, &*transaction))
 }
 
 async fn commit(req: &ApiRequest, id: &str) -> ApiResult {
     req.require_database(Access::Read)?;
-    let transaction = req.database.transaction(id)?;
+    let transaction = find(&req.database, &req.user, id)?;
     let committing = Arc::clone(&transaction);
     let durability = blocking(move || committing.commit()).await?;
     if let Some(durability) = durability {
@@ -112,23 +125,62 @@ async fn commit(req: &ApiRequest, id: &str) -> ApiResult {
 
 async fn abort(req: &ApiRequest, id: &str) -> ApiResult {
     req.require_database(Access::Read)?;
-    let transaction = req.database.transaction(id)?;
+    let transaction = find(&req.database, &req.user, id)?;
     let aborting = Arc::clone(&transaction);
     blocking(move || aborting.abort()).await?;
     Ok(answer(200, &*transaction))
 }
 
+/// Who begins a client stream transaction: the caller, as its owner and with its rank. A
+/// superuser's transaction has no owner name (only superusers use it by id).
+fn beginner(caller: &Caller) -> Beginner {
+    if caller.is_superuser() {
+        Beginner::superuser()
+    } else if caller.is_admin() {
+        Beginner::client(caller.name(), Rank::Admin)
+    } else {
+        Beginner::client(caller.name(), Rank::User)
+    }
+}
+
+/// True when `caller` may use a transaction `begun_by` began: a superuser may use any; a user
+/// only their own (so not a superuser's, a request's own, or another user's).
+fn may_use(caller: &Caller, begun_by: &Beginner) -> bool {
+    caller.is_superuser()
+        || (caller.is_authenticated()
+            && !begun_by.user.is_empty()
+            && begun_by.user == caller.name())
+}
+
+/// The transaction `id` of `database`, when `caller` may use it ([`may_use`]); otherwise, as for
+/// an id that names none, 404/1655 with the same message. Every lookup of a transaction by id
+/// for a request goes through here.
+pub(crate) fn find(
+    database: &Arc<dyn DatabaseOps>,
+    caller: &Caller,
+    id: &str,
+) -> Result<Arc<dyn TransactionOps>> {
+    let transaction = database.transaction(id)?;
+    if may_use(caller, transaction.begun_by()) {
+        Ok(transaction)
+    } else {
+        Err(transaction_not_found(id))
+    }
+}
+
 /// The database a request of a row that honours `x-arango-trx-id` runs in: the transaction's
-/// view when the header names a running one (404/1655 when it names none, 410/1654 when it was
-/// aborted, 400/1653 when it committed), else the database itself.
+/// view when the header names a running one the caller may use (404/1655 when it names none
+/// the caller may use, 410/1654 when it was aborted, 400/1653 when it committed), else the
+/// database itself.
 pub(crate) fn in_transaction(
     database: &Arc<dyn DatabaseOps>,
+    caller: &Caller,
     req_header: Option<&str>,
 ) -> Result<Option<Arc<dyn DatabaseOps>>> {
     let Some(id) = req_header.map(str::trim).filter(|id| !id.is_empty()) else {
         return Ok(None);
     };
-    let transaction = database.transaction(id)?;
+    let transaction = find(database, caller, id)?;
     match transaction.status() {
         TransactionStatus::Running => Ok(Some(transaction.database())),
         TransactionStatus::Aborted => Err(ArangoError::with_message(

@@ -53,7 +53,12 @@ fn coordinator_transactions_commit_and_abort_on_every_leader_and_imports_are_all
         .unwrap();
     let id = trx.id();
     assert!(id.parse::<u64>().is_ok(), "{id}");
-    assert_eq!(system.running_transactions(), vec![id.clone()]);
+    let running: Vec<String> = system
+        .running_transactions()
+        .iter()
+        .map(|t| t.id())
+        .collect();
+    assert_eq!(running, vec![id.clone()]);
     assert_eq!(running_on_servers(catalogs), 3, "one part per leader");
     let inside = trx.database().collection("c").unwrap();
     let items: Vec<Value> = (0..30)

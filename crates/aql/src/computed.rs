@@ -256,11 +256,11 @@ impl DatabaseOps for NoDatabase {
         Err(nothing_here())
     }
 
-    fn transaction(&self, _id: &str) -> Result<Arc<dyn TransactionOps>> {
-        Err(ArangoError::new(quince_errors::TRANSACTION_NOT_FOUND))
+    fn transaction(&self, id: &str) -> Result<Arc<dyn TransactionOps>> {
+        Err(quince_ops::transaction_not_found(id))
     }
 
-    fn running_transactions(&self) -> Vec<String> {
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>> {
         Vec::new()
     }
 }

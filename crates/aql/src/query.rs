@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use quince_errors::{ArangoError, Result};
 use quince_memory::{Account, Pool};
-use quince_ops::{DatabaseOps, TransactionOptions};
+use quince_ops::{Beginner, DatabaseOps, TransactionOptions};
 use serde_json::{Map, Value};
 
 use crate::ast;
@@ -199,6 +199,8 @@ impl Prepared {
         }
         options.allow_implicit = true;
         options.wait_for_sync = self.plan.wait_for_sync;
+        // Opened and closed by this query: it takes none of the clients' slots.
+        options.begun_by = Beginner::request();
         // The writes a query buffers until its commit are bounded by its memory limit, not by
         // a stream transaction's default size.
         options.max_transaction_size = match self.options.memory_limit {

@@ -420,8 +420,48 @@ fn catalogs_follow_arangodb_rules() {
     let transaction = system
         .begin_transaction(quince_ops::TransactionOptions::default())
         .unwrap();
-    assert_eq!(system.running_transactions(), vec![transaction.id()]);
+    let running: Vec<String> = system
+        .running_transactions()
+        .iter()
+        .map(|t| t.id())
+        .collect();
+    assert_eq!(running, vec![transaction.id()]);
     transaction.abort().unwrap();
+}
+
+/// A coordinator's client stream transactions share its slots as a database's do (the same
+/// `quince_ops::Slots`): one user holds at most its share, and neither another user nor a
+/// transaction a request opens for itself (an AQL write query) is refused meanwhile.
+#[test]
+fn stream_transactions_share_the_coordinators_slots() {
+    use quince_ops::{Beginner, Rank, TransactionOptions, RUNNING_PER_USER_MAX};
+    let cluster = cluster();
+    let system = cluster.engine.database("_system").unwrap();
+    let begin = |begun_by: Beginner| {
+        system.begin_transaction(TransactionOptions {
+            begun_by,
+            ..TransactionOptions::default()
+        })
+    };
+    let ro = || Beginner::client("ro", Rank::User);
+    for _ in 0..RUNNING_PER_USER_MAX {
+        begin(ro()).unwrap();
+    }
+    let refused = begin(ro()).err().unwrap();
+    assert_eq!(refused.num(), 32);
+    assert!(refused.message.contains("per user"), "{refused}");
+    begin(Beginner::client("rw", Rank::User)).unwrap();
+    let own = begin(Beginner::request()).unwrap();
+    assert!(!own.begun_by().stream);
+    own.commit().unwrap();
+    let first = system
+        .running_transactions()
+        .into_iter()
+        .find(|t| t.begun_by().user == "ro")
+        .unwrap();
+    first.abort().unwrap();
+    begin(ro()).unwrap();
+    assert_eq!(begin(ro()).num_err(), 32);
 }
 
 #[test]

@@ -106,8 +106,12 @@ impl DatabaseOps for Database {
         Ok(self.transactions().get(id)?)
     }
 
-    fn running_transactions(&self) -> Vec<String> {
-        self.transactions().running_ids()
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>> {
+        self.transactions()
+            .running()
+            .into_iter()
+            .map(|t| t as Arc<dyn TransactionOps>)
+            .collect()
     }
 }
 

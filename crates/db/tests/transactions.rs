@@ -1,7 +1,9 @@
 //! Stream transactions of the local engine through the operations interface: visibility
 //! (own writes inside, nothing outside before commit), write-write conflicts, collection
-//! locks, the size bound, the idle timeout, the status rules, and that a commit survives a
-//! restart whole.
+//! locks, the size bound, the idle timeout, the status rules, that a commit survives a
+//! restart whole, and how client stream transactions share a database's slots (a user's
+//! share, the read-only bound, the administrators' reserve, the total, and that transactions
+//! a request opens for itself take no slot).
 
 mod common;
 
@@ -11,7 +13,10 @@ use std::time::{Duration, Instant};
 use quince_db::{
     Catalog, CollectionOps, DatabaseOps, DbConfig, WriteKind, WriteOptions, WriteRequest,
 };
-use quince_ops::{TransactionOps, TransactionOptions, TransactionStatus};
+use quince_ops::{
+    Beginner, Rank, TransactionOps, TransactionOptions, TransactionStatus, RUNNING_ADMIN_RESERVE,
+    RUNNING_MAX, RUNNING_PER_USER_MAX, RUNNING_READ_ONLY_MAX,
+};
 use serde_json::{json, Value};
 
 use common::{collection, config};
@@ -27,6 +32,10 @@ fn begin(catalog: &Catalog, write: &[&str]) -> Arc<dyn TransactionOps> {
             ..TransactionOptions::default()
         })
         .expect("begins")
+}
+
+fn ids(transactions: &[Arc<dyn TransactionOps>]) -> Vec<String> {
+    transactions.iter().map(|t| t.id()).collect()
 }
 
 fn insert(c: &dyn CollectionOps, doc: Value) -> quince_errors::Result<String> {
@@ -280,7 +289,7 @@ fn transactions_are_listed_and_found_by_id() {
     collection(&catalog, "a");
     let db = database(&catalog);
     let trx = begin(&catalog, &["a"]);
-    assert_eq!(db.running_transactions(), vec![trx.id()]);
+    assert_eq!(ids(&db.running_transactions()), vec![trx.id()]);
     assert_eq!(db.transaction(&trx.id()).unwrap().id(), trx.id());
     trx.commit().unwrap();
     assert!(db.running_transactions().is_empty());
@@ -354,4 +363,199 @@ fn a_scan_paused_mid_visit_does_not_block_the_transaction() {
     );
     assert!(seen.contains(&json!("mine")));
     trx.commit().unwrap();
+}
+
+/// A begin by `begun_by` that reads `c`, or writes it too when `write`.
+fn begin_by(
+    db: &Arc<dyn DatabaseOps>,
+    begun_by: Beginner,
+    write: bool,
+) -> quince_errors::Result<Arc<dyn TransactionOps>> {
+    let c = vec!["c".to_owned()];
+    db.begin_transaction(TransactionOptions {
+        read: if write { Vec::new() } else { c.clone() },
+        write: if write { c } else { Vec::new() },
+        begun_by,
+        ..TransactionOptions::default()
+    })
+}
+
+fn user(name: &str) -> Beginner {
+    Beginner::client(name, Rank::User)
+}
+
+/// Begins `n` transactions by `begun_by`, each of which must succeed.
+fn fill(db: &Arc<dyn DatabaseOps>, begun_by: &Beginner, write: bool, n: usize) {
+    for i in 0..n {
+        if let Err(e) = begin_by(db, begun_by.clone(), write) {
+            panic!("begin {i} of {n} by {begun_by:?} was refused: {e}");
+        }
+    }
+}
+
+/// The error of a begin that must be refused for want of a slot (400/32).
+fn refused(db: &Arc<dyn DatabaseOps>, begun_by: Beginner, write: bool) -> String {
+    let error = begin_by(db, begun_by, write)
+        .err()
+        .expect("the begin is refused");
+    assert_eq!(error.num(), 32, "{error}");
+    error.message.to_string()
+}
+
+#[test]
+fn one_user_holds_at_most_a_quarter_of_the_slots() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    collection(&catalog, "c");
+    let db = database(&catalog);
+    fill(&db, &user("ro"), false, RUNNING_PER_USER_MAX);
+    let message = refused(&db, user("ro"), false);
+    assert!(
+        message.contains("'ro'") && message.contains("per user"),
+        "{message}"
+    );
+    assert!(refused(&db, user("ro"), true).contains("per user"));
+    // Everyone else goes on: reads and writes of another user, an administrator, a superuser.
+    begin_by(&db, user("rw"), false).unwrap();
+    begin_by(&db, user("rw"), true).unwrap().abort().unwrap();
+    begin_by(&db, Beginner::client("admin", Rank::Admin), true).unwrap();
+    begin_by(&db, Beginner::superuser(), false).unwrap();
+    // A transaction that ends gives its slot back to its user.
+    let mine: Vec<_> = db
+        .running_transactions()
+        .into_iter()
+        .filter(|t| t.begun_by().user == "ro")
+        .collect();
+    assert_eq!(mine.len(), RUNNING_PER_USER_MAX);
+    mine[0].abort().unwrap();
+    mine[1].commit().unwrap();
+    begin_by(&db, user("ro"), false).unwrap();
+    begin_by(&db, user("ro"), false).unwrap();
+    refused(&db, user("ro"), false);
+}
+
+#[test]
+fn read_only_transactions_leave_room_for_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    collection(&catalog, "c");
+    let db = database(&catalog);
+    let readers = RUNNING_READ_ONLY_MAX / RUNNING_PER_USER_MAX;
+    for r in 0..readers {
+        fill(&db, &user(&format!("r{r}")), false, RUNNING_PER_USER_MAX);
+    }
+    let message = refused(&db, user("late"), false);
+    assert!(message.contains("read-only"), "{message}");
+    refused(&db, Beginner::client("admin", Rank::Admin), false);
+    // Writes find room, for users and administrators alike.
+    begin_by(&db, user("late"), true).unwrap();
+    begin_by(&db, Beginner::client("admin", Rank::Admin), true).unwrap();
+    // A read-only transaction that ends makes room for another.
+    db.running_transactions()[0].abort().unwrap();
+    begin_by(&db, user("late"), false).unwrap();
+}
+
+#[test]
+fn the_last_slots_are_kept_for_administrators_and_the_total_binds_everyone() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    collection(&catalog, "c");
+    let db = database(&catalog);
+    let open_to_users = RUNNING_MAX - RUNNING_ADMIN_RESERVE;
+    let mut writers = 0;
+    let mut begun = 0;
+    while begun < open_to_users {
+        let n = RUNNING_PER_USER_MAX.min(open_to_users - begun);
+        fill(&db, &user(&format!("w{writers}")), true, n);
+        writers += 1;
+        begun += n;
+    }
+    let message = refused(&db, user("late"), true);
+    assert!(message.contains("administrators"), "{message}");
+    // The last writer holds less than its share: the reserve, not the share, refuses it.
+    assert!(refused(&db, user(&format!("w{}", writers - 1)), true).contains("administrators"));
+    // Administrators take the reserve (within their own share), then the total binds.
+    fill(
+        &db,
+        &Beginner::client("admin", Rank::Admin),
+        true,
+        RUNNING_ADMIN_RESERVE - 1,
+    );
+    begin_by(&db, Beginner::superuser(), true).unwrap();
+    assert_eq!(db.running_transactions().len(), RUNNING_MAX);
+    let message = refused(&db, Beginner::client("admin", Rank::Admin), true);
+    assert!(
+        message.contains(&format!("at most {RUNNING_MAX})")),
+        "{message}"
+    );
+    refused(&db, Beginner::superuser(), true);
+}
+
+#[test]
+fn transactions_a_request_opens_for_itself_take_no_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    collection(&catalog, "c");
+    let db = database(&catalog);
+    fill(&db, &Beginner::superuser(), false, RUNNING_MAX);
+    refused(&db, Beginner::superuser(), true);
+    // An AQL write query, a `complete=true` import, a graph cascade: never refused, and they
+    // take nothing from the clients.
+    let own = begin_by(&db, Beginner::request(), true).unwrap();
+    insert(
+        &*own.database().collection("c").unwrap(),
+        json!({"_key": "r"}),
+    )
+    .unwrap();
+    own.commit().unwrap();
+    assert_eq!(database(&catalog).collection("c").unwrap().count(), 1);
+    let open = begin_by(&db, Beginner::request(), false).unwrap();
+    db.running_transactions()
+        .into_iter()
+        .find(|t| t.begun_by().stream)
+        .unwrap()
+        .abort()
+        .unwrap();
+    begin_by(&db, Beginner::superuser(), true).unwrap();
+    refused(&db, Beginner::superuser(), false);
+    open.abort().unwrap();
+}
+
+#[test]
+fn a_begin_that_fails_gives_its_slot_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let catalog = common::open_os(dir.path());
+    collection(&catalog, "c");
+    let db = database(&catalog);
+    let holder = db
+        .begin_transaction(TransactionOptions {
+            exclusive: vec!["c".into()],
+            ..TransactionOptions::default()
+        })
+        .unwrap();
+    fill(&db, &user("u"), false, RUNNING_PER_USER_MAX - 1);
+    let timed_out = db
+        .begin_transaction(TransactionOptions {
+            write: vec!["c".into()],
+            lock_timeout: 0.01,
+            begun_by: user("u"),
+            ..TransactionOptions::default()
+        })
+        .err()
+        .unwrap();
+    assert_eq!(timed_out.num(), 18);
+    assert_eq!(
+        db.begin_transaction(TransactionOptions {
+            read: vec!["missing".into()],
+            begun_by: user("u"),
+            ..TransactionOptions::default()
+        })
+        .err()
+        .unwrap()
+        .num(),
+        1203
+    );
+    holder.commit().unwrap();
+    begin_by(&db, user("u"), true).unwrap();
+    refused(&db, user("u"), false);
 }

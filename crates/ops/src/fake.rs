@@ -201,11 +201,11 @@ impl DatabaseOps for FakeDatabase {
         ))
     }
 
-    fn transaction(&self, _id: &str) -> Result<Arc<dyn TransactionOps>> {
-        Err(ArangoError::new(quince_errors::TRANSACTION_NOT_FOUND))
+    fn transaction(&self, id: &str) -> Result<Arc<dyn TransactionOps>> {
+        Err(crate::transaction::transaction_not_found(id))
     }
 
-    fn running_transactions(&self) -> Vec<String> {
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>> {
         Vec::new()
     }
 

@@ -133,15 +133,16 @@ pub trait DatabaseOps: Send + Sync {
     fn rename_collection(&self, name: &str, new_name: &str) -> Result<Arc<dyn CollectionOps>>;
 
     /// Begins a stream transaction (1203 for a collection that does not exist, 18 when a lock
-    /// is not granted within `lockTimeout`, 32 when too many are running). Blocks while it
-    /// waits for locks.
+    /// is not granted within `lockTimeout`, 32 when a client stream transaction finds no slot
+    /// left for its beginner: [`crate::Slots`]). Blocks while it waits for locks.
     fn begin_transaction(&self, options: TransactionOptions) -> Result<Arc<dyn TransactionOps>>;
 
-    /// A transaction of this database by id, running or recently finished (1655 if none).
+    /// A transaction of this database by id, running or recently finished, whoever began it
+    /// (1655 if none: [`crate::transaction_not_found`]). Who may use it is the api's check.
     fn transaction(&self, id: &str) -> Result<Arc<dyn TransactionOps>>;
 
-    /// The running transactions' ids.
-    fn running_transactions(&self) -> Vec<String>;
+    /// The running transactions, whoever began them.
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>>;
 
     /// True when this database's calls may wait on the network (a cluster coordinator's):
     /// the api then runs even its single-document reads and writes on the blocking pool. The

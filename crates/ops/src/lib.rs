@@ -76,7 +76,8 @@ pub use rules::{RuleInput, WriteRules};
 pub use scan::{ScanCounts, ScanHints, SCAN_VARIABLE};
 pub use schema::{Schema, SchemaLevel, WriteEvent};
 pub use transaction::{
-    TransactionOps, TransactionOptions, TransactionStatus, LOCK_TIMEOUT_DEFAULT,
-    MAX_TRANSACTION_SIZE_DEFAULT,
+    transaction_not_found, Beginner, Rank, Slots, TransactionOps, TransactionOptions,
+    TransactionStatus, LOCK_TIMEOUT_DEFAULT, MAX_TRANSACTION_SIZE_DEFAULT, RUNNING_ADMIN_RESERVE,
+    RUNNING_MAX, RUNNING_PER_USER_MAX, RUNNING_READ_ONLY_MAX,
 };
 pub use users::{UserDocuments, USERS_COLLECTION, USER_DOCUMENTS_MAX};

@@ -1,6 +1,7 @@
 """Stream transactions through a coordinator (docs/cluster.md, "Transactions"): python-arango's
 `begin_transaction` (commit and abort) and `import_bulk` (complete=true by default, so it runs
-in a stream transaction), with every committed write on the shards' followers.
+in a stream transaction), with every committed write on the shards' followers; a transaction
+stays its owner's through forwarding between coordinators.
 
 One small cluster for the module (1 etcd member, 2 DB servers, 2 coordinators); every test
 uses names of its own.
@@ -111,6 +112,49 @@ def test_begin_transaction_commits_and_aborts_through_a_coordinator(cluster, db)
     assert refused.value.error_code == 1653
     running = requests.get(f"{cluster.coordinator_urls[0]}/_db/{db.name}/_api/transaction", auth=AUTH, timeout=10)
     assert running.json()["transactions"] == []
+
+
+def test_another_users_transaction_is_unknown_on_every_coordinator(cluster, db):
+    """A transaction stays its owner's when a request for it is forwarded between coordinators:
+    the owner reaches it through the other coordinator, another user gets 404/1655 from both."""
+    col = db.create_collection(unique("c"), shard_count=2)
+    first, second = cluster.coordinator_urls[0], cluster.coordinator_urls[1]
+    users = {}
+    for grant in ("rw", "ro"):
+        name = unique(f"trx_{grant}")
+        resp = requests.post(f"{first}/_api/user", json={"user": name, "passwd": "pw"}, auth=AUTH, timeout=10)
+        assert resp.status_code == 201, resp.text
+        resp = requests.put(f"{first}/_api/user/{name}/database/{db.name}", json={"grant": grant}, auth=AUTH,
+                            timeout=10)
+        assert resp.status_code == 200, resp.text
+        users[grant] = (name, "pw")
+    api = f"/_db/{db.name}/_api"
+    for url in (first, second):
+        for auth in users.values():
+            wait_until(lambda url=url, auth=auth: requests.get(f"{url}{api}/collection/{col.name}", auth=auth,
+                                                               timeout=10).status_code == 200,
+                       "the users are known to every coordinator")
+    begun = requests.post(f"{first}{api}/transaction/begin", json={"collections": {"write": [col.name]}},
+                          auth=users["rw"], timeout=10)
+    assert begun.status_code == 201, begun.text
+    tid = begun.json()["result"]["id"]
+    trx = {"x-arango-trx-id": tid}
+    resp = requests.post(f"{second}{api}/document/{col.name}", json={"_key": "k"}, headers=trx, auth=users["rw"],
+                         timeout=10)
+    assert resp.status_code == 202, resp.text
+    for url in (first, second):
+        for method in ("GET", "PUT", "DELETE"):
+            resp = requests.request(method, f"{url}{api}/transaction/{tid}", auth=users["ro"], timeout=10)
+            assert resp.status_code == 404 and resp.json()["errorNum"] == 1655, (url, method, resp.text)
+        resp = requests.get(f"{url}{api}/document/{col.name}/k", headers=trx, auth=users["ro"], timeout=10)
+        assert resp.status_code == 404 and resp.json()["errorNum"] == 1655, (url, resp.text)
+    listed = requests.get(f"{first}{api}/transaction", auth=users["ro"], timeout=10).json()["transactions"]
+    assert tid not in [t["id"] for t in listed]
+    resp = requests.get(f"{second}{api}/transaction/{tid}", auth=users["rw"], timeout=10)
+    assert resp.status_code == 200 and resp.json()["result"]["status"] == "running", resp.text
+    resp = requests.put(f"{second}{api}/transaction/{tid}", auth=users["rw"], timeout=10)
+    assert resp.status_code == 200 and resp.json()["result"]["status"] == "committed", resp.text
+    assert col.get("k") is not None
 
 
 def test_db_servers_refuse_transactions_that_write_shards_they_follow(cluster, db):

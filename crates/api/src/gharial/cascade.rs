@@ -24,8 +24,8 @@ use quince_errors::{
 };
 use quince_ops::graph::{list_graphs, GraphDefinition};
 use quince_ops::{
-    CollectionType, DatabaseOps, Durability, EdgeDirection, IndexLookup, TransactionOptions,
-    WriteKind, WriteOptions, WriteOutcome, WriteRequest, EDGE_INDEX_ID,
+    Beginner, CollectionType, DatabaseOps, Durability, EdgeDirection, IndexLookup,
+    TransactionOptions, WriteKind, WriteOptions, WriteOutcome, WriteRequest, EDGE_INDEX_ID,
 };
 use serde_json::{json, Map};
 
@@ -78,6 +78,8 @@ pub(super) fn remove(
     let begun = database.begin_transaction(TransactionOptions {
         write,
         wait_for_sync: options.wait_for_sync,
+        // Opened and closed by this request: it takes none of the clients' slots.
+        begun_by: Beginner::request(),
         ..TransactionOptions::default()
     });
     let transaction = match begun {

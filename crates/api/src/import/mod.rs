@@ -38,7 +38,7 @@ use http::header::HeaderValue;
 use http::Method;
 use http_body_util::{BodyExt, Full};
 use quince_errors::{ArangoError, Result};
-use quince_ops::{CollectionOps, CollectionType, TransactionOps, TransactionOptions};
+use quince_ops::{Beginner, CollectionOps, CollectionType, TransactionOps, TransactionOptions};
 use serde_json::{Map, Value};
 use tokio::sync::mpsc;
 
@@ -159,7 +159,7 @@ async fn all_or_nothing(
     options: &ImportOptions,
 ) -> Result<(Arc<dyn CollectionOps>, Option<Owned>)> {
     if let Some(id) = req.header(crate::transaction::TRX_HEADER) {
-        let transaction = req.database.transaction(id)?;
+        let transaction = crate::transaction::find(&req.database, &req.user, id)?;
         return Ok((
             collection,
             Some(Owned {
@@ -173,6 +173,8 @@ async fn all_or_nothing(
         wait_for_sync: options.wait_for_sync,
         // The import's body bound is the bound on what it can buffer.
         max_transaction_size: u64::MAX,
+        // Opened and closed by this request: it takes none of the clients' slots.
+        begun_by: Beginner::request(),
         ..TransactionOptions::default()
     };
     let database = Arc::clone(&req.database);

@@ -383,12 +383,10 @@ impl quince_ops::DatabaseOps for NoDatabase {
     ) -> Result<Arc<dyn quince_ops::TransactionOps>> {
         Err(quince_errors::ArangoError::new(quince_errors::FORBIDDEN))
     }
-    fn transaction(&self, _: &str) -> Result<Arc<dyn quince_ops::TransactionOps>> {
-        Err(quince_errors::ArangoError::new(
-            quince_errors::TRANSACTION_NOT_FOUND,
-        ))
+    fn transaction(&self, id: &str) -> Result<Arc<dyn quince_ops::TransactionOps>> {
+        Err(quince_ops::transaction_not_found(id))
     }
-    fn running_transactions(&self) -> Vec<String> {
+    fn running_transactions(&self) -> Vec<Arc<dyn quince_ops::TransactionOps>> {
         Vec::new()
     }
 }

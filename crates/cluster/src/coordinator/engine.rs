@@ -152,8 +152,11 @@ impl DatabaseOps for CoordinatorDatabase {
         transaction::find(&self.ctx, &self.name, id).map(|t| t as Arc<dyn TransactionOps>)
     }
 
-    fn running_transactions(&self) -> Vec<String> {
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>> {
         transaction::running(&self.ctx, &self.name)
+            .into_iter()
+            .map(|t| t as Arc<dyn TransactionOps>)
+            .collect()
     }
 
     fn blocks_on_network(&self) -> bool {

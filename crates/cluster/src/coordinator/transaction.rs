@@ -18,10 +18,14 @@
 //! transaction counts as aborted. ArangoDB documents the same for its clusters.
 //!
 //! Invariants: the registry is per coordinator (another coordinator answers 1655 for the id);
-//! it holds at most [`RUNNING_MAX`] running transactions and remembers [`FINISHED_KEPT`]
-//! finished ones; a transaction idle for longer than [`IDLE_TIMEOUT`] is aborted at the next
-//! begin on this coordinator; a finished transaction never changes status again; commit and
-//! abort are idempotent and the other way round is 1653.
+//! its client stream transactions share [`quince_ops::Slots`] ([`quince_ops::RUNNING_MAX`] in
+//! all, a user's share, the read-only bound, the administrators' reserve), each holding its
+//! slot until it is retired, while those a request opens for itself (AQL write queries) hold
+//! none; it remembers [`FINISHED_KEPT`] finished ones; each transaction records who began it
+//! (the api checks that against the caller); a transaction idle for longer than
+//! [`IDLE_TIMEOUT`] is aborted at the next begin on this coordinator; a finished transaction
+//! never changes status again; commit and abort are idempotent and the other way round is
+//! 1653.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -32,12 +36,11 @@ use parking_lot::Mutex;
 use quince_client::request::Method;
 use quince_errors::{
     ArangoError, Result, ARANGO_DATA_SOURCE_NOT_FOUND, CLUSTER_BACKEND_UNAVAILABLE,
-    CLUSTER_TIMEOUT, INTERNAL, RESOURCE_LIMIT, TRANSACTION_DISALLOWED_OPERATION,
-    TRANSACTION_NESTED, TRANSACTION_NOT_FOUND,
+    CLUSTER_TIMEOUT, INTERNAL, TRANSACTION_DISALLOWED_OPERATION, TRANSACTION_NESTED,
 };
 use quince_ops::{
-    CollectionOps, CreateCollection, DatabaseOps, Durability, TransactionOps, TransactionOptions,
-    TransactionStatus,
+    transaction_not_found, Beginner, CollectionOps, CreateCollection, DatabaseOps, Durability,
+    Slots, TransactionOps, TransactionOptions, TransactionStatus,
 };
 use serde_json::{json, Value};
 
@@ -48,9 +51,6 @@ use super::shard_requests::{error_from_body, Router};
 use super::transaction_routes::{Bound, TrxRoutes};
 use crate::layout::ServerId;
 use crate::peers::{PeerError, PeerReply, PeerRequest};
-
-/// The most running transactions of one coordinator; a begin beyond it answers 32.
-pub const RUNNING_MAX: usize = 1024;
 
 /// How many finished transactions a coordinator remembers for their status.
 pub const FINISHED_KEPT: usize = 256;
@@ -63,6 +63,8 @@ pub const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 pub struct Registry {
     running: Mutex<BTreeMap<String, Arc<CoordinatorTransaction>>>,
     finished: Mutex<VecDeque<Arc<CoordinatorTransaction>>>,
+    /// The slots of the client stream transactions among `running` (and of begins under way).
+    slots: Mutex<Slots>,
 }
 
 impl Registry {
@@ -75,20 +77,17 @@ impl Registry {
                 .find(|t| t.routes.id == id)
                 .cloned()
         });
-        found.filter(|t| t.routes.db == db).ok_or_else(|| {
-            ArangoError::with_message(
-                TRANSACTION_NOT_FOUND,
-                format!("transaction '{id}' not found on this coordinator"),
-            )
-        })
+        found
+            .filter(|t| t.routes.db == db)
+            .ok_or_else(|| transaction_not_found(id))
     }
 
-    fn running_ids(&self, db: &str) -> Vec<String> {
+    fn running_in(&self, db: &str) -> Vec<Arc<CoordinatorTransaction>> {
         self.running
             .lock()
             .values()
             .filter(|t| t.routes.db == db && t.status() == TransactionStatus::Running)
-            .map(|t| t.routes.id.clone())
+            .cloned()
             .collect()
     }
 
@@ -114,6 +113,9 @@ impl Registry {
         let Some(transaction) = self.running.lock().remove(id) else {
             return;
         };
+        self.slots
+            .lock()
+            .give_back(&transaction.begun_by, transaction.read_only);
         let mut finished = self.finished.lock();
         if finished.len() == FINISHED_KEPT {
             finished.pop_front();
@@ -126,6 +128,10 @@ impl Registry {
 pub struct CoordinatorTransaction {
     /// The transaction's own context: its router is bound to the transaction.
     ctx: Arc<Context>,
+    /// Who began it.
+    begun_by: Beginner,
+    /// It declared no collection for writing (its slot is a read-only one).
+    read_only: bool,
     routes: Arc<TrxRoutes>,
     status: AtomicU8,
     /// Held by a commit or an abort.
@@ -143,12 +149,31 @@ pub fn begin(
     options: TransactionOptions,
 ) -> Result<Arc<CoordinatorTransaction>> {
     ctx.transactions.sweep();
-    if ctx.transactions.running.lock().len() >= RUNNING_MAX {
-        return Err(ArangoError::with_message(
-            RESOURCE_LIMIT,
-            format!("too many running transactions (at most {RUNNING_MAX})"),
-        ));
+    let (begun_by, read_only) = (options.begun_by.clone(), options.read_only());
+    ctx.transactions.slots.lock().take(&begun_by, read_only)?;
+    let begun = begin_parts(ctx, db, options);
+    match &begun {
+        Ok(transaction) => {
+            ctx.transactions
+                .running
+                .lock()
+                .insert(transaction.routes.id.clone(), Arc::clone(transaction));
+        }
+        Err(_) => ctx
+            .transactions
+            .slots
+            .lock()
+            .give_back(&begun_by, read_only),
     }
+    begun
+}
+
+/// Begins the parts of a transaction whose slot is taken (see the module documentation).
+fn begin_parts(
+    ctx: &Arc<Context>,
+    db: &str,
+    options: TransactionOptions,
+) -> Result<Arc<CoordinatorTransaction>> {
     let catalog = ctx.cache.catalog();
     let mut shards: HashMap<String, Bound> = HashMap::new();
     // Per leader: the shards it reads, writes and writes exclusively.
@@ -229,17 +254,14 @@ pub fn begin(
         transactions: Arc::clone(&ctx.transactions),
         timeouts: ctx.timeouts,
     });
-    let transaction = Arc::new(CoordinatorTransaction {
+    Ok(Arc::new(CoordinatorTransaction {
         ctx: bound,
         routes,
+        read_only: options.read_only(),
+        begun_by: options.begun_by,
         status: AtomicU8::new(RUNNING),
         finishing: Mutex::new(()),
-    });
-    ctx.transactions
-        .running
-        .lock()
-        .insert(id, Arc::clone(&transaction));
-    Ok(transaction)
+    }))
 }
 
 /// The transaction `id` this coordinator began in `db` (1655 otherwise).
@@ -248,8 +270,8 @@ pub fn find(ctx: &Context, db: &str, id: &str) -> Result<Arc<CoordinatorTransact
 }
 
 /// The running transactions of `db` this coordinator began.
-pub fn running(ctx: &Context, db: &str) -> Vec<String> {
-    ctx.transactions.running_ids(db)
+pub fn running(ctx: &Context, db: &str) -> Vec<Arc<CoordinatorTransaction>> {
+    ctx.transactions.running_in(db)
 }
 
 /// One request to `leader` outside any shard routing (begin, commit, abort of a part): its
@@ -332,6 +354,10 @@ impl TransactionOps for CoordinatorTransaction {
             _ if self.routes.broken().is_some() => TransactionStatus::Aborted,
             _ => TransactionStatus::Running,
         }
+    }
+
+    fn begun_by(&self) -> &Beginner {
+        &self.begun_by
     }
 
     fn database(&self) -> Arc<dyn DatabaseOps> {
@@ -494,8 +520,11 @@ impl DatabaseOps for TrxDatabase {
         find(&self.ctx, &self.name, id).map(|t| t as Arc<dyn TransactionOps>)
     }
 
-    fn running_transactions(&self) -> Vec<String> {
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>> {
         running(&self.ctx, &self.name)
+            .into_iter()
+            .map(|t| t as Arc<dyn TransactionOps>)
+            .collect()
     }
 
     fn blocks_on_network(&self) -> bool {

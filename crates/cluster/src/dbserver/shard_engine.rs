@@ -185,7 +185,7 @@ impl DatabaseOps for ShardDatabase {
         }
     }
 
-    fn running_transactions(&self) -> Vec<String> {
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>> {
         self.local.running_transactions()
     }
 

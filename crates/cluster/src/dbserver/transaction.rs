@@ -32,8 +32,8 @@ use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
 use quince_errors::Result;
 use quince_ops::{
-    CollectionOps, CreateCollection, DatabaseOps, Durability, ReplicatedOp, TransactionOps,
-    TransactionOptions, TransactionStatus, WriteKind, WriteRequest, WriteResults,
+    Beginner, CollectionOps, CreateCollection, DatabaseOps, Durability, ReplicatedOp,
+    TransactionOps, TransactionOptions, TransactionStatus, WriteKind, WriteRequest, WriteResults,
 };
 use serde_json::Value;
 
@@ -206,6 +206,10 @@ impl TransactionOps for ShardTransaction {
         self.inner.status()
     }
 
+    fn begun_by(&self) -> &Beginner {
+        self.inner.begun_by()
+    }
+
     fn database(&self) -> Arc<dyn DatabaseOps> {
         Arc::new(TrxShardDatabase {
             local: self.inner.database(),
@@ -293,7 +297,7 @@ impl DatabaseOps for TrxShardDatabase {
         self.local.transaction(id)
     }
 
-    fn running_transactions(&self) -> Vec<String> {
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>> {
         self.local.running_transactions()
     }
 }

@@ -22,8 +22,12 @@
 //! what they need and release it before they visit), so a visitor that waits (a streaming
 //! cursor between batches) blocks no other request of the transaction; its status is read
 //! without the lock; a finished transaction never changes status again and holds no
-//! reservation or collection lock; the registry holds at most [`RUNNING_MAX`] running
-//! transactions per database and remembers at most [`FINISHED_KEPT`] finished ones (for their
+//! reservation or collection lock; a database's client stream transactions share its
+//! [`Slots`] ([`quince_ops::RUNNING_MAX`] in all, a user's share, the read-only bound, the
+//! administrators' reserve), each holding its slot from before its locks are taken until it
+//! leaves the running ones (a begin that fails gives it back), while those a request opens for
+//! itself hold none; each transaction records who began it, which the api checks against the
+//! caller; the registry remembers at most [`FINISHED_KEPT`] finished ones (for their
 //! status); a transaction idle for longer than the idle timeout is aborted by the maintenance
 //! thread, never while one of its operations runs.
 
@@ -40,19 +44,19 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
 use quince_errors::{
-    ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, RESOURCE_LIMIT, TRANSACTION_ABORTED,
-    TRANSACTION_DISALLOWED_OPERATION, TRANSACTION_NOT_FOUND, TRANSACTION_UNREGISTERED_COLLECTION,
+    ArangoError, Result, ARANGO_DATABASE_NOT_FOUND, TRANSACTION_ABORTED,
+    TRANSACTION_DISALLOWED_OPERATION, TRANSACTION_UNREGISTERED_COLLECTION,
 };
-use quince_ops::{DatabaseOps, Durability, TransactionOps, TransactionOptions, TransactionStatus};
+use quince_ops::{
+    transaction_not_found, Beginner, DatabaseOps, Durability, Slots, TransactionOps,
+    TransactionOptions, TransactionStatus,
+};
 
 use crate::collection::Collection;
 use crate::database::Database;
 use crate::shared::Shared;
 
 use buffer::Buffer;
-
-/// The most running transactions of one database; a begin beyond it answers 32.
-pub(crate) const RUNNING_MAX: usize = 1024;
 
 /// How many finished transactions a database remembers for their status.
 pub(crate) const FINISHED_KEPT: usize = 256;
@@ -64,6 +68,9 @@ pub const IDLE_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
 pub(crate) struct Transactions {
     running: Mutex<BTreeMap<u64, Arc<Transaction>>>,
     finished: Mutex<VecDeque<Arc<Transaction>>>,
+    /// The slots of the client stream transactions among `running` (and of begins waiting for
+    /// their locks).
+    slots: Mutex<Slots>,
     idle_timeout: Duration,
 }
 
@@ -72,12 +79,14 @@ impl Transactions {
         Transactions {
             running: Mutex::new(BTreeMap::new()),
             finished: Mutex::new(VecDeque::new()),
+            slots: Mutex::new(Slots::default()),
             idle_timeout,
         }
     }
 
-    /// Begins a transaction of `database`: every declared collection must exist (1203), the
-    /// written ones are locked (18 after `lockTimeout`).
+    /// Begins a transaction of `database`: every declared collection must exist (1203), a
+    /// client stream transaction takes a slot (32 when none is left for its beginner), the
+    /// written collections are locked (18 after `lockTimeout`, and the slot is given back).
     pub(crate) fn begin(
         &self,
         database: &Arc<Database>,
@@ -97,12 +106,8 @@ impl Transactions {
             let collection = database.collection(name)?;
             written.insert(collection.id(), (collection, true));
         }
-        if self.running.lock().len() >= RUNNING_MAX {
-            return Err(ArangoError::with_message(
-                RESOURCE_LIMIT,
-                format!("too many running transactions (at most {RUNNING_MAX})"),
-            ));
-        }
+        let read_only = options.read_only();
+        self.slots.lock().take(&options.begun_by, read_only)?;
         let id = database.shared().hlc.next().0;
         let deadline = options.lock_wait().map(|wait| Instant::now() + wait);
         // Locks are taken in collection id order, so two begins never wait on each other
@@ -114,6 +119,7 @@ impl Transactions {
                 for (taken, exclusive) in &locked {
                     taken.trx_locks.unlock(id, *exclusive);
                 }
+                self.slots.lock().give_back(&options.begun_by, read_only);
                 return Err(error);
             }
             locked.push((collection, exclusive));
@@ -138,12 +144,7 @@ impl Transactions {
 
     /// A running or recently finished transaction (1655 if none).
     pub(crate) fn get(&self, id: &str) -> Result<Arc<Transaction>> {
-        let not_found = || {
-            ArangoError::with_message(
-                TRANSACTION_NOT_FOUND,
-                format!("transaction '{id}' not found"),
-            )
-        };
+        let not_found = || transaction_not_found(id);
         let id: u64 = id.trim().parse().map_err(|_| not_found())?;
         if let Some(transaction) = self.running.lock().get(&id) {
             return Ok(Arc::clone(transaction));
@@ -156,9 +157,9 @@ impl Transactions {
             .ok_or_else(not_found)
     }
 
-    /// The running transactions' ids, in begin order.
-    pub(crate) fn running_ids(&self) -> Vec<String> {
-        self.running.lock().keys().map(u64::to_string).collect()
+    /// The running transactions, in begin order.
+    pub(crate) fn running(&self) -> Vec<Arc<Transaction>> {
+        self.running.lock().values().cloned().collect()
     }
 
     /// Aborts every transaction idle for longer than the idle timeout (skipping one whose
@@ -193,11 +194,16 @@ impl Transactions {
         }
     }
 
-    /// Moves a finished transaction from the running ones to the remembered ones.
+    /// Moves a finished transaction from the running ones to the remembered ones, and gives
+    /// back its slot.
     fn retire(&self, id: u64) {
         let Some(transaction) = self.running.lock().remove(&id) else {
             return;
         };
+        let options = &transaction.options;
+        self.slots
+            .lock()
+            .give_back(&options.begun_by, options.read_only());
         let mut finished = self.finished.lock();
         if finished.len() == FINISHED_KEPT {
             finished.pop_front();
@@ -357,6 +363,10 @@ impl TransactionOps for Transaction {
 
     fn status(&self) -> TransactionStatus {
         status_of(self.status.load(Ordering::Acquire))
+    }
+
+    fn begun_by(&self) -> &Beginner {
+        &self.options.begun_by
     }
 
     fn database(&self) -> Arc<dyn DatabaseOps> {

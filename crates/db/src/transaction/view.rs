@@ -101,7 +101,7 @@ impl DatabaseOps for TrxDatabase {
         DatabaseOps::transaction(&*self.database, id)
     }
 
-    fn running_transactions(&self) -> Vec<String> {
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>> {
         DatabaseOps::running_transactions(&*self.database)
     }
 }
@@ -258,7 +258,7 @@ impl DatabaseOps for Gone {
         Err(ArangoError::new(ARANGO_DATABASE_NOT_FOUND))
     }
 
-    fn running_transactions(&self) -> Vec<String> {
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>> {
         Vec::new()
     }
 }
