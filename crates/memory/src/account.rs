@@ -22,7 +22,7 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::ptr;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The step in which a thread's charges reach its account (bytes).
 pub const CHUNK: i64 = 32 * 1024;
@@ -268,7 +268,28 @@ impl Drop for Account {
     fn drop(&mut self) {
         let live = *self.live.get_mut();
         self.pool.live.fetch_sub(live, Ordering::Relaxed);
+        if *self.peak.get_mut() >= TRIM_AFTER {
+            if let Some(trim) = TRIM.get() {
+                trim();
+            }
+        }
     }
+}
+
+/// An account that held at least this much (bytes) gives its memory back to the operating
+/// system when it goes ([`set_trim`]).
+pub const TRIM_AFTER: i64 = 16 << 20;
+
+/// What gives freed memory back to the operating system.
+static TRIM: OnceLock<fn()> = OnceLock::new();
+
+/// Installs `trim`, which returns the memory the allocator keeps for reuse to the operating
+/// system; it runs when an account that held at least [`TRIM_AFTER`] bytes is dropped, so the
+/// memory a large piece of work freed does not stay in the process (an allocator keeps freed
+/// pages for a while, per thread's arena, and the process's resident memory would then grow
+/// with the number of threads that ran large work, beyond any limit). The first call wins.
+pub fn set_trim(trim: fn()) {
+    let _ = TRIM.set(trim);
 }
 
 /// The current thread charges an account while this lives.

@@ -21,10 +21,12 @@
 //!   so an account is exact to within one chunk per thread charging it;
 //! - the pool holds the sum of its live accounts: a dropped account gives back what it still
 //!   held;
-//! - nothing here allocates, so the allocator wrapper never recurses.
+//! - nothing here allocates, so the allocator wrapper never recurses;
+//! - an account that held much gives the memory back to the operating system when it goes,
+//!   through the allocator's own call the process installs ([`set_trim`]).
 
 mod account;
 mod allocator;
 
-pub use account::{Account, Charging, Exceeded, Pool, CHUNK};
+pub use account::{set_trim, Account, Charging, Exceeded, Pool, CHUNK, TRIM_AFTER};
 pub use allocator::Counting;

@@ -28,7 +28,7 @@ use serde_json::Value;
 use crate::catalog::CreateCollection;
 use crate::durability::Durability;
 use crate::interface::{CollectionOps, DatabaseOps};
-use crate::transaction::{TransactionOps, TransactionOptions, TransactionStatus};
+use crate::transaction::{Beginner, TransactionOps, TransactionOptions, TransactionStatus};
 
 /// What a caller is about to do with a collection, as ArangoDB names its access modes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,8 +171,12 @@ impl DatabaseOps for Guarded {
         Ok(self.wrap(self.inner.transaction(id)?))
     }
 
-    fn running_transactions(&self) -> Vec<String> {
-        self.inner.running_transactions()
+    fn running_transactions(&self) -> Vec<Arc<dyn TransactionOps>> {
+        self.inner
+            .running_transactions()
+            .into_iter()
+            .map(|transaction| self.wrap(transaction))
+            .collect()
     }
 
     fn blocks_on_network(&self) -> bool {
@@ -205,6 +209,10 @@ impl TransactionOps for GuardedTransaction {
 
     fn status(&self) -> TransactionStatus {
         self.inner.status()
+    }
+
+    fn begun_by(&self) -> &Beginner {
+        self.inner.begun_by()
     }
 
     fn database(&self) -> Arc<dyn DatabaseOps> {

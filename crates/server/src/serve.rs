@@ -42,6 +42,7 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Runs the server until a signal stops it.
 pub fn run(args: ServeArgs) -> ExitCode {
+    quince_memory::set_trim(crate::memory::purge_freed_memory);
     let log = match crate::logging::init(&args.log_level) {
         Ok(log) => log,
         Err(error) => {

@@ -11,8 +11,8 @@
 //! allocator handed out while the query's thread charged its account.
 //!
 //! Invariants: every loop that may run long calls [`Context::tick`] once per step (or
-//! [`Control::check`] directly), so a query past its memory limit stops at its next step and
-//! a killed one, or one past its deadline, within 64 steps; a value whose size is known before it is built (a
+//! [`Control::check`] directly), so a killed query and one past its memory limit stop at
+//! their next step, and one past its deadline within 8 steps; a value whose size is known before it is built (a
 //! range, a padded string) is admitted first ([`Control::admit`]), so it is never built when
 //! it would pass a limit; the warnings kept are at most `max_warning_count`, and with
 //! `failOnWarning` the first warning becomes the query's error.
@@ -28,8 +28,9 @@ use quince_ops::{DatabaseOps, Durability};
 use crate::functions::FunctionContext;
 use crate::value::Warning;
 
-/// How many [`Context::tick`]s pass between two full checks.
-const TICKS_PER_CHECK: u32 = 64;
+/// How many [`Context::tick`]s pass between two readings of the clock (the kill switch and
+/// the memory account are read at every tick).
+const TICKS_PER_CLOCK: u32 = 8;
 
 /// The kill switch, the deadline and the memory account of one query.
 #[derive(Debug)]
@@ -75,10 +76,7 @@ impl Control {
     /// than its limit, or grows while all queries together hold more than theirs.
     pub fn check(&self) -> Result<()> {
         if self.is_killed() {
-            return Err(ArangoError::with_message(
-                codes::QUERY_KILLED,
-                "query killed".to_owned(),
-            ));
+            return Err(killed());
         }
         if self.deadline.is_some_and(|d| Instant::now() >= d) {
             return Err(ArangoError::with_message(
@@ -96,11 +94,24 @@ impl Control {
         self.memory.check().map_err(memory_error)
     }
 
+    /// [`Control::check`] without reading the clock: the kill switch and the memory account.
+    pub fn check_without_clock(&self) -> Result<()> {
+        if self.is_killed() {
+            return Err(killed());
+        }
+        self.check_memory()
+    }
+
     /// Err(32) when `bytes` more would pass the query's memory limit or the server's: asked
     /// before building a value whose size is known in advance (a range, a repeated string).
     pub fn admit(&self, bytes: u64) -> Result<()> {
         self.memory.admit(bytes).map_err(memory_error)
     }
+}
+
+/// The error of a killed query (1500).
+fn killed() -> ArangoError {
+    ArangoError::with_message(codes::QUERY_KILLED, "query killed".to_owned())
 }
 
 /// The error of a passed memory limit (32, ArangoDB's "resource limit exceeded").
@@ -179,15 +190,15 @@ impl Context {
     }
 
     /// Called once per step of every loop that may run long (an element of a `FOR`, a row
-    /// a breaker takes or gives out, a path a search finds): checks the memory account, and
-    /// every 64th call the kill switch and the deadline too ([`Control::check`]).
+    /// a breaker takes or gives out, a path a search finds): checks the kill switch and the
+    /// memory account, and every 8th call the deadline too ([`Control::check`]).
     #[inline]
     pub fn tick(&mut self) -> Result<()> {
         self.ticks = self.ticks.wrapping_add(1);
-        if self.ticks.is_multiple_of(TICKS_PER_CHECK) {
+        if self.ticks.is_multiple_of(TICKS_PER_CLOCK) {
             self.control.check()
         } else {
-            self.control.check_memory()
+            self.control.check_without_clock()
         }
     }
 

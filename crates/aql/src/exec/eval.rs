@@ -11,7 +11,8 @@
 //! boolean; a missing attribute or index is `null`; folding never changes a result: a subtree
 //! is folded only when every operand is constant and its evaluation raises no warning and no
 //! error (those are left for the run, which reports them), and only when computing it takes
-//! at most 1 MiB (a folded value is computed before the query has memory limits).
+//! at most 1 MiB and 50 ms (a folded value is computed before the query has memory limits or
+//! can be killed).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -321,7 +322,10 @@ pub fn fold(expr: CExpr) -> CExpr {
         &plan,
         Context::new(
             database,
-            Control::with_memory(None, Arc::clone(&memory)),
+            Control::with_memory(
+                Some(std::time::Instant::now() + FOLD_TIME_MAX),
+                Arc::clone(&memory),
+            ),
             None,
             &crate::QueryOptions::default(),
         ),
@@ -346,6 +350,11 @@ pub fn fold(expr: CExpr) -> CExpr {
 /// The most memory a folded constant may take to compute: a larger one (a long range, a big
 /// string) is left for the run, where the query's memory limits apply to it.
 const FOLD_MEMORY_MAX: u64 = 1 << 20;
+
+/// The longest a folded constant may take to compute: folding runs before the query is
+/// registered (it cannot be killed then), so a longer one is left for the run, where kills
+/// and `maxRuntime` apply to it.
+const FOLD_TIME_MAX: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The database of compile-time folding: folded functions never touch one.
 struct NoDatabase;

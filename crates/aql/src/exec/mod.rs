@@ -15,8 +15,8 @@
 //! travels back to the start of its segment); the sink returning false stops the whole
 //! query; every element a loop hands on (a document, an index hit, an array element, a number
 //! of a range), every row a breaker takes or gives out, every result of a subquery and every
-//! element of an expansion is a step ([`Context::tick`]), so the kill switch, the deadline
-//! and the memory account are checked at least every 64 steps; a `FOR` over a range
+//! element of an expansion is a step ([`Context::tick`]), so the kill switch and the memory
+//! account are checked at every step and the deadline at least every 8; a `FOR` over a range
 //! (`FOR i IN a..b`) counts through it without building it, so only its steps bound it.
 
 mod collect;
