@@ -109,10 +109,14 @@ command -v gcc >/dev/null 2>&1 || apt_install gcc libc6-dev
 # The TLS suites make their certificate authorities with the openssl command.
 command -v openssl >/dev/null 2>&1 || apt_install openssl
 # etcd-client (quince-meta) compiles etcd's protobuf definitions with protoc when it is built.
+# (--no-install-recommends leaves out its well-known types, which etcd's definitions import.)
 command -v protoc >/dev/null 2>&1 || apt_install protobuf-compiler
+[[ -f /usr/include/google/protobuf/descriptor.proto ]] || apt_install libprotobuf-dev
 # quince-meta's tests start real etcd members (crates/meta/tests/support); with this set they
 # fail instead of skipping when the etcd binary is missing.
 command -v etcd >/dev/null 2>&1 || apt_install etcd-server
+# The cluster join test lists the members with etcdctl.
+command -v etcdctl >/dev/null 2>&1 || apt_install etcd-client
 export QUINCE_REQUIRE_ETCD=1
 # The cluster's partition and join tests make network namespaces with ip(8).
 command -v ip >/dev/null 2>&1 || apt_install iproute2

@@ -159,4 +159,4 @@ def test_a_read_only_user_cannot_lock_others_out(server_factory):
     begin(root, db_name, {"collections": {"read": ["c"]}})
     begin(root, db_name, {"collections": {"write": ["c"]}})
     # The read-only user's own writes through AQL are refused for its grant, not for slots.
-    assert_error(ro.post(f"{api}/cursor", json={"query": "INSERT {} INTO c"}), 403, 11)
+    assert_error(ro.post(f"{api}/cursor", json={"query": "INSERT {} INTO c"}), 403, 1004)

@@ -110,7 +110,11 @@ struct Entry {
     started: SystemTime,
     started_at: Instant,
     stream: bool,
-    control: Arc<Control>,
+    /// The running query's control; `None` once it finished (a slow-log entry keeps only its
+    /// figures, so a finished query's memory account is not kept alive by the log).
+    control: Option<Arc<Control>>,
+    /// The peak of the query's memory account, once it finished.
+    peak_memory: u64,
     run_time: Option<f64>,
 }
 
@@ -243,7 +247,8 @@ impl Registry {
                     started: SystemTime::now(),
                     started_at: Instant::now(),
                     stream,
-                    control,
+                    control: Some(control),
+                    peak_memory: 0,
                     run_time: None,
                 },
             );
@@ -291,6 +296,9 @@ impl Registry {
         let Some(mut entry) = state.running.remove(&id) else {
             return;
         };
+        if let Some(control) = entry.control.take() {
+            entry.peak_memory = control.memory().peak();
+        }
         if state.properties.track_slow_queries && run_time >= threshold {
             entry.run_time = Some(run_time);
             state.slow.push_back((id, entry));
@@ -353,8 +361,12 @@ impl Registry {
     pub fn kill(&self, database: &str, id: u64) -> bool {
         let state = self.state.lock();
         match state.running.get(&id) {
-            Some(entry) if entry.database == database => {
-                entry.control.kill();
+            Some(Entry {
+                database: db,
+                control: Some(control),
+                ..
+            }) if db == database => {
+                control.kill();
                 true
             }
             _ => false,
@@ -374,7 +386,10 @@ fn render(id: u64, entry: &Entry, state: &str) -> Value {
         "bindVars": entry.bind_vars,
         "started": iso8601(entry.started),
         "runTime": run_time,
-        "peakMemoryUsage": entry.control.memory().peak(),
+        "peakMemoryUsage": entry
+            .control
+            .as_ref()
+            .map_or(entry.peak_memory, |control| control.memory().peak()),
         "state": state,
         "stream": entry.stream,
     })

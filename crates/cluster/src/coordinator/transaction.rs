@@ -70,7 +70,10 @@ pub struct Registry {
 impl Registry {
     fn get(&self, db: &str, id: &str) -> Result<Arc<CoordinatorTransaction>> {
         let id = id.trim();
-        let found = self.running.lock().get(id).cloned().or_else(|| {
+        // The running ones' lock is let go before the finished ones' is taken (`retire` takes
+        // them the other way round).
+        let running = self.running.lock().get(id).cloned();
+        let found = running.or_else(|| {
             self.finished
                 .lock()
                 .iter()
@@ -110,13 +113,14 @@ impl Registry {
     }
 
     fn retire(&self, id: &str) {
+        // Locked first, so a lookup never finds the transaction in neither list.
+        let mut finished = self.finished.lock();
         let Some(transaction) = self.running.lock().remove(id) else {
             return;
         };
         self.slots
             .lock()
             .give_back(&transaction.begun_by, transaction.read_only);
-        let mut finished = self.finished.lock();
         if finished.len() == FINISHED_KEPT {
             finished.pop_front();
         }

@@ -197,6 +197,10 @@ impl Transactions {
     /// Moves a finished transaction from the running ones to the remembered ones, and gives
     /// back its slot.
     fn retire(&self, id: u64) {
+        // The finished list is locked before the transaction leaves the running ones, so a
+        // lookup in between (which reads the running ones, then the finished ones) waits for
+        // it to arrive there instead of finding it nowhere.
+        let mut finished = self.finished.lock();
         let Some(transaction) = self.running.lock().remove(&id) else {
             return;
         };
@@ -204,7 +208,6 @@ impl Transactions {
         self.slots
             .lock()
             .give_back(&options.begun_by, options.read_only());
-        let mut finished = self.finished.lock();
         if finished.len() == FINISHED_KEPT {
             finished.pop_front();
         }
