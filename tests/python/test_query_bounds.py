@@ -158,6 +158,25 @@ def test_max_runtime_ends_every_kind_of_query(killer, kind):
     assert took < 1.5, f"{kind} with maxRuntime 0.5 took {took:.2f} s"
 
 
+def test_a_killed_stream_query_answers_1500_and_ends(killer):
+    url = killer.url
+    query = "FOR i IN 1..1e12 RETURN i"
+    first = cursor(url, query, batchSize=2, options={"stream": True})
+    assert first.status_code == 201 and first.json()["result"] == [1, 2], first.text
+    running = wait_for(
+        lambda: [q for q in requests.get(f"{url}/_api/query/current", auth=AUTH).json() if q["query"] == query],
+        "the stream query to be listed",
+    )
+    assert running[0]["stream"] is True
+    assert requests.delete(f"{url}/_api/query/{running[0]['id']}", auth=AUTH).status_code == 200
+    more = requests.post(f"{url}/_api/cursor/{first.json()['id']}", auth=AUTH, timeout=30)
+    assert more.status_code == 410 and more.json()["errorNum"] == 1500, more.text
+    wait_for(
+        lambda: not [q for q in requests.get(f"{url}/_api/query/current", auth=AUTH).json() if q["query"] == query],
+        "the killed stream query to end",
+    )
+
+
 def test_huge_max_runtime_is_no_deadline_and_not_an_error(killer):
     r = cursor(killer.url, "RETURN 1", options={"maxRuntime": 1e300})
     assert r.status_code == 201 and r.json()["result"] == [1], r.text

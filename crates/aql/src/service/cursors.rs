@@ -197,6 +197,12 @@ impl Cursor {
                 peeked,
                 done,
             } => {
+                // A killed query's cursor answers 1500 from its next batch on, whatever it
+                // made before the kill (its thread, parked on the full channel, ends when the
+                // cursor goes).
+                if control.is_killed() && done.is_none() {
+                    control.check()?;
+                }
                 let mut batch = Vec::with_capacity(batch_size);
                 if let Some(v) = peeked.take() {
                     batch.push(v);
