@@ -214,14 +214,40 @@ impl Prepared {
     }
 }
 
-/// The control for a query with these options, its deadline from `maxRuntime`.
+/// The control for a query with these options, its deadline from `maxRuntime`. A
+/// `maxRuntime` so large that the clock cannot hold the deadline (`1e300`) sets none: the
+/// query could never reach it, as in ArangoDB, which reads it as a double.
 pub fn control_for(options: &QueryOptions) -> Arc<Control> {
     let deadline = (options.max_runtime > 0.0)
-        .then(|| Instant::now() + std::time::Duration::from_secs_f64(options.max_runtime));
+        .then(|| std::time::Duration::try_from_secs_f64(options.max_runtime).ok())
+        .flatten()
+        .and_then(|runtime| Instant::now().checked_add(runtime));
     Control::new(deadline)
 }
 
 /// An error for a malformed request of the cursor API (400/10).
 pub fn bad_request(message: &str) -> ArangoError {
     ArangoError::with_message(quince_errors::BAD_PARAMETER, message.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_max_runtime_past_what_the_clock_holds_sets_no_deadline() {
+        for max_runtime in [1e300, f64::MAX, 1.8e19, 1e17] {
+            let options = QueryOptions {
+                max_runtime,
+                ..QueryOptions::default()
+            };
+            assert!(control_for(&options).check().is_ok(), "{max_runtime}");
+        }
+        let control = control_for(&QueryOptions {
+            max_runtime: 1e-6,
+            ..QueryOptions::default()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(control.check().is_err());
+    }
 }

@@ -1456,6 +1456,59 @@ fn dates() {
     assert!(now > 1_700_000_000_000);
 }
 
+/// Issue 34, item 7: amounts and components far past the valid range answer `null` with
+/// the function's warning instead of overflowing (which panicked, a 500), and a padding
+/// length from a number is bounded.
+#[test]
+fn extreme_numeric_arguments_warn_instead_of_overflowing() {
+    check_warns(&[
+        ("DATE_ADD", json!(["2019-01-01", 1e300, "years"]), 1572),
+        ("DATE_ADD", json!(["2019-01-01", -1e300, "months"]), 1572),
+        ("DATE_ADD", json!(["2019-01-01", 1e300, "days"]), 1572),
+        ("DATE_ADD", json!(["2019-01-01", 9.3e18, "f"]), 1572),
+        (
+            "DATE_ADD",
+            json!(["2019-01-01", "P99999999999999999999Y"]),
+            1572,
+        ),
+        (
+            "DATE_ADD",
+            json!(["2019-01-01", "P1Y99999999999999999999D"]),
+            1572,
+        ),
+        ("DATE_SUBTRACT", json!(["2019-01-01", 1e300, "y"]), 1572),
+        (
+            "DATE_SUBTRACT",
+            json!(["2019-01-01", "1e300", "weeks"]),
+            1572,
+        ),
+        ("DATE_TIMESTAMP", json!([1e300, 1, 1]), 1572),
+        ("DATE_TIMESTAMP", json!([2019, 1e300]), 1572),
+        ("DATE_ISO8601", json!([2019, 1, 1, 0, 0, 0, 1e300]), 1572),
+        ("DATE_ISO8601", json!([i64::MAX, i64::MAX, i64::MAX]), 1572),
+        ("REPLACE_NTH", json!([[1], 1e300, 2, 0]), 1542),
+        ("REPLACE_NTH", json!([[1], 10_000_002, 2, 0]), 1542),
+    ]);
+    check(&[
+        // Components that overflow into larger ones stay valid within the range.
+        (
+            "DATE_ISO8601",
+            json!([1970, 1, 1, 0, 0, 0, 86_400_000]),
+            json!("1970-01-02T00:00:00.000Z"),
+        ),
+        (
+            "DATE_ADD",
+            json!(["2019-01-01", -2019, "years"]),
+            json!("0000-01-01T00:00:00.000Z"),
+        ),
+        (
+            "DATE_ADD",
+            json!(["0000-01-01", "P9999Y"]),
+            json!("9999-01-01T00:00:00.000Z"),
+        ),
+    ]);
+}
+
 #[test]
 fn geo() {
     check(&[

@@ -1,7 +1,8 @@
 //! Small helpers shared by the function families: argument access and the type warning.
 //!
 //! What it is: [`arg`] (a missing optional argument reads as `null`), [`invalid`] (warning
-//! 1542 and `null`), and typed readers that return `None` on a type mismatch.
+//! 1542 and `null`), typed readers that return `None` on a type mismatch, and
+//! [`GROWTH_MAX`], the bound on what a numeric argument may make a function build.
 //!
 //! What it is not: a cast: readers here accept exactly the documented type; the families
 //! cast where ArangoDB does.
@@ -13,6 +14,11 @@ use super::FunctionContext;
 use crate::value::{to_number, Warning};
 
 static NULL: Value = Value::Null;
+
+/// The most elements (or characters) a numeric argument may make a function add to its
+/// result (`RANGE`'s bound, also `REPLACE_NTH`'s padding and `RANDOM_TOKEN`'s length): past
+/// it the call answers `null` with warning 1542, so one call cannot allocate without bound.
+pub const GROWTH_MAX: i64 = 10_000_000;
 
 /// The `i`-th argument, or `null` when it was not passed.
 pub fn arg(args: &[Value], i: usize) -> &Value {

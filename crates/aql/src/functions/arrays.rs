@@ -17,7 +17,7 @@ use quince_errors::{ArangoError, Result, QUERY_FUNCTION_ARGUMENT_TYPE_MISMATCH};
 use quince_model::order::compare_values;
 use serde_json::Value;
 
-use super::args::{arg, flag, int, invalid};
+use super::args::{arg, flag, int, invalid, GROWTH_MAX};
 use super::FunctionContext;
 use crate::value::{equal, hash_key, in_array};
 
@@ -195,7 +195,8 @@ pub fn remove_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
 }
 
 /// `REPLACE_NTH(array, position, value, padding)`: beyond the end the array is padded with
-/// `padding`; without one that fails the query (1542), as ArangoDB does.
+/// `padding`; without one that fails the query (1542), as ArangoDB does. Padding by more
+/// than [`GROWTH_MAX`] elements answers `null` with warning 1542.
 pub fn replace_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let Some(mut out) = array_or_empty(arg(args, 0)) else {
         return invalid(ctx, "REPLACE_NTH");
@@ -214,6 +215,9 @@ pub fn replace_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
                 QUERY_FUNCTION_ARGUMENT_TYPE_MISMATCH,
                 "invalid argument type in call to function 'REPLACE_NTH()'",
             ));
+        }
+        if position - len > GROWTH_MAX {
+            return invalid(ctx, "REPLACE_NTH");
         }
         while (out.len() as i64) < position {
             out.push(arg(args, 3).clone());

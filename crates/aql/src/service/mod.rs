@@ -31,7 +31,7 @@ use crate::plan::UsedCollection;
 use crate::query::{bad_request, control_for, prepare, Outcome, Prepared, QueryOptions};
 
 use cache::ResultsCache;
-use cursors::{extra_json, Batches, Cursor, Cursors, Message};
+use cursors::{extra_json, Batches, Cursor, Cursors, Message, STREAM_AHEAD_MAX};
 use registry::Registry;
 
 /// The cursor API's defaults.
@@ -326,8 +326,12 @@ impl QueryService {
             true,
             Arc::clone(&control),
         );
-        let (sender, receiver) =
-            sync_channel::<Message>(request.batch_size.saturating_mul(2).max(2));
+        let (sender, receiver) = sync_channel::<Message>(
+            request
+                .batch_size
+                .saturating_mul(2)
+                .clamp(2, STREAM_AHEAD_MAX),
+        );
         let query_control = Arc::clone(&control);
         let query_user = user.to_owned();
         std::thread::Builder::new()
