@@ -253,6 +253,16 @@ def test_extreme_numbers_in_options_and_function_calls_never_answer_500(http, ba
     assert [w["code"] for w in body["extra"]["warnings"]] == [1572, 1572]
 
 
+def test_max_runtime_stops_a_long_function_even_on_constant_arguments(http, base):
+    """Issue 34: `LEVENSHTEIN_DISTANCE` of two long bind values was folded at plan time,
+    where no kill and no `maxRuntime` reached it (and its table took the product of the
+    lengths in memory); now folding gives up after a moment and the run is stopped."""
+    r = cursor(http, base, {"query": "RETURN LEVENSHTEIN_DISTANCE(@a, @b)",
+                            "bindVars": {"a": "ab" * 15000, "b": "ba" * 15000},
+                            "options": {"maxRuntime": 0.3}})
+    assert r.status_code == 410 and r.json()["errorNum"] == 1500, r.text[:300]
+
+
 def test_slow_query_log(http, base):
     props = http.get(f"{base}/_api/query/properties").json()
     assert props["enabled"] is True and props["slowQueryThreshold"] == 10

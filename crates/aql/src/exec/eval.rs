@@ -10,10 +10,12 @@
 //! Invariants: `&&` and `||` short-circuit and give an operand's value (AQL's rule), not a
 //! boolean; a missing attribute or index is `null`; folding never changes a result: a subtree
 //! is folded only when every operand is constant and its evaluation raises no warning and no
-//! error (those are left for the run, which reports them).
+//! error (those are left for the run, which reports them) and ends within `FOLD_TIME_MAX`
+//! (a function that checks for kills stops there; the run, killable, evaluates it again).
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use quince_errors::Result;
 use serde_json::{Map, Value};
@@ -272,6 +274,9 @@ fn range(low: f64, high: f64, ctx: &mut Context) -> Result<Value> {
     Ok(Value::Array(out))
 }
 
+/// How long folding one subtree may take before it is left for the run.
+const FOLD_TIME_MAX: Duration = Duration::from_millis(100);
+
 /// Folds `expr` to a constant when every operand is constant and evaluating it raises no
 /// warning and no error; otherwise returns it unchanged.
 pub fn fold(expr: CExpr) -> CExpr {
@@ -315,7 +320,9 @@ pub fn fold(expr: CExpr) -> CExpr {
         &plan,
         Context::new(
             database,
-            Control::new(None),
+            // A subtree slow to evaluate (a long `LEVENSHTEIN_DISTANCE`) is left for the run,
+            // where a kill or `maxRuntime` stops it: planning has neither.
+            Control::new(Instant::now().checked_add(FOLD_TIME_MAX)),
             None,
             &crate::QueryOptions::default(),
         ),

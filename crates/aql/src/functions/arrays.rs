@@ -195,8 +195,9 @@ pub fn remove_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
 }
 
 /// `REPLACE_NTH(array, position, value, padding)`: beyond the end the array is padded with
-/// `padding`; without one that fails the query (1542), as ArangoDB does. Padding by more
-/// than [`GROWTH_MAX`] elements answers `null` with warning 1542.
+/// `padding`; without one that fails the query (1542), as ArangoDB does. Padding that
+/// would add more than [`GROWTH_MAX`] values (each copy of `padding` counting every value
+/// nested in it) answers `null` with warning 1542.
 pub fn replace_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let Some(mut out) = array_or_empty(arg(args, 0)) else {
         return invalid(ctx, "REPLACE_NTH");
@@ -216,7 +217,8 @@ pub fn replace_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
                 "invalid argument type in call to function 'REPLACE_NTH()'",
             ));
         }
-        if position - len > GROWTH_MAX {
+        let copies = position - len;
+        if copies > GROWTH_MAX || copies.saturating_mul(weight(arg(args, 3))) > GROWTH_MAX {
             return invalid(ctx, "REPLACE_NTH");
         }
         while (out.len() as i64) < position {
@@ -225,6 +227,24 @@ pub fn replace_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
         out.push(value);
     }
     Ok(Value::Array(out))
+}
+
+/// The values in `value`, itself included, counted up to just past [`GROWTH_MAX`].
+fn weight(value: &Value) -> i64 {
+    let mut count = 0i64;
+    let mut pending = vec![value];
+    while let Some(v) = pending.pop() {
+        count += 1;
+        if count > GROWTH_MAX {
+            break;
+        }
+        match v {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(map) => pending.extend(map.values()),
+            _ => {}
+        }
+    }
+    count
 }
 
 pub fn remove_value(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
