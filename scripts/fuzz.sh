@@ -4,11 +4,14 @@
 # an input that needs more than FUZZ_RSS_MB of memory, and prints the target and the input's
 # path. See fuzz/README.md for what each target checks and how to run one for longer.
 #
-#   bash scripts/fuzz.sh                       every target, FUZZ_SECONDS each
+#   bash scripts/fuzz.sh                       every target in fuzz/fuzz_targets, FUZZ_SECONDS each
 #   bash scripts/fuzz.sh request_pipeline      only the targets named
 #
 # Environment (defaults in brackets):
-#   FUZZ_SECONDS [30]        fuzzing time per target, after its seeds and regressions ran
+#   FUZZ_SECONDS [30]        fuzzing time per target, after its seeds and regressions ran;
+#                            the six targets (journal_recovery, batch_multipart,
+#                            import_parsers, request_pipeline, object_text, aql_functions)
+#                            run FUZZ_JOBS at a time: on CI's two cores three rounds, 90 s
 #   FUZZ_JOBS [CPUs, <= 4]   targets fuzzed at the same time
 #   FUZZ_TIMEOUT [15]        seconds one input may take (libFuzzer -timeout)
 #   FUZZ_RSS_MB [2048]       memory one target may use (libFuzzer -rss_limit_mb, -malloc_limit_mb)

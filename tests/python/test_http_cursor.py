@@ -229,6 +229,40 @@ def test_max_runtime_stops_a_query(http, base):
     assert r.status_code == 410 and r.json()["errorNum"] == 1500
 
 
+def test_extreme_numbers_in_options_and_function_calls_never_answer_500(http, base):
+    """Issue 34, item 7: `maxRuntime: 1e300` (a deadline past what a clock holds: none, as
+    in ArangoDB, which reads it as a double) and `batchSize: 1e300` on a streaming cursor
+    used to panic (500); a date function with a huge amount answers null with its warning."""
+    for body in (
+        {"query": "RETURN 1", "options": {"maxRuntime": 1e300}},
+        {"query": "RETURN 1", "options": {"maxRuntime": 1.8e19}},
+        {"query": "FOR i IN 1..3 RETURN i", "batchSize": 1e300, "options": {"stream": True}},
+        {"query": "FOR i IN 1..3 RETURN i", "batchSize": 1e300},
+        {"query": "RETURN 1", "ttl": 1e300, "memoryLimit": 1e300,
+         "options": {"maxWarningCount": 1e300}},
+    ):
+        r = cursor(http, base, body)
+        assert r.status_code == 201, (body, r.text)
+        assert r.json()["hasMore"] is False, r.text
+    r = cursor(http, base, {"query": "RETURN [DATE_ADD('2019-01-01', 1e300, 'years'), "
+                                     "DATE_SUBTRACT('2019-01-01', @n, 'days')]",
+                            "bindVars": {"n": 1e300}})
+    assert r.status_code == 201, r.text
+    body = r.json()
+    assert body["result"] == [[None, None]]
+    assert [w["code"] for w in body["extra"]["warnings"]] == [1572, 1572]
+
+
+def test_max_runtime_stops_a_long_function_even_on_constant_arguments(http, base):
+    """Issue 34: `LEVENSHTEIN_DISTANCE` of two long bind values was folded at plan time,
+    where no kill and no `maxRuntime` reached it (and its table took the product of the
+    lengths in memory); now folding gives up after a moment and the run is stopped."""
+    r = cursor(http, base, {"query": "RETURN LEVENSHTEIN_DISTANCE(@a, @b)",
+                            "bindVars": {"a": "ab" * 15000, "b": "ba" * 15000},
+                            "options": {"maxRuntime": 0.3}})
+    assert r.status_code == 410 and r.json()["errorNum"] == 1500, r.text[:300]
+
+
 def test_slow_query_log(http, base):
     props = http.get(f"{base}/_api/query/properties").json()
     assert props["enabled"] is True and props["slowQueryThreshold"] == 10

@@ -143,6 +143,25 @@ def test_create_errors(http, api, graph, col, ecol):
     ok(http.delete(f"{api}/gharial/{other}"), 202)
 
 
+def test_a_failed_create_or_extension_leaves_no_collection_behind(http, api, graph):
+    """All or nothing: the edge collection is created first, then the vertex collection
+    with the illegal name fails (400/1208); the edge collection goes again, and no graph is
+    stored. The same holds when an edge definition or orphan is added to a graph."""
+    g, e, v = unique("g"), unique("e"), unique("v")
+    err(http.post(f"{api}/gharial", json={"name": g, "edgeDefinitions": [
+        {"collection": e, "from": [v], "to": ["bad/name"]}]}), 400, 1208)
+    err(http.post(f"{api}/gharial", json={"name": g, "edgeDefinitions": [
+        {"collection": e, "from": [v], "to": [v]}], "orphanCollections": ["bad/name"]}), 400, 1208)
+    for name in (e, v):
+        err(http.get(f"{api}/collection/{name}"), 404, 1203)
+    err(http.get(f"{api}/gharial/{g}"), 404, 1924)
+    err(http.post(f"{api}/gharial/{graph['g']}/edge", json={
+        "collection": e, "from": [graph["a"]], "to": ["bad/name"]}), 400, 1208)
+    err(http.get(f"{api}/collection/{e}"), 404, 1203)
+    edges = ok(http.get(f"{api}/gharial/{graph['g']}/edge"), 200)["collections"]
+    assert edges == [graph["e"]]
+
+
 def test_vertex_collections(http, api, graph):
     n = graph
     base = f"{api}/gharial/{n['g']}/vertex"

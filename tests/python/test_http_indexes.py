@@ -129,6 +129,31 @@ def test_errors(http, api, col):
     assert_error(http.put(f"{api}/index", json=good), 405, 405)
 
 
+def test_id_cannot_be_indexed_and_a_non_boolean_unique_reads_as_false(http, api, col):
+    """ArangoDB refuses `_id` (and any path ending in `._id`) in the fields of every index
+    but an inverted one: 400/10 "_id attribute cannot be indexed". It reads a `unique` that
+    is not a boolean as false rather than refusing it."""
+    bodies = [
+        {"type": "persistent", "fields": ["_id"]},
+        {"type": "persistent", "fields": ["a", "_id"], "unique": True},
+        {"type": "hash", "fields": ["a._id"]},
+        {"type": "skiplist", "fields": ["a[*]._id"]},
+        {"type": "ttl", "fields": ["_id"], "expireAfter": 10},
+        {"type": "geo", "fields": ["_id"]},
+        {"type": "fulltext", "fields": ["_id"]},
+    ]
+    for body in bodies:
+        refused = assert_error(create(http, api, col.name, body), 400, 10)
+        assert refused["errorMessage"] == "_id attribute cannot be indexed", body
+    listed = assert_success(http.get(f"{api}/index", params={"collection": col.name}), 200)
+    assert [i["type"] for i in listed["indexes"]] == ["primary"]
+    # Other attributes that end in "_id", and `_key`, are fine.
+    assert_success(create(http, api, col.name, {"type": "persistent", "fields": ["user_id"]}), 201)
+    made = assert_success(create(http, api, col.name, {"type": "persistent", "fields": ["u"],
+                                                       "unique": "yes"}), 201)
+    assert made["unique"] is False
+
+
 def test_unique_violations_over_http(http, api, col):
     docs = f"{api}/document/{col.name}"
     assert_success(http.post(docs, json=[{"_key": "a", "u": 1}, {"_key": "b", "u": 1}]), 202)

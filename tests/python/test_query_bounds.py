@@ -217,7 +217,7 @@ HUNGRY = {
     "subquery": "LET s = (FOR i IN 1..1e7 RETURN CONCAT(@pad, i)) RETURN LENGTH(s)",
     "distinct": "FOR i IN 1..1e7 RETURN DISTINCT [i, @pad]",
     "split": "RETURN LENGTH(SPLIT(CONCAT_SEPARATOR('', (FOR i IN 1..400000 RETURN 'abcdefghij')), ''))",
-    "replace_nth": "RETURN LENGTH(REPLACE_NTH([], 1e8, 1, 0))",
+    "replace_nth": "RETURN LENGTH(REPLACE_NTH([], 5e6, 1, 0))",
 }
 PAD = "p" * 1000
 HUNGRY_BINDS = {"regex_groups": {"text": "a" * 17000, "pattern": "(a)?" * 4000}}

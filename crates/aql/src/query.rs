@@ -251,3 +251,25 @@ pub fn control_for(options: &QueryOptions, pool: &Arc<Pool>) -> Arc<Control> {
 pub fn bad_request(message: &str) -> ArangoError {
     ArangoError::with_message(quince_errors::BAD_PARAMETER, message.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_max_runtime_past_what_the_clock_holds_sets_no_deadline() {
+        for max_runtime in [1e300, f64::MAX, 1.8e19, 1e17] {
+            let options = QueryOptions {
+                max_runtime,
+                ..QueryOptions::default()
+            };
+            assert!(control_for(&options).check().is_ok(), "{max_runtime}");
+        }
+        let control = control_for(&QueryOptions {
+            max_runtime: 1e-6,
+            ..QueryOptions::default()
+        });
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(control.check().is_err());
+    }
+}

@@ -136,7 +136,7 @@ fn memory_is_refused_before_or_as_it_passes_the_limit() {
         "FOR i IN 1..1e7 SORT i DESC LIMIT 1 RETURN i",
         "LET s = (FOR i IN 1..1e7 RETURN i) RETURN LENGTH(s)",
         "FOR i IN 1..1e7 RETURN DISTINCT i",
-        "RETURN LENGTH(REPLACE_NTH([], 1e8, 1, 0))",
+        "RETURN LENGTH(REPLACE_NTH([], 5e6, 1, 0))",
         "RETURN LENGTH(SPLIT(CONCAT_SEPARATOR('', (FOR i IN 1..100000 RETURN 'abcdefghij')), ''))",
         "RETURN LENGTH(CONCAT_SEPARATOR(CONCAT_SEPARATOR('', (FOR i IN 1..10000 RETURN 'x')), 1..(1e5 - 0)))",
         "RETURN REGEX_MATCHES(@text, @pattern)",

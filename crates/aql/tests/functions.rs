@@ -179,6 +179,12 @@ fn strings() {
         ("LEVENSHTEIN_DISTANCE", json!([" ", ""]), json!(1)),
         ("LEVENSHTEIN_DISTANCE", json!(["der mötör trötet", "der trötet"]), json!(6)),
         ("LEVENSHTEIN_DISTANCE", json!(["ab", "ba"]), json!(1)),
+        // Optimal string alignment: a transposed pair is not edited again.
+        ("LEVENSHTEIN_DISTANCE", json!(["ca", "abc"]), json!(3)),
+        ("LEVENSHTEIN_DISTANCE", json!(["abcdef", "badcfe"]), json!(3)),
+        ("LEVENSHTEIN_DISTANCE", json!(["kitten", "sitting"]), json!(3)),
+        ("LEVENSHTEIN_DISTANCE", json!(["sitting", "kitten"]), json!(3)),
+        ("LEVENSHTEIN_DISTANCE", json!(["", "abc"]), json!(3)),
         ("LIKE", json!(["cart", "ca_t"]), json!(true)),
         ("LIKE", json!(["carrot", "ca_t"]), json!(false)),
         ("LIKE", json!(["carrot", "ca%t"]), json!(true)),
@@ -241,6 +247,9 @@ fn strings() {
         ("SPLIT", json!(["foo, bar & baz", [", ", " & "]]), json!(["foo", "bar", "baz"])),
         ("SPLIT", json!(["abc", ""]), json!(["a", "b", "c"])),
         ("SPLIT", json!(["abc"]), json!(["abc"])),
+        // Of several separators matching at one position, the first listed wins.
+        ("SPLIT", json!(["a-b--c", ["-", "--"]]), json!(["a", "b", "", "c"])),
+        ("SPLIT", json!(["a-b--c", ["--", "-"]]), json!(["a", "b", "c"])),
         ("STARTS_WITH", json!(["foobar", "foo"]), json!(true)),
         ("STARTS_WITH", json!(["foobar", "baz"]), json!(false)),
         ("STARTS_WITH", json!(["foobar", ["bar", "foo"]]), json!(true)),
@@ -1454,6 +1463,90 @@ fn dates() {
     assert!(zones.as_array().unwrap().contains(&json!("Europe/Berlin")));
     let now = ctx.call("DATE_NOW", &[]).unwrap().as_i64().unwrap();
     assert!(now > 1_700_000_000_000);
+}
+
+/// `SUBSTITUTE` and `SPLIT` with thousands of search strings over a long text: each search
+/// string is looked for once per pass, not once per match (the fuzz target's finding: it
+/// took minutes), with the same answers (the earliest match, the first listed on a tie).
+#[test]
+fn many_search_strings_over_a_long_text() {
+    let numbers: Vec<String> = (0..3000).map(|i| i.to_string()).collect();
+    let text = numbers.join(",");
+    let mut ctx = TestContext::new();
+    let substituted = ctx
+        .call("SUBSTITUTE", &[json!(text), json!(numbers), json!("")])
+        .unwrap();
+    // The single digits come first in the list, so each digit is replaced on its own.
+    assert_eq!(substituted, json!(",".repeat(2999)));
+    let parts = ctx.call("SPLIT", &[json!(text), json!(numbers)]).unwrap();
+    // Every digit separates: the parts are the empty strings and commas between them.
+    let digits = text.bytes().filter(u8::is_ascii_digit).count();
+    assert_eq!(parts.as_array().unwrap().len(), 1 + digits);
+    let limited = ctx
+        .call(
+            "SUBSTITUTE",
+            &[json!(text), json!(["2999", "1"]), json!("#"), json!(2)],
+        )
+        .unwrap();
+    assert!(limited
+        .as_str()
+        .unwrap()
+        .starts_with("0,#,2,3,4,5,6,7,8,9,#0,"));
+}
+
+/// Issue 34, item 7: amounts and components far past the valid range answer `null` with
+/// the function's warning instead of overflowing (which panicked, a 500), and a padding
+/// length from a number is bounded.
+#[test]
+fn extreme_numeric_arguments_warn_instead_of_overflowing() {
+    check_warns(&[
+        ("DATE_ADD", json!(["2019-01-01", 1e300, "years"]), 1572),
+        ("DATE_ADD", json!(["2019-01-01", -1e300, "months"]), 1572),
+        ("DATE_ADD", json!(["2019-01-01", 1e300, "days"]), 1572),
+        ("DATE_ADD", json!(["2019-01-01", 9.3e18, "f"]), 1572),
+        (
+            "DATE_ADD",
+            json!(["2019-01-01", "P99999999999999999999Y"]),
+            1572,
+        ),
+        (
+            "DATE_ADD",
+            json!(["2019-01-01", "P1Y99999999999999999999D"]),
+            1572,
+        ),
+        ("DATE_SUBTRACT", json!(["2019-01-01", 1e300, "y"]), 1572),
+        (
+            "DATE_SUBTRACT",
+            json!(["2019-01-01", "1e300", "weeks"]),
+            1572,
+        ),
+        ("DATE_TIMESTAMP", json!([1e300, 1, 1]), 1572),
+        ("DATE_TIMESTAMP", json!([2019, 1e300]), 1572),
+        ("DATE_ISO8601", json!([2019, 1, 1, 0, 0, 0, 1e300]), 1572),
+        ("DATE_ISO8601", json!([i64::MAX, i64::MAX, i64::MAX]), 1572),
+        ("REPLACE_NTH", json!([[1], 1e300, 2, 0]), 1542),
+        ("REPLACE_NTH", json!([[1], 10_000_002, 2, 0]), 1542),
+        // Each copy of the padding counts every value in it.
+        ("REPLACE_NTH", json!([[1], 3_000_000, 2, [1, 2, 3]]), 1542),
+    ]);
+    check(&[
+        // Components that overflow into larger ones stay valid within the range.
+        (
+            "DATE_ISO8601",
+            json!([1970, 1, 1, 0, 0, 0, 86_400_000]),
+            json!("1970-01-02T00:00:00.000Z"),
+        ),
+        (
+            "DATE_ADD",
+            json!(["2019-01-01", -2019, "years"]),
+            json!("0000-01-01T00:00:00.000Z"),
+        ),
+        (
+            "DATE_ADD",
+            json!(["0000-01-01", "P9999Y"]),
+            json!("9999-01-01T00:00:00.000Z"),
+        ),
+    ]);
 }
 
 #[test]

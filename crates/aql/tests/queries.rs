@@ -198,6 +198,9 @@ fn window_aggregates() {
         ("FOR i IN [1, 2, 3, 4] WINDOW { preceding: 1, following: 0 } AGGREGATE s = SUM(i) RETURN s", json!([1, 3, 5, 7])),
         ("FOR i IN [1, 2, 3, 4] WINDOW { preceding: 'unbounded', following: 0 } AGGREGATE s = SUM(i) RETURN s", json!([1, 3, 6, 10])),
         ("FOR i IN [1, 2, 4, 8] WINDOW i WITH { preceding: 2, following: 0 } AGGREGATE n = LENGTH(i) RETURN n", json!([1, 2, 2, 1])),
+        // Bounds past any row count (issue 34: `following` overflowed).
+        ("FOR i IN [1, 2, 3] WINDOW { preceding: 1e300, following: 1e300 } AGGREGATE s = SUM(i) RETURN s", json!([6, 6, 6])),
+        ("FOR i IN [1, 2, 3] WINDOW { preceding: 1, following: 'inf' } AGGREGATE s = SUM(i) RETURN s", json!([6, 6, 5])),
     ]);
 }
 

@@ -2,8 +2,9 @@
 //! removing orphan vertex collections, adding, replacing and removing edge definitions.
 //!
 //! What it is: one handler per change. Each takes the database's definitions lock, re-reads
-//! the graph under it, applies `rules.rs`, creates missing collections, and stores the graph
-//! (a replace reaches every graph that defines the edge collection, as ArangoDB documents).
+//! the graph under it, applies `rules.rs`, creates missing collections (an add that fails
+//! drops those it created again), and stores the graph (a replace reaches every graph that
+//! defines the edge collection, as ArangoDB documents).
 //!
 //! What it is not: the graph documents' storage (`store.rs`) or vertex and edge documents
 //! (`elements.rs`).
@@ -30,7 +31,7 @@ use quince_ops::graph::{list_graphs, read_graph, EdgeDefinition, GraphDefinition
 use quince_ops::DatabaseOps;
 use serde_json::{json, Map, Value};
 
-use super::graphs::ensure_collections;
+use super::graphs::{drop_created, ensure_collections};
 use super::store::{self, Written};
 use super::{graph_reply, object_body, rules, success, wait_for_sync, Element};
 use crate::blocking::blocking;
@@ -121,8 +122,10 @@ pub(super) async fn add_vertex_collection(req: &ApiRequest, name: &str) -> ApiRe
         }
         graph.orphan_collections.push(collection);
         keep_satellites(&mut graph, &body);
-        ensure_collections(database, &graph)?;
-        Ok(vec![store::replace(database, &graph)?])
+        let created = ensure_collections(database, &graph)?;
+        let written =
+            store::replace(database, &graph).inspect_err(|_| drop_created(database, &created))?;
+        Ok(vec![written])
     })
     .await
 }
@@ -203,8 +206,10 @@ pub(super) async fn add_edge_definition(req: &ApiRequest, name: &str) -> ApiResu
         graph.edge_definitions.push(definition);
         rules::settle_orphans(&mut graph);
         keep_satellites(&mut graph, &body);
-        ensure_collections(database, &graph)?;
-        Ok(vec![store::replace(database, &graph)?])
+        let created = ensure_collections(database, &graph)?;
+        let written =
+            store::replace(database, &graph).inspect_err(|_| drop_created(database, &created))?;
+        Ok(vec![written])
     })
     .await
 }

@@ -4,7 +4,8 @@
 //!
 //! What it is: the handlers, and [`ensure_collections`], which creates the collections a
 //! definition names and refuses those of the wrong type (an edge definition's collection
-//! that is a document collection: 400/1944; an orphan that is an edge collection: 400/1927).
+//! that is a document collection: 400/1944; an orphan that is an edge collection: 400/1927),
+//! and [`drop_created`], which undoes those creations when the change fails.
 //!
 //! What it is not: reading one graph (answered from the dispatch) or the rules of a
 //! definition (`rules.rs`).
@@ -13,7 +14,8 @@
 //! and its `_rev` as `etag`; 409/1925 when the name is taken and 409/1921 when another graph
 //! uses one of its edge collections with other vertex collections (ArangoDB's documented
 //! status for both); a drop answers 202 `{removed: true}` whatever `waitForSync` says, as
-//! ArangoDB does. Creating needs `rw` on the database and read access to every collection;
+//! ArangoDB does. A create that fails leaves no graph and none of the collections it
+//! created (all or nothing). Creating needs `rw` on the database and read access to every collection;
 //! dropping collections needs write access to each.
 
 use std::sync::Arc;
@@ -71,8 +73,9 @@ pub(super) async fn create(req: &ApiRequest) -> ApiResult {
             rules::check_conflicts(definition, &others, &graph.name)
                 .map_err(|e| e.with_status(409))?;
         }
-        ensure_collections(&*database, &graph)?;
-        let written = store::insert(&*database, &graph)?;
+        let created = ensure_collections(&*database, &graph)?;
+        let written = store::insert(&*database, &graph)
+            .inspect_err(|_| drop_created(&*database, &created))?;
         Ok((graph, written))
     })
     .await?;
@@ -82,12 +85,13 @@ pub(super) async fn create(req: &ApiRequest) -> ApiResult {
 }
 
 /// Creates the collections of `graph` that do not exist: edge collections for its edge
-/// definitions, document collections for its vertex collections. Checks every existing one's
-/// type before creating any.
+/// definitions, document collections for its vertex collections, and answers their names.
+/// Checks every existing one's type before creating any; all or nothing: when one cannot be
+/// created, those this call created are dropped again before the error is answered.
 pub(super) fn ensure_collections(
     database: &dyn DatabaseOps,
     graph: &GraphDefinition,
-) -> Result<()> {
+) -> Result<Vec<String>> {
     let kind_of = |name: &str| database.collection(name).ok().map(|c| c.kind());
     for name in graph.edge_collections() {
         if kind_of(&name) == Some(CollectionType::Document) {
@@ -115,11 +119,12 @@ pub(super) fn ensure_collections(
                 .into_iter()
                 .map(|name| (name, CollectionType::Document)),
         );
+    let mut created = Vec::new();
     for (name, kind) in wanted {
         if kind_of(&name).is_some() {
             continue;
         }
-        let created = database.create_collection(CreateCollection {
+        let outcome = database.create_collection(CreateCollection {
             name: name.clone(),
             kind,
             wait_for_sync: None,
@@ -130,14 +135,31 @@ pub(super) fn ensure_collections(
             computed_values: None,
             cache_enabled: None,
         });
-        match created {
-            Ok(_) => {}
+        match outcome {
+            Ok(_) => created.push(name),
             // Another request created it meanwhile (outside graph definitions).
             Err(e) if e.is(quince_errors::ARANGO_DUPLICATE_NAME) => {}
-            Err(e) => return Err(e),
+            Err(e) => {
+                drop_created(database, &created);
+                return Err(e);
+            }
         }
     }
-    Ok(())
+    Ok(created)
+}
+
+/// Drops the collections a failed graph change created (best effort: the change's own
+/// error is what the client gets; a collection that cannot be dropped stays, empty).
+pub(super) fn drop_created(database: &dyn DatabaseOps, created: &[String]) {
+    for name in created.iter().rev() {
+        if let Err(e) = database.drop_collection(name, false) {
+            tracing::warn!(
+                collection = %name,
+                error = %e,
+                "a collection created for a graph that could not be made stays"
+            );
+        }
+    }
 }
 
 /// `DELETE /_api/gharial/{graph}[?dropCollections=true]`.

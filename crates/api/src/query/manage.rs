@@ -7,12 +7,17 @@
 //!
 //! What it is not: the registry or the cache themselves (`quince_aql::service`).
 //!
-//! Invariants: listings show only the request's database; changing properties or clearing
-//! needs write access to the database (ArangoDB: admin rights on it); explaining and parsing
-//! need read access, and explain also read access to the query's collections.
+//! Invariants: listings, clearing the slow log and kills cover the request's database (or,
+//! with `?all=true`, every database: a superuser in `_system` only) and only the caller's own
+//! queries unless the caller administers the server (`rw` on `_system`), so nobody else sees
+//! a query's text or bind parameters; each needs read access to the database. Changing the
+//! tracking or the cache properties (server-wide in Quince) needs `rw` on `_system` (403/11);
+//! clearing the cache needs write access to the database; explaining and parsing need read
+//! access, and explain also read access to the query's collections.
 
 use http::Method;
-use quince_errors::Result;
+use quince_aql::service::registry::{Kill, Scope};
+use quince_errors::{ArangoError, Result};
 use serde_json::{json, Map, Value};
 
 use crate::blocking::blocking;
@@ -21,6 +26,9 @@ use crate::permission::Access;
 use crate::request::ApiRequest;
 use crate::response::{ApiResponse, ApiResult};
 use crate::state::Api;
+
+/// The name of the system database.
+const SYSTEM_DATABASE: &str = "_system";
 
 fn ok(mut body: Value) -> ApiResponse {
     body["error"] = json!(false);
@@ -73,7 +81,7 @@ pub(crate) async fn parse(req: &ApiRequest) -> Result<ApiResponse> {
     let text = match body.get("query") {
         Some(Value::String(q)) if !q.trim().is_empty() => q.clone(),
         _ => {
-            return Err(quince_errors::ArangoError::with_message(
+            return Err(ArangoError::with_message(
                 quince_errors::QUERY_EMPTY,
                 "query is empty",
             ))
@@ -88,12 +96,35 @@ pub(crate) async fn parse(req: &ApiRequest) -> Result<ApiResponse> {
     })))
 }
 
+/// The queries a listing, a clearing or a kill of this request covers (ArangoDB's
+/// `methods::Queries` and `ExecContext::canAccessQuery`): `?all=true` asks for every
+/// database, which only a superuser may, and only in `_system` (403/1230, then 403/11); a
+/// caller who administers the server (`rw` on `_system`) covers every user's queries,
+/// anyone else only their own.
+fn scope(req: &ApiRequest) -> Result<Scope<'_>> {
+    let all = req.bool_param("all", false);
+    if all {
+        if req.database.name() != SYSTEM_DATABASE {
+            return Err(ArangoError::new(quince_errors::ARANGO_USE_SYSTEM_DATABASE));
+        }
+        if !req.user.is_superuser() {
+            return Err(ArangoError::with_message(
+                quince_errors::FORBIDDEN,
+                "only superusers are allowed to perform actions on all queries",
+            ));
+        }
+    }
+    Ok(Scope {
+        database: (!all).then(|| req.database.name()),
+        user: (!req.user.is_admin()).then(|| req.user.name()),
+    })
+}
+
 /// Every request under `/_api/query`.
 pub(crate) async fn query(api: &Api, req: ApiRequest) -> ApiResult {
     let suffix: Vec<String> = req.suffix.clone();
     let suffix: Vec<&str> = suffix.iter().map(String::as_str).collect();
     let registry = &api.queries().registry;
-    let database = req.database.name().to_owned();
     match (&req.method, suffix.as_slice()) {
         (&Method::POST, []) => parse(&req).await,
         (&Method::GET, ["properties"]) => {
@@ -101,7 +132,9 @@ pub(crate) async fn query(api: &Api, req: ApiRequest) -> ApiResult {
             Ok(ok(registry.properties().to_json()))
         }
         (&Method::PUT, ["properties"]) => {
-            req.require_database(Access::Write)?;
+            // Quince's tracking properties are the server's, not one database's.
+            req.require_database(Access::Read)?;
+            req.require_admin()?;
             Ok(ok(registry.update_properties(&object(&req)?)?.to_json()))
         }
         (&Method::GET, ["rules"]) => {
@@ -120,35 +153,42 @@ pub(crate) async fn query(api: &Api, req: ApiRequest) -> ApiResult {
         }
         (&Method::GET, ["current"]) => {
             req.require_database(Access::Read)?;
+            let scope = scope(&req)?;
             Ok(ApiResponse::json(
                 200,
-                &Value::Array(registry.current(&database)),
+                &Value::Array(registry.current(&scope)),
             ))
         }
         (&Method::GET, ["slow"]) => {
             req.require_database(Access::Read)?;
-            Ok(ApiResponse::json(
-                200,
-                &Value::Array(registry.slow(&database)),
-            ))
+            let scope = scope(&req)?;
+            Ok(ApiResponse::json(200, &Value::Array(registry.slow(&scope))))
         }
         (&Method::DELETE, ["slow"]) => {
-            req.require_database(Access::Write)?;
-            registry.clear_slow(&database);
+            req.require_database(Access::Read)?;
+            registry.clear_slow(&scope(&req)?);
             Ok(ok(json!({})))
         }
         (&Method::DELETE, [id]) => {
-            req.require_database(Access::Write)?;
-            let killed = id
+            req.require_database(Access::Read)?;
+            let scope = scope(&req)?;
+            let outcome = id
                 .parse::<u64>()
-                .is_ok_and(|id| registry.kill(&database, id));
-            if !killed {
-                return Err(quince_errors::ArangoError::with_message(
+                .map_or(Kill::NotFound, |id| registry.kill(&scope, id));
+            match outcome {
+                Kill::Killed => Ok(ok(json!({}))),
+                Kill::NotFound => Err(ArangoError::with_message(
                     quince_errors::QUERY_NOT_FOUND,
                     format!("cannot kill query '{id}': query ID not found"),
-                ));
+                )),
+                Kill::Forbidden => Err(ArangoError::with_message(
+                    quince_errors::FORBIDDEN,
+                    format!(
+                        "cannot kill query '{id}': only administrators may kill the queries \
+                         of other users"
+                    ),
+                )),
             }
-            Ok(ok(json!({})))
         }
         (_, [] | ["properties"] | ["current"] | ["slow"] | ["rules"] | [_]) => {
             Err(method_not_allowed())
@@ -169,7 +209,9 @@ pub(crate) async fn query_cache(api: &Api, req: ApiRequest) -> ApiResult {
             Ok(ok(cache.properties().to_json()))
         }
         (&Method::PUT, ["properties"]) => {
-            req.require_database(Access::Write)?;
+            // The results cache and its mode are the server's, not one database's.
+            req.require_database(Access::Read)?;
+            req.require_admin()?;
             Ok(ok(cache.update_properties(&object(&req)?)?.to_json()))
         }
         (&Method::GET, ["entries"]) => {

@@ -264,7 +264,7 @@ pub fn window(
                 let low = node.preceding.map_or(0, |p| j.saturating_sub(p as usize));
                 let high = node
                     .following
-                    .map_or(n - 1, |f| (j + f as usize).min(n - 1));
+                    .map_or(n - 1, |f| j.saturating_add(f as usize).min(n - 1));
                 (low..=high).collect()
             }
             Some(values) => {

@@ -16,6 +16,7 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use quince_errors::Result;
 use quince_memory::{Account, Pool};
@@ -323,7 +324,7 @@ pub fn fold(expr: CExpr) -> CExpr {
         Context::new(
             database,
             Control::with_memory(
-                Some(std::time::Instant::now() + FOLD_TIME_MAX),
+                Instant::now().checked_add(FOLD_TIME_MAX),
                 Arc::clone(&memory),
             ),
             None,
@@ -354,7 +355,7 @@ const FOLD_MEMORY_MAX: u64 = 1 << 20;
 /// The longest a folded constant may take to compute: folding runs before the query is
 /// registered (it cannot be killed then), so a longer one is left for the run, where kills
 /// and `maxRuntime` apply to it.
-const FOLD_TIME_MAX: std::time::Duration = std::time::Duration::from_millis(50);
+const FOLD_TIME_MAX: Duration = Duration::from_millis(50);
 
 /// The database of compile-time folding: folded functions never touch one.
 struct NoDatabase;

@@ -1,11 +1,12 @@
 //! Small helpers shared by the function families: argument access and the type warning.
 //!
 //! What it is: [`arg`] (a missing optional argument reads as `null`), [`invalid`] (warning
-//! 1542 and `null`), typed readers that return `None` on a type mismatch, and the bounds every
-//! function that may work long or build much shares: [`Steps`] (a loop checks the query every
+//! 1542 and `null`), typed readers that return `None` on a type mismatch, [`GROWTH_MAX`], the
+//! bound on what a numeric argument may make a function build, and the bounds every function
+//! that may work long or build much shares: [`Steps`] (a loop checks the query every
 //! [`STEPS_PER_CHECK`] steps), [`admit_elements`] (an array of a size its arguments tell is
-//! admitted before it is built) and [`TextOut`] (a string whose buffer grows only by
-//! admitted amounts).
+//! admitted against the memory limits before it is built) and [`TextOut`] (a string whose
+//! buffer grows only by admitted amounts).
 //!
 //! What it is not: a cast: readers here accept exactly the documented type; the families
 //! cast where ArangoDB does.
@@ -17,6 +18,11 @@ use super::{FunctionContext, STEPS_PER_CHECK};
 use crate::value::{to_number, Warning};
 
 static NULL: Value = Value::Null;
+
+/// The most elements (or characters) a numeric argument may make a function add to its
+/// result (`RANGE`'s bound, also `REPLACE_NTH`'s padding and `RANDOM_TOKEN`'s length): past
+/// it the call answers `null` with warning 1542, so one call cannot allocate without bound.
+pub const GROWTH_MAX: i64 = 10_000_000;
 
 /// The `i`-th argument, or `null` when it was not passed.
 pub fn arg(args: &[Value], i: usize) -> &Value {

@@ -19,7 +19,7 @@ use quince_errors::{ArangoError, Result, QUERY_FUNCTION_ARGUMENT_TYPE_MISMATCH};
 use quince_model::order::compare_values;
 use serde_json::Value;
 
-use super::args::{admit_elements, arg, flag, int, invalid, Steps};
+use super::args::{admit_elements, arg, flag, int, invalid, Steps, GROWTH_MAX};
 use super::FunctionContext;
 use crate::value::{equal, hash_key};
 
@@ -197,7 +197,9 @@ pub fn remove_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
 }
 
 /// `REPLACE_NTH(array, position, value, padding)`: beyond the end the array is padded with
-/// `padding`; without one that fails the query (1542), as ArangoDB does.
+/// `padding`; without one that fails the query (1542), as ArangoDB does. Padding that
+/// would add more than [`GROWTH_MAX`] values (each copy of `padding` counting every value
+/// nested in it) answers `null` with warning 1542.
 pub fn replace_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let Some(mut out) = array_or_empty(arg(args, 0)) else {
         return invalid(ctx, "REPLACE_NTH");
@@ -217,7 +219,11 @@ pub fn replace_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
                 "invalid argument type in call to function 'REPLACE_NTH()'",
             ));
         }
-        admit_elements(ctx, (position - len) as u64 + 1)?;
+        let copies = position - len;
+        if copies > GROWTH_MAX || copies.saturating_mul(weight(arg(args, 3))) > GROWTH_MAX {
+            return invalid(ctx, "REPLACE_NTH");
+        }
+        admit_elements(ctx, copies as u64 + 1)?;
         let mut steps = Steps::default();
         while (out.len() as i64) < position {
             steps.step(ctx)?;
@@ -226,6 +232,24 @@ pub fn replace_nth(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
         out.push(value);
     }
     Ok(Value::Array(out))
+}
+
+/// The values in `value`, itself included, counted up to just past [`GROWTH_MAX`].
+fn weight(value: &Value) -> i64 {
+    let mut count = 0i64;
+    let mut pending = vec![value];
+    while let Some(v) = pending.pop() {
+        count += 1;
+        if count > GROWTH_MAX {
+            break;
+        }
+        match v {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(map) => pending.extend(map.values()),
+            _ => {}
+        }
+    }
+    count
 }
 
 pub fn remove_value(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {

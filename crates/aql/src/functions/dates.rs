@@ -11,7 +11,9 @@
 //! ignored, as in ArangoDB.
 //!
 //! Invariants: an invalid or out-of-range date answers `null` with warning 1572 ("invalid
-//! date value"); an unknown timezone name fails the query; `DATE_DIFF` measures months and
+//! date value"), and so does arithmetic whose result would be (however large the amount:
+//! amounts are range-checked before any integer arithmetic); an unknown timezone name fails
+//! the query; `DATE_DIFF` measures months and
 //! years as fixed durations (1/12 of 365.2425 days, and 365.2425 days).
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -55,8 +57,14 @@ pub fn is_datestring(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
     Ok(Value::Bool(is_date_string(arg(args, 0))))
 }
 
+/// Bounds on the components of `DATE_ISO8601`/`DATE_TIMESTAMP` (year, month, day, hour,
+/// minute, second, millisecond): each alone lies past year 9999 (so nothing valid is
+/// refused), and together they keep the millisecond sum within `i64`.
+const COMPONENT_MAX: [f64; 7] = [1e6, 1e7, 1e9, 1e11, 1e13, 1e15, 1e18];
+
 /// The date of `DATE_ISO8601`/`DATE_TIMESTAMP`: one date argument, or components (year,
-/// month, day, ...) that overflow into larger ones; negative components are invalid.
+/// month, day, ...) that overflow into larger ones; negative components are invalid, and
+/// so are components past [`COMPONENT_MAX`].
 fn date_or_components(args: &[Value]) -> Option<i64> {
     if args.len() == 1 {
         return parse_date(&args[0]);
@@ -68,7 +76,7 @@ fn date_or_components(args: &[Value]) -> Option<i64> {
             Value::String(s) => s.trim().parse::<f64>().ok()?,
             _ => return None,
         };
-        if n < 0.0 || !n.is_finite() {
+        if n < 0.0 || !n.is_finite() || n > COMPONENT_MAX[i] {
             return None;
         }
         fields[i] = n as i64;
@@ -273,13 +281,26 @@ pub fn date_format(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     Ok(Value::String(format(zone.to_local(ms), ms, pattern)))
 }
 
+/// How far past the valid range an intermediate local time of `DATE_ADD` may lie (a
+/// timezone's offset can bring it back); further out, the result is invalid.
+const LOCAL_SLACK_MS: i64 = 2 * DAY_MS;
+
 /// Adds `amount` units to local fields: years and months on the calendar (a day past the
-/// month's end overflows into the next month), the rest as durations.
-fn add_units(c: Civil, amount: f64, unit: Unit) -> i64 {
-    match unit {
+/// month's end overflows into the next month), the rest as durations. `None` when the
+/// result lies past the valid range (by more than [`LOCAL_SLACK_MS`]), which is also where
+/// a huge amount ends, before any arithmetic could overflow.
+fn add_units(c: Civil, amount: f64, unit: Unit) -> Option<i64> {
+    // Ten thousand years in months or milliseconds, and then some: anything bigger is out
+    // of range whatever the date.
+    const MONTHS_MAX: f64 = 1e9;
+    const MS_MAX: f64 = 1e18;
+    let ms = match unit {
         Unit::Year | Unit::Month => {
-            let months = (amount * if unit == Unit::Year { 12.0 } else { 1.0 }).trunc() as i64;
-            let total = c.year * 12 + (c.month - 1) + months;
+            let months = (amount * if unit == Unit::Year { 12.0 } else { 1.0 }).trunc();
+            if !(-MONTHS_MAX..=MONTHS_MAX).contains(&months) {
+                return None;
+            }
+            let total = c.year * 12 + (c.month - 1) + months as i64;
             Civil {
                 year: total.div_euclid(12),
                 month: total.rem_euclid(12) + 1,
@@ -287,8 +308,17 @@ fn add_units(c: Civil, amount: f64, unit: Unit) -> i64 {
             }
             .to_ms()
         }
-        other => c.to_ms() + (amount * unit_ms(other)).round() as i64,
-    }
+        other => {
+            let delta = (amount * unit_ms(other)).round();
+            if !(-MS_MAX..=MS_MAX).contains(&delta) {
+                return None;
+            }
+            c.to_ms() + delta as i64
+        }
+    };
+    (TIMESTAMP_MIN - LOCAL_SLACK_MS..=TIMESTAMP_MAX + LOCAL_SLACK_MS)
+        .contains(&ms)
+        .then_some(ms)
 }
 
 /// An ISO 8601 duration `PnYnMnWnDTnHnMn.nS` as (years, months, weeks, days, ms).
@@ -366,7 +396,10 @@ fn shift(ctx: &mut dyn FunctionContext, args: &[Value], name: &str, sign: f64) -
     let mut local = zone.to_local(ms);
     for (amount, which) in steps {
         if amount != 0.0 {
-            local = add_units(Civil::from_ms(local), sign * amount, which);
+            let Some(next) = add_units(Civil::from_ms(local), sign * amount, which) else {
+                return invalid_date(ctx);
+            };
+            local = next;
         }
     }
     checked(ctx, zone.to_utc(local), |ms| Value::String(iso_string(ms)))

@@ -119,6 +119,7 @@ pub fn range(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     if (step > 0.0 && start <= stop) || (step < 0.0 && start >= stop) {
         let count = ((stop - start) / step).floor() as u64;
         super::args::admit_elements(ctx, count + 1)?;
+        // Exactly the room needed: growing by doubling would peak at 1.6 times it.
         out.reserve_exact(count as usize + 1);
         let mut steps = super::args::Steps::default();
         for i in 0..=count {

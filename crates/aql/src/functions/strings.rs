@@ -200,14 +200,54 @@ pub fn rtrim(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
     )))
 }
 
-/// The first match of any of `needles` at or after byte `from`: (position, needle index).
-fn find_any(haystack: &str, needles: &[String], from: usize) -> Option<(usize, usize)> {
-    needles
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| !n.is_empty())
-        .filter_map(|(i, n)| haystack[from..].find(n.as_str()).map(|p| (from + p, i)))
-        .min_by_key(|(p, i)| (*p, *i))
+/// The matches of several needles in one haystack, earliest first, for `SPLIT` and
+/// `SUBSTITUTE`. Each needle's next match is remembered until the search passes it, so a
+/// scan over the whole haystack costs one pass per needle, not one per match and needle
+/// (with thousands of needles the latter took minutes).
+struct Matches<'a> {
+    haystack: &'a str,
+    needles: &'a [String],
+    /// Per needle: not looked up yet, or its first match at or after the last `from` it was
+    /// looked up for (`None` when there is none: there is none further on either).
+    next: Vec<Option<Option<usize>>>,
+}
+
+impl<'a> Matches<'a> {
+    fn new(haystack: &'a str, needles: &'a [String]) -> Matches<'a> {
+        Matches {
+            haystack,
+            needles,
+            next: vec![None; needles.len()],
+        }
+    }
+
+    /// The first match of any needle at or after byte `from` (a character boundary):
+    /// (position, needle index), the lowest index among needles matching at one position.
+    fn find(&mut self, from: usize) -> Option<(usize, usize)> {
+        let mut best: Option<(usize, usize)> = None;
+        for (i, needle) in self.needles.iter().enumerate() {
+            if needle.is_empty() {
+                continue;
+            }
+            let position = match self.next[i] {
+                Some(Some(p)) if p >= from => Some(p),
+                Some(None) => None,
+                _ => {
+                    let p = self.haystack[from..]
+                        .find(needle.as_str())
+                        .map(|p| from + p);
+                    self.next[i] = Some(p);
+                    p
+                }
+            };
+            if let Some(p) = position {
+                if best.is_none_or(|(b, _)| p < b) {
+                    best = Some((p, i));
+                }
+            }
+        }
+        best
+    }
 }
 
 pub fn split(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
@@ -236,7 +276,8 @@ pub fn split(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
         }
     } else {
         let mut start = 0;
-        while let Some((at, which)) = find_any(&value, &separators, start) {
+        let mut matches = Matches::new(&value, &separators);
+        while let Some((at, which)) = matches.find(start) {
             if parts.len() >= limit {
                 break;
             }
@@ -291,8 +332,9 @@ pub fn substitute(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let mut out = TextOut::with_capacity(ctx, value.len())?;
     let mut steps = Steps::default();
     let mut start = 0;
+    let mut matches = Matches::new(&value, &search);
     while remaining > 0 {
-        let Some((at, which)) = find_any(&value, &search, start) else {
+        let Some((at, which)) = matches.find(start) else {
             break;
         };
         steps.step(ctx)?;
@@ -406,30 +448,36 @@ pub fn starts_with(_: &mut dyn FunctionContext, args: &[Value]) -> Out {
 }
 
 /// `LEVENSHTEIN_DISTANCE`: the Damerau-Levenshtein distance (optimal string alignment:
-/// insertions, deletions, substitutions and transpositions of adjacent characters).
+/// insertions, deletions, substitutions and transpositions of adjacent characters). Keeps
+/// three rows of the table, so memory grows with the shorter string, not with the product
+/// of the lengths (two strings of 100,000 characters would otherwise ask for 80 GB); the time
+/// still grows with the product, so each row checks whether the query was killed or ran
+/// past `maxRuntime`.
 pub fn levenshtein_distance(ctx: &mut dyn FunctionContext, args: &[Value]) -> Out {
     let (a, b) = (chars(&text(args, 0)), chars(&text(args, 1)));
-    // Three rows of the table: the one being filled, the previous, and the one before it
-    // (for transpositions). Each row is `b.len()` steps of work.
-    let width = b.len() + 1;
-    let mut before: Vec<usize> = vec![0; width];
-    let mut previous: Vec<usize> = (0..width).collect();
-    let mut row: Vec<usize> = vec![0; width];
+    let (a, b) = if a.len() < b.len() { (b, a) } else { (a, b) };
+    // Rows i-2, i-1 and i of the table over `b` (the shorter string).
+    let mut before: Vec<usize> = Vec::new();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0usize; b.len() + 1];
     for i in 1..=a.len() {
         ctx.check_alive()?;
-        row[0] = i;
+        current[0] = i;
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
             let mut best = (previous[j] + 1)
-                .min(row[j - 1] + 1)
+                .min(current[j - 1] + 1)
                 .min(previous[j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 best = best.min(before[j - 2] + 1);
             }
-            row[j] = best;
+            current[j] = best;
         }
         std::mem::swap(&mut before, &mut previous);
-        std::mem::swap(&mut previous, &mut row);
+        std::mem::swap(&mut previous, &mut current);
+        if current.len() != b.len() + 1 {
+            current = vec![0usize; b.len() + 1];
+        }
     }
     Ok(Value::from(previous[b.len()]))
 }

@@ -3,7 +3,8 @@
 //! What it is: [`Cursors`], the open cursors of a server, and [`Batches`], where a cursor's
 //! values come from: a buffer (a query that ran to its end before the first answer) or a
 //! stream (`stream: true`: the query runs on its own thread and waits, through a channel
-//! bounded to two batches, until the client asks for more). Each cursor belongs to one
+//! bounded to two batches (at most [`STREAM_AHEAD_MAX`] values), until the client asks for
+//! more). Each cursor belongs to one
 //! (database, user); it expires `ttl` seconds after its last use; the number of open cursors,
 //! and of streaming ones among them, is bounded (32 beyond).
 //!
@@ -30,6 +31,10 @@ use serde_json::{json, Map, Value};
 
 use crate::exec::Control;
 use crate::query::Outcome;
+
+/// The most values a streaming query makes ahead of its client (its channel's bound), and
+/// the most a batch reserves room for before its values arrive, whatever `batchSize` says.
+pub const STREAM_AHEAD_MAX: usize = 4096;
 
 /// Cursors open at once, per server.
 pub const CURSORS_MAX: usize = 1024;
@@ -203,7 +208,8 @@ impl Cursor {
                 if control.is_killed() && done.is_none() {
                     control.check()?;
                 }
-                let mut batch = Vec::with_capacity(batch_size);
+                // `batchSize` is the client's number: reserve no more than a stream can hold.
+                let mut batch = Vec::with_capacity(batch_size.min(STREAM_AHEAD_MAX));
                 if let Some(v) = peeked.take() {
                     batch.push(v);
                 }

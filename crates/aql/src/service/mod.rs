@@ -32,7 +32,7 @@ use crate::plan::UsedCollection;
 use crate::query::{bad_request, control_for, prepare, Outcome, Prepared, QueryOptions};
 
 use cache::ResultsCache;
-use cursors::{extra_json, to_text, Batches, Cursor, Cursors, Message, Text};
+use cursors::{extra_json, to_text, Batches, Cursor, Cursors, Message, Text, STREAM_AHEAD_MAX};
 use registry::Registry;
 
 /// The cursor API's defaults.
@@ -353,8 +353,12 @@ impl QueryService {
             true,
             Arc::clone(&control),
         );
-        let (sender, receiver) =
-            sync_channel::<Message>(request.batch_size.saturating_mul(2).max(2));
+        let (sender, receiver) = sync_channel::<Message>(
+            request
+                .batch_size
+                .saturating_mul(2)
+                .clamp(2, STREAM_AHEAD_MAX),
+        );
         let query_control = Arc::clone(&control);
         let query_user = user.to_owned();
         std::thread::Builder::new()

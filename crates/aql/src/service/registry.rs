@@ -5,14 +5,18 @@
 //! bind parameters, start time and [`Control`]) and leaves on end; a query that ran longer
 //! than the threshold is kept in the slow log (at most `maxSlowQueries`, newest last). It also
 //! counts, for metrics ([`QueryCounters`]), the queries finished and running, their total run
-//! time and the slow ones, whether or not tracking is enabled.
+//! time and the slow ones, whether or not tracking is enabled. Listing, clearing and killing
+//! take a [`Scope`]: one database or all, one user's queries or every user's.
 //!
-//! What it is not: execution. Killing only sets the query's kill switch; the query stops at
-//! its next check.
+//! What it is not: execution, or the decision of who may see what (the api crate makes the
+//! scope from the caller). Killing only sets the query's kill switch; the query stops at its
+//! next check.
 //!
 //! Invariants: ids are unique for the server's life; a query is listed as current from
 //! registration to its guard's drop; the slow log never holds more than `max_slow_queries`;
-//! the counters only grow, except `running`, which is the registrations not yet dropped.
+//! the counters only grow, except `running`, which is the registrations not yet dropped; a
+//! listing shows, a clearing removes and a kill reaches only entries of its scope (a kill of
+//! another user's query in the scope's database is [`Kill::Forbidden`], not a kill).
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -327,51 +331,87 @@ impl Registry {
         Ok(state.properties.clone())
     }
 
-    /// The running queries of `database`.
-    pub fn current(&self, database: &str) -> Vec<Value> {
+    /// The running queries `scope` may see.
+    pub fn current(&self, scope: &Scope<'_>) -> Vec<Value> {
         let state = self.state.lock();
         state
             .running
             .iter()
-            .filter(|(_, e)| e.database == database)
+            .filter(|(_, e)| scope.covers(e))
             .map(|(id, e)| render(*id, e, "executing"))
             .collect()
     }
 
-    /// The slow queries of `database`.
-    pub fn slow(&self, database: &str) -> Vec<Value> {
+    /// The slow queries `scope` may see.
+    pub fn slow(&self, scope: &Scope<'_>) -> Vec<Value> {
         let state = self.state.lock();
         state
             .slow
             .iter()
-            .filter(|(_, e)| e.database == database)
+            .filter(|(_, e)| scope.covers(e))
             .map(|(id, e)| render(*id, e, "finished"))
             .collect()
     }
 
-    /// Empties the slow log of `database`.
-    pub fn clear_slow(&self, database: &str) {
-        self.state
-            .lock()
-            .slow
-            .retain(|(_, e)| e.database != database);
+    /// Removes from the slow log the entries `scope` may see (the others stay).
+    pub fn clear_slow(&self, scope: &Scope<'_>) {
+        self.state.lock().slow.retain(|(_, e)| !scope.covers(e));
     }
 
-    /// Kills a running query of `database` (false when there is none of that id).
-    pub fn kill(&self, database: &str, id: u64) -> bool {
+    /// Kills running query `id` of `scope`'s databases, when `scope` may see it.
+    pub fn kill(&self, scope: &Scope<'_>, id: u64) -> Kill {
         let state = self.state.lock();
         match state.running.get(&id) {
-            Some(Entry {
-                database: db,
-                control: Some(control),
-                ..
-            }) if db == database => {
-                control.kill();
-                true
+            Some(entry) if scope.in_database(entry) => {
+                if !scope.of_user(entry) {
+                    return Kill::Forbidden;
+                }
+                match &entry.control {
+                    Some(control) => {
+                        control.kill();
+                        Kill::Killed
+                    }
+                    None => Kill::NotFound,
+                }
             }
-            _ => false,
+            _ => Kill::NotFound,
         }
     }
+}
+
+/// Which queries a listing, a clearing or a kill covers: those of one database or of all,
+/// and of one user or of every user.
+#[derive(Clone, Copy, Debug)]
+pub struct Scope<'a> {
+    /// The database, or `None` for every database (`?all=true`).
+    pub database: Option<&'a str>,
+    /// The user whose queries are covered, or `None` for every user's (an administrator).
+    pub user: Option<&'a str>,
+}
+
+impl Scope<'_> {
+    fn in_database(&self, entry: &Entry) -> bool {
+        self.database.is_none_or(|db| db == entry.database)
+    }
+
+    fn of_user(&self, entry: &Entry) -> bool {
+        self.user.is_none_or(|user| user == entry.user)
+    }
+
+    fn covers(&self, entry: &Entry) -> bool {
+        self.in_database(entry) && self.of_user(entry)
+    }
+}
+
+/// What [`Registry::kill`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kill {
+    /// The query's kill switch is set.
+    Killed,
+    /// No running query of that id in the scope's databases.
+    NotFound,
+    /// The query runs there, but belongs to a user the scope does not cover.
+    Forbidden,
 }
 
 fn render(id: u64, entry: &Entry, state: &str) -> Value {
@@ -414,4 +454,90 @@ pub fn iso8601(time: SystemTime) -> String {
     let mo = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(mo <= 2);
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{m:02}:{s:02}Z")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn register(registry: &Arc<Registry>, db: &str, user: &str) -> Registration {
+        let mut bind = Map::new();
+        bind.insert("secret".into(), json!(user));
+        registry.register(db, user, "RETURN @secret", &bind, false, Control::new(None))
+    }
+
+    fn users(list: &[Value]) -> Vec<&str> {
+        list.iter().map(|q| q["user"].as_str().unwrap()).collect()
+    }
+
+    #[test]
+    fn a_scope_covers_its_database_and_its_user() {
+        let registry = Arc::new(Registry::default());
+        let _a = register(&registry, "db", "alice");
+        let _b = register(&registry, "db", "bob");
+        let _c = register(&registry, "other", "alice");
+        let alice = Scope {
+            database: Some("db"),
+            user: Some("alice"),
+        };
+        assert_eq!(users(&registry.current(&alice)), ["alice"]);
+        let admin = Scope {
+            database: Some("db"),
+            user: None,
+        };
+        assert_eq!(users(&registry.current(&admin)), ["alice", "bob"]);
+        let all = Scope {
+            database: None,
+            user: None,
+        };
+        assert_eq!(registry.current(&all).len(), 3);
+    }
+
+    #[test]
+    fn a_kill_reaches_only_the_scope() {
+        let registry = Arc::new(Registry::default());
+        let bob = register(&registry, "db", "bob");
+        let alice = Scope {
+            database: Some("db"),
+            user: Some("alice"),
+        };
+        assert_eq!(registry.kill(&alice, bob.id()), Kill::Forbidden);
+        let elsewhere = Scope {
+            database: Some("other"),
+            user: None,
+        };
+        assert_eq!(registry.kill(&elsewhere, bob.id()), Kill::NotFound);
+        assert_eq!(registry.kill(&alice, bob.id() + 1000), Kill::NotFound);
+        let bobs = Scope {
+            database: Some("db"),
+            user: Some("bob"),
+        };
+        assert_eq!(registry.kill(&bobs, bob.id()), Kill::Killed);
+        let all = Scope {
+            database: None,
+            user: None,
+        };
+        assert_eq!(registry.kill(&all, bob.id()), Kill::Killed);
+    }
+
+    #[test]
+    fn clearing_the_slow_log_leaves_what_the_scope_does_not_cover() {
+        let registry = Arc::new(Registry::default());
+        let mut zero = Map::new();
+        zero.insert("slowQueryThreshold".into(), json!(0));
+        registry.update_properties(&zero).unwrap();
+        drop(register(&registry, "db", "alice"));
+        drop(register(&registry, "db", "bob"));
+        let alice = Scope {
+            database: Some("db"),
+            user: Some("alice"),
+        };
+        assert_eq!(users(&registry.slow(&alice)), ["alice"]);
+        registry.clear_slow(&alice);
+        let admin = Scope {
+            database: Some("db"),
+            user: None,
+        };
+        assert_eq!(users(&registry.slow(&admin)), ["bob"]);
+    }
 }

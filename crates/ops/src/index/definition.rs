@@ -12,7 +12,8 @@
 //! array expansion appears in at most one field and only in a persistent index, a ttl index has
 //! exactly one field, is not unique, is sparse and has `expireAfter >= 0`; a geo index has one
 //! or two fields and its [`GeoOptions`]; a fulltext index has one field and a `minLength`
-//! between 1 and [`super::fulltext::WORD_CHARS_MAX`]; both are sparse and never unique.
+//! between 1 and [`super::fulltext::WORD_CHARS_MAX`]; both are sparse and never unique. No
+//! created index has `_id` (or a path ending in `._id`) among its fields.
 
 use quince_errors::{ArangoError, Result, ARANGO_ILLEGAL_NAME, BAD_PARAMETER};
 use serde_json::{Map, Number, Value};
@@ -144,8 +145,17 @@ impl IndexDefinition {
     /// Parses and validates a create body (`POST /_api/index`): 400 with errorNum 10 for a
     /// missing, unknown or not yet supported `type` (the message names it) and for bad fields
     /// or options; 1208 for a bad `name`. `inBackground` is accepted and ignored (creation
-    /// blocks the collection's writers while it builds).
+    /// blocks the collection's writers while it builds). A field that is `_id`, or a path
+    /// ending in `._id`, is refused (400/10, as ArangoDB: the handle is not stored with the
+    /// document); a `unique`, `sparse` or other flag that is not a boolean reads as its
+    /// default, as ArangoDB reads it.
     pub fn parse(body: &Value) -> Result<IndexDefinition> {
+        IndexDefinition::parse_body(body, true)
+    }
+
+    /// [`IndexDefinition::parse`]; `creating` is false for a definition read back from
+    /// storage, which keeps an `_id` field an older version accepted.
+    fn parse_body(body: &Value, creating: bool) -> Result<IndexDefinition> {
         let Value::Object(body) = body else {
             return Err(bad("expecting a JSON object as index definition"));
         };
@@ -179,6 +189,9 @@ impl IndexDefinition {
                 return Err(bad(format!(
                     "duplicate attribute name '{field}' in index fields list"
                 )));
+            }
+            if creating && names_id(field) {
+                return Err(bad("_id attribute cannot be indexed"));
             }
         }
         let flag =
@@ -275,7 +288,7 @@ impl IndexDefinition {
 
     /// Reads a definition an engine stored with [`IndexDefinition::to_stored`].
     pub fn from_stored(stored: &Value) -> Result<IndexDefinition> {
-        let mut definition = IndexDefinition::parse(stored)?;
+        let mut definition = IndexDefinition::parse_body(stored, false)?;
         definition.id = match stored.get("id") {
             Some(Value::String(id)) => id.parse().ok(),
             Some(id) => id.as_u64(),
@@ -383,6 +396,11 @@ pub(super) fn number(value: f64) -> Value {
 
 /// A fulltext index's `minLength`: an integer from 1 to [`WORD_CHARS_MAX`], 2 when absent or
 /// null (a larger value is capped, as no longer word is indexed).
+/// True for `_id` and a path that ends in `._id` (ArangoDB's `^(.+\.)?_id$`).
+fn names_id(field: &str) -> bool {
+    field == "_id" || (field.len() > "._id".len() && field.ends_with("._id"))
+}
+
 fn parse_min_length(value: Option<&Value>) -> Result<u32> {
     match value {
         None | Some(Value::Null) => Ok(2),

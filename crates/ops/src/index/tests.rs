@@ -77,6 +77,43 @@ fn bad_definitions_are_400_with_errornum_10_naming_the_problem() {
 }
 
 #[test]
+fn id_fields_are_refused_on_create_but_read_back_from_storage() {
+    for fields in [
+        json!(["_id"]),
+        json!(["a", "_id"]),
+        json!(["a._id"]),
+        json!(["a[*]._id"]),
+    ] {
+        for kind in ["persistent", "hash", "fulltext"] {
+            let error = parse(json!({"type": kind, "fields": fields})).unwrap_err();
+            assert_eq!(error.num(), 10, "{kind} {fields}");
+            assert_eq!(error.message, "_id attribute cannot be indexed");
+        }
+    }
+    for fields in [
+        json!(["user_id"]),
+        json!(["_key"]),
+        json!(["_idx"]),
+        json!(["_id[*]"]),
+    ] {
+        assert!(
+            parse(json!({"type": "persistent", "fields": fields})).is_ok(),
+            "{fields}"
+        );
+    }
+    // A definition an older version stored still loads.
+    let stored = json!({"type": "persistent", "fields": ["_id"], "id": "5", "name": "idx_5"});
+    assert_eq!(
+        IndexDefinition::from_stored(&stored).unwrap().fields,
+        ["_id"]
+    );
+    // Non-boolean flags read as their defaults, as ArangoDB reads them.
+    let d = parse(json!({"type": "persistent", "fields": ["a"], "unique": "yes", "sparse": 1}));
+    let d = d.unwrap();
+    assert!(!d.unique && !d.sparse);
+}
+
+#[test]
 fn stored_form_round_trips_and_describes() {
     let mut d =
         parse(json!({"type": "hash", "fields": ["a"], "unique": true, "name": "u"})).unwrap();
