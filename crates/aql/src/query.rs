@@ -263,12 +263,18 @@ mod tests {
                 max_runtime,
                 ..QueryOptions::default()
             };
-            assert!(control_for(&options).check().is_ok(), "{max_runtime}");
+            assert!(
+                control_for(&options, &Pool::new(0)).check().is_ok(),
+                "{max_runtime}"
+            );
         }
-        let control = control_for(&QueryOptions {
-            max_runtime: 1e-6,
-            ..QueryOptions::default()
-        });
+        let control = control_for(
+            &QueryOptions {
+                max_runtime: 1e-6,
+                ..QueryOptions::default()
+            },
+            &Pool::new(0),
+        );
         std::thread::sleep(std::time::Duration::from_millis(2));
         assert!(control.check().is_err());
     }
