@@ -4,7 +4,7 @@ sorts, groups, subqueries, windows, distinct results) run against a server with 
 limit; every query must finish, or be refused with 32 (memory) or 1500 (`maxRuntime`),
 within its time, and the server's resident memory must stay within the limits.
 
-The budget is `QUINCE_AQL_FUZZ_SECONDS` (default 45, for CI); the seed is printed and can be
+The budget is `QUINCE_AQL_FUZZ_SECONDS` (default 30, for CI); the seed is printed and can be
 set with `QUINCE_AQL_FUZZ_SEED` to replay a run. Each failure names its query.
 """
 
@@ -138,7 +138,7 @@ def rss(pid: int) -> dict[str, int]:
 
 
 def test_random_queries_finish_or_are_refused_within_their_limits(tmp_path):
-    seconds = float(os.environ.get("QUINCE_AQL_FUZZ_SECONDS", "45"))
+    seconds = float(os.environ.get("QUINCE_AQL_FUZZ_SECONDS", "30"))
     seed = int(os.environ.get("QUINCE_AQL_FUZZ_SEED", str(random.randrange(1 << 32))))
     print(f"aql resource fuzz: seed {seed}, {seconds:.0f} s")
     rng = random.Random(seed)
