@@ -12,9 +12,9 @@
 //!
 //! Invariants: every loop that may run long calls [`Context::tick`] once per step (or
 //! [`Control::check`] directly), so a killed query and one past its memory limit stop at
-//! their next step, and one past its deadline within 8 steps; a value whose size is known before it is built (a
-//! range, a padded string) is admitted first ([`Control::admit`]), so it is never built when
-//! it would pass a limit; the warnings kept are at most `max_warning_count`, and with
+//! their next step, and one past its deadline within 8 steps; a value whose size is known
+//! before it is built (a range, a padded string) is admitted first ([`Control::admit`]), so
+//! it is never built when it would pass a limit; the warnings kept are at most `max_warning_count`, and with
 //! `failOnWarning` the first warning becomes the query's error.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -84,7 +84,7 @@ impl Control {
                 "query killed: maxRuntime exceeded".to_owned(),
             ));
         }
-        self.memory.check().map_err(memory_error)
+        self.check_memory()
     }
 
     /// Err(32) once the query holds more memory than its limit, or grows while all queries
