@@ -77,7 +77,7 @@ class Grammar:
             f"SPLIT({self.string(d)}, {self.pick(repr(''), repr('a'))})",
             f"REPLACE_NTH({self.array(d)}, {self.size()}, 1, 0)",
             f"INTERLEAVE({self.array(d)}, {self.array(d)})",
-            f"ZIP(TO_ARRAY({self.array(d)}), {self.array(d)})",
+            f"VALUES(ZIP(TO_ARRAY({self.array(d)}), {self.array(d)}))",
             f"REGEX_SPLIT({self.string(d)}, '(a)')",
             f"(FOR x IN {self.array(d)} RETURN [x, {self.string(0)}])",
             f"RANGE(1, {self.size()}, {self.pick('1', '0.5', '0.001')})",
