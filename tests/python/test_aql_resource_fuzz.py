@@ -14,6 +14,7 @@ import os
 import random
 import time
 
+import pytest
 import requests
 
 from conftest import unique, write_keyfile
@@ -28,6 +29,9 @@ AUTH = ("root", ROOT_PASSWORD)
 # What a query may answer besides its result: memory (32), maxRuntime (1500), and the
 # warnings-free errors a generated call may meet (division and types only warn in AQL).
 ALLOWED = {(400, 32), (410, 1500)}
+
+# The run's length, and pytest-timeout's bound for it (the suite's default is 120 s).
+FUZZ_SECONDS = float(os.environ.get("QUINCE_AQL_FUZZ_SECONDS", "30"))
 
 SIZES = ["0", "1", "7", "1000", "1e5", "(1e6 - 0)", "(1e7 - 0)", "(1e9 - 0)", "(1e15 - 0)", "@n"]
 
@@ -137,8 +141,9 @@ def rss(pid: int) -> dict[str, int]:
     return out
 
 
+@pytest.mark.timeout(FUZZ_SECONDS + 120)
 def test_random_queries_finish_or_are_refused_within_their_limits(tmp_path):
-    seconds = float(os.environ.get("QUINCE_AQL_FUZZ_SECONDS", "30"))
+    seconds = FUZZ_SECONDS
     seed = int(os.environ.get("QUINCE_AQL_FUZZ_SEED", str(random.randrange(1 << 32))))
     print(f"aql resource fuzz: seed {seed}, {seconds:.0f} s")
     rng = random.Random(seed)
