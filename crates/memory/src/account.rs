@@ -27,10 +27,12 @@ use std::sync::{Arc, OnceLock};
 /// The step in which a thread's charges reach its account (bytes).
 pub const CHUNK: i64 = 32 * 1024;
 
-/// What a thread charges: the account (null: none) and the bytes not yet added to it.
+/// What a thread charges: the account (null: none), the bytes not yet added to it, and the
+/// bytes it freed (in whole chunks) since its allocator last gave freed pages back.
 struct ThreadState {
     account: Cell<*const Account>,
     pending: Cell<i64>,
+    freed: Cell<u64>,
 }
 
 thread_local! {
@@ -40,6 +42,7 @@ thread_local! {
         ThreadState {
             account: Cell::new(ptr::null()),
             pending: Cell::new(0),
+            freed: Cell::new(0),
         }
     };
 }
@@ -55,6 +58,11 @@ pub(crate) fn charge(delta: i64) {
         let pending = thread.pending.get() + delta;
         if pending.abs() >= CHUNK {
             thread.pending.set(0);
+            if pending < 0 {
+                thread
+                    .freed
+                    .set(thread.freed.get() + pending.unsigned_abs());
+            }
             // SAFETY: the pointer is set only by a live `Charging`, which holds an `Arc` of the
             // account until it resets the pointer (`Charging`'s invariants).
             unsafe { &*account }.add(pending);
@@ -226,6 +234,7 @@ impl Account {
     /// the pool holds more than its limit and this account grew since its last check (work
     /// that holds steady is not stopped for others' growth).
     pub fn check(&self) -> Result<(), Exceeded> {
+        trim_churn();
         let used = self.used();
         if self.limit > 0 && used > self.limit {
             self.pool.refused_own.fetch_add(1, Ordering::Relaxed);
@@ -279,6 +288,40 @@ impl Drop for Account {
 /// An account that held at least this much (bytes) gives its memory back to the operating
 /// system when it goes ([`set_trim`]).
 pub const TRIM_AFTER: i64 = 16 << 20;
+
+/// A thread that freed this much (bytes) for its account since it last did has its allocator's
+/// freed pages given back at its next check ([`set_trim_thread`]).
+pub const TRIM_CHURN: u64 = 32 << 20;
+
+/// What gives the freed pages of the current thread's allocator arena back.
+static TRIM_THREAD: OnceLock<fn()> = OnceLock::new();
+
+/// Installs `trim`, which returns the freed pages the allocator keeps for the current thread
+/// to the operating system. It runs at an account's check once the thread freed
+/// [`TRIM_CHURN`] bytes since it last ran: work that allocates and frees much (a subquery
+/// rebuilt per row) would otherwise leave the process holding several times its live memory
+/// until the allocator's own decay, seconds later. The first call wins.
+pub fn set_trim_thread(trim: fn()) {
+    let _ = TRIM_THREAD.set(trim);
+}
+
+/// Runs the thread trim when the current thread freed [`TRIM_CHURN`] bytes since it last did.
+fn trim_churn() {
+    let churned = THREAD
+        .try_with(|thread| {
+            let churned = thread.freed.get() >= TRIM_CHURN;
+            if churned {
+                thread.freed.set(0);
+            }
+            churned
+        })
+        .unwrap_or(false);
+    if churned {
+        if let Some(trim) = TRIM_THREAD.get() {
+            trim();
+        }
+    }
+}
 
 /// What gives freed memory back to the operating system.
 static TRIM: OnceLock<fn()> = OnceLock::new();

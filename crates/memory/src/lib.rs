@@ -23,10 +23,15 @@
 //!   held;
 //! - nothing here allocates, so the allocator wrapper never recurses;
 //! - an account that held much gives the memory back to the operating system when it goes,
-//!   through the allocator's own call the process installs ([`set_trim`]).
+//!   and a thread that freed much for its account gives its arena's freed pages back at its
+//!   next check, through the allocator's own calls the process installs ([`set_trim`],
+//!   [`set_trim_thread`]): the process's resident memory follows the accounts, not the
+//!   allocator's caches.
 
 mod account;
 mod allocator;
 
-pub use account::{set_trim, Account, Charging, Exceeded, Pool, CHUNK, TRIM_AFTER};
+pub use account::{
+    set_trim, set_trim_thread, Account, Charging, Exceeded, Pool, CHUNK, TRIM_AFTER, TRIM_CHURN,
+};
 pub use allocator::Counting;

@@ -43,6 +43,7 @@ pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Runs the server until a signal stops it.
 pub fn run(args: ServeArgs) -> ExitCode {
     quince_memory::set_trim(crate::memory::purge_freed_memory);
+    quince_memory::set_trim_thread(crate::memory::purge_thread_arena);
     let log = match crate::logging::init(&args.log_level) {
         Ok(log) => log,
         Err(error) => {
