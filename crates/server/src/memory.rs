@@ -49,12 +49,12 @@ pub fn global_query_memory_default() -> u64 {
 /// (`arena.<MALLCTL_ARENAS_ALL>.purge`). It takes about as long as touching them again would.
 pub fn purge_freed_memory() {
     // MALLCTL_ARENAS_ALL is 4096.
-    const PURGE_ALL: &[u8] = b"arena.4096.purge\0";
+    const PURGE_ALL: &std::ffi::CStr = c"arena.4096.purge";
     // SAFETY: the name is a valid NUL-terminated string naming a control that takes and
     // gives nothing, as the null pointers and zero length say.
     let _ = unsafe {
         tikv_jemalloc_sys::mallctl(
-            PURGE_ALL.as_ptr().cast(),
+            PURGE_ALL.as_ptr(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
@@ -72,7 +72,7 @@ pub fn purge_thread_arena() {
     // SAFETY: `thread.arena` reads an `unsigned`, written into `arena` with its size in `len`.
     let read = unsafe {
         tikv_jemalloc_sys::mallctl(
-            b"thread.arena\0".as_ptr().cast(),
+            c"thread.arena".as_ptr(),
             (&mut arena as *mut u32).cast(),
             &mut len,
             std::ptr::null_mut(),
