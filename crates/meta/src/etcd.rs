@@ -1,5 +1,5 @@
-//! [`EtcdStore`]: the metadata store over a real etcd cluster (etcd's v3 API, through the
-//! `etcd-client` crate).
+//! [`EtcdStore`]: the metadata store over a real etcd cluster (etcd's v3 gRPC API, through
+//! the calls of [`crate::etcd_wire`]).
 //!
 //! What it is: the blocking [`MetaStore`] calls made on etcd. The store owns a small tokio
 //! runtime of its own (two worker threads); every call runs there and the caller waits on a
@@ -32,13 +32,15 @@ use std::sync::mpsc::sync_channel;
 use std::sync::Arc;
 use std::time::Duration;
 
-use etcd_client::{
-    Client, Compare as EtcdCompare, CompareOp, ConnectOptions, DeleteOptions, EventType,
-    GetOptions, KeyValue, PutOptions, Txn as EtcdTxn, TxnOp, WatchOptions, WatchStream,
-};
 use parking_lot::Mutex;
 use tokio::runtime::Runtime;
-use tokio::sync::oneshot;
+use tokio::sync::{mpsc, oneshot};
+use tonic::{Status, Streaming};
+
+use crate::etcd_wire::{
+    self as wire, prefix_bounds, CompareWith, ConnectOptions, KeyValue, Operation, RangeRequest,
+    RequestOp, Rpc, TxnRequest, WatchRequest, WatchResponse,
+};
 
 use crate::store::{
     Compare, Entry, Event, EventKind, LeaseId, MetaError, MetaStore, Op, Revision, Snapshot,
@@ -80,7 +82,7 @@ struct Shared {
 }
 
 struct Current {
-    client: Client,
+    client: Rpc,
     generation: u64,
     refused_in_a_row: u32,
 }
@@ -110,7 +112,7 @@ impl OwnedRuntime {
     }
 }
 
-/// The endpoint as etcd-client takes it: `http://host:port`.
+/// The endpoint as the channel takes it: `http://host:port`.
 fn normalize_endpoint(endpoint: &str) -> Result<String, MetaError> {
     let endpoint = endpoint.trim().trim_end_matches('/');
     let address = if let Some(rest) = endpoint.strip_prefix("tcp://") {
@@ -132,14 +134,14 @@ fn normalize_endpoint(endpoint: &str) -> Result<String, MetaError> {
     Ok(format!("http://{address}"))
 }
 
-async fn new_client(endpoints: &[String], options: &EtcdOptions) -> Result<Client, MetaError> {
-    let connect = ConnectOptions::new()
-        .with_connect_timeout(options.connect_timeout)
-        .with_keep_alive(Duration::from_secs(2), options.connect_timeout)
-        .with_require_leader(true);
-    Client::connect(endpoints, Some(connect))
-        .await
-        .map_err(|e| MetaError::Unavailable(format!("etcd client: {e}")))
+/// A client balanced over `endpoints`; it connects on its first call.
+fn new_client(endpoints: &[String], options: &EtcdOptions) -> Result<Rpc, MetaError> {
+    let connect = ConnectOptions {
+        connect_timeout: options.connect_timeout,
+        keep_alive: Some((Duration::from_secs(2), options.connect_timeout)),
+        require_leader: true,
+    };
+    Rpc::new(endpoints, &connect).map_err(|e| MetaError::Unavailable(format!("etcd client: {e}")))
 }
 
 /// How a failed try may be repeated.
@@ -169,45 +171,37 @@ const GRPC_UNKNOWN: i32 = 2;
 const GRPC_DEADLINE_EXCEEDED: i32 = 4;
 const GRPC_UNAVAILABLE: i32 = 14;
 
-fn classify(error: &etcd_client::Error) -> Failure {
-    match error {
-        etcd_client::Error::TransportError(_) | etcd_client::Error::IoError(_) => Failure::Unsent,
-        etcd_client::Error::GRpcStatus(status) => {
-            let message = status.message().to_ascii_lowercase();
-            let source = format!("{status:?}").to_ascii_lowercase();
-            let code = i32::from(status.code());
-            if message.contains("no leader")
-                || source.contains("tcp connect error")
-                || source.contains("connection refused")
-                || source.contains("error trying to connect")
-            {
-                Failure::Unsent
-            } else if [
-                GRPC_CANCELLED,
-                GRPC_UNKNOWN,
-                GRPC_DEADLINE_EXCEEDED,
-                GRPC_UNAVAILABLE,
-            ]
-            .contains(&code)
-            {
-                Failure::Unavailable
-            } else {
-                Failure::Answer
-            }
-        }
-        etcd_client::Error::WatchError(_) | etcd_client::Error::LeaseKeepAliveError(_) => {
-            Failure::Unavailable
-        }
-        _ => Failure::Answer,
+fn classify(status: &Status) -> Failure {
+    let message = status.message().to_ascii_lowercase();
+    let source = format!("{status:?}").to_ascii_lowercase();
+    let code = i32::from(status.code());
+    if message.contains("no leader")
+        || message.starts_with(wire::NOT_READY)
+        || source.contains("tcp connect error")
+        || source.contains("connection refused")
+        || source.contains("error trying to connect")
+    {
+        Failure::Unsent
+    } else if [
+        GRPC_CANCELLED,
+        GRPC_UNKNOWN,
+        GRPC_DEADLINE_EXCEEDED,
+        GRPC_UNAVAILABLE,
+    ]
+    .contains(&code)
+    {
+        Failure::Unavailable
+    } else {
+        Failure::Answer
     }
 }
 
-fn unavailable(error: &etcd_client::Error) -> MetaError {
-    MetaError::Unavailable(format!("etcd: {error}"))
+fn unavailable(status: &Status) -> MetaError {
+    MetaError::Unavailable(format!("etcd: {}: {}", status.code(), status.message()))
 }
 
 impl Shared {
-    fn client(&self) -> (Client, u64) {
+    fn client(&self) -> (Rpc, u64) {
         let current = self.current.lock();
         (current.client.clone(), current.generation)
     }
@@ -223,7 +217,7 @@ impl Shared {
         if self.current.lock().generation != generation {
             return;
         }
-        if let Ok(client) = new_client(&self.endpoints, &self.options).await {
+        if let Ok(client) = new_client(&self.endpoints, &self.options) {
             let mut current = self.current.lock();
             if current.generation == generation {
                 current.client = client;
@@ -249,14 +243,10 @@ impl Shared {
 
     /// Runs `attempt` until it succeeds, fails in a way `retry` does not repeat, or the
     /// caller's timeout ends the future.
-    async fn retrying<T, F, Fut>(
-        &self,
-        retry: Retry,
-        mut attempt: F,
-    ) -> Result<T, etcd_client::Error>
+    async fn retrying<T, F, Fut>(&self, retry: Retry, mut attempt: F) -> Result<T, Status>
     where
-        F: FnMut(Client) -> Fut,
-        Fut: Future<Output = Result<T, etcd_client::Error>>,
+        F: FnMut(Rpc) -> Fut,
+        Fut: Future<Output = Result<T, Status>>,
     {
         let mut pause = RETRY_PAUSE_MIN;
         loop {
@@ -318,13 +308,11 @@ impl EtcdStore {
             .build()
             .map_err(|e| MetaError::Unavailable(format!("etcd client runtime: {e}")))?;
         let runtime = Arc::new(OwnedRuntime(Some(runtime)));
-        let (sender, receiver) = sync_channel(1);
-        let (endpoints_for_task, options_for_task) = (endpoints.clone(), options.clone());
-        runtime.get().spawn(async move {
-            let client = new_client(&endpoints_for_task, &options_for_task).await;
-            let _ = sender.send(client);
-        });
-        let client = receiver.recv().map_err(|_| MetaError::Closed)??;
+        // The channel spawns its connection tasks: it must be made inside the runtime.
+        let client = {
+            let _inside = runtime.get().enter();
+            new_client(&endpoints, &options)?
+        };
         let store = EtcdStore {
             shared: Arc::new(Shared {
                 endpoints,
@@ -339,9 +327,10 @@ impl EtcdStore {
         };
         store.call(store.shared.options.connect_timeout, |shared| async move {
             shared
-                .retrying(Retry::Idempotent, |mut client| async move {
-                    client.status().await
-                })
+                .retrying(
+                    Retry::Idempotent,
+                    |client| async move { client.status().await },
+                )
                 .await
                 .map_err(|e| unavailable(&e))
                 .map(|_| ())
@@ -398,54 +387,86 @@ impl EtcdStore {
 
 fn entry(kv: &KeyValue) -> Entry {
     Entry {
-        key: String::from_utf8_lossy(kv.key()).into_owned(),
-        value: kv.value().to_vec(),
-        create_revision: kv.create_revision(),
-        mod_revision: kv.mod_revision(),
-        version: kv.version(),
-        lease: kv.lease(),
+        key: String::from_utf8_lossy(&kv.key).into_owned(),
+        value: kv.value.clone(),
+        create_revision: kv.create_revision,
+        mod_revision: kv.mod_revision,
+        version: kv.version,
+        lease: kv.lease,
     }
 }
 
-fn prefix_options(prefix: &str) -> (Vec<u8>, GetOptions) {
-    (prefix.as_bytes().to_vec(), GetOptions::new().with_prefix())
+/// A read of every key under `prefix` (at `revision`, or the newest when 0).
+fn prefix_range(prefix: &str, revision: Revision) -> RangeRequest {
+    let (key, range_end) = prefix_bounds(prefix.as_bytes());
+    RangeRequest {
+        key,
+        range_end,
+        revision,
+        count_only: false,
+    }
 }
 
-fn compare(compare: &Compare) -> EtcdCompare {
-    match compare {
+fn compare(compare: &Compare) -> wire::Compare {
+    let (key, result, target, with) = match compare {
         // A missing key's mod_revision compares as 0 in etcd.
-        Compare::ModRevision(key, revision) => {
-            EtcdCompare::mod_revision(key.as_str(), CompareOp::Equal, *revision)
-        }
-        // A missing key's value compares false in etcd, whatever the operator.
-        Compare::Value(key, value) => {
-            EtcdCompare::value(key.as_str(), CompareOp::Equal, value.clone())
-        }
-        Compare::Exists(key) => EtcdCompare::version(key.as_str(), CompareOp::Greater, 0),
-        Compare::Absent(key) => EtcdCompare::create_revision(key.as_str(), CompareOp::Equal, 0),
-    }
-}
-
-fn operation(op: &Op) -> TxnOp {
-    match op {
-        Op::Put { key, value, lease } => TxnOp::put(
-            key.as_str(),
-            value.clone(),
-            lease.map(|lease| PutOptions::new().with_lease(lease)),
+        Compare::ModRevision(key, revision) => (
+            key,
+            wire::COMPARE_EQUAL,
+            wire::TARGET_MOD,
+            CompareWith::ModRevision(*revision),
         ),
-        Op::Delete(key) => TxnOp::delete(key.as_str(), None),
-        Op::DeletePrefix(prefix) => {
-            TxnOp::delete(prefix.as_str(), Some(DeleteOptions::new().with_prefix()))
-        }
+        // A missing key's value compares false in etcd, whatever the operator.
+        Compare::Value(key, value) => (
+            key,
+            wire::COMPARE_EQUAL,
+            wire::TARGET_VALUE,
+            CompareWith::Value(value.clone()),
+        ),
+        Compare::Exists(key) => (
+            key,
+            wire::COMPARE_GREATER,
+            wire::TARGET_VERSION,
+            CompareWith::Version(0),
+        ),
+        Compare::Absent(key) => (
+            key,
+            wire::COMPARE_EQUAL,
+            wire::TARGET_CREATE,
+            CompareWith::CreateRevision(0),
+        ),
+    };
+    wire::Compare {
+        result,
+        target,
+        key: key.as_bytes().to_vec(),
+        with: Some(with),
     }
 }
 
-fn is_lease_not_found(error: &etcd_client::Error) -> bool {
-    match error {
-        etcd_client::Error::GRpcStatus(status) => status.message().contains("lease not found"),
-        etcd_client::Error::LeaseKeepAliveError(message) => message.contains("lease not found"),
-        _ => false,
+fn operation(op: &Op) -> RequestOp {
+    let request = match op {
+        Op::Put { key, value, lease } => Operation::Put(wire::PutRequest {
+            key: key.as_bytes().to_vec(),
+            value: value.clone(),
+            lease: lease.unwrap_or(0),
+        }),
+        Op::Delete(key) => Operation::DeleteRange(wire::DeleteRangeRequest {
+            key: key.as_bytes().to_vec(),
+            range_end: Vec::new(),
+        }),
+        Op::DeletePrefix(prefix) => {
+            let (key, range_end) = prefix_bounds(prefix.as_bytes());
+            Operation::DeleteRange(wire::DeleteRangeRequest { key, range_end })
+        }
+    };
+    RequestOp {
+        request: Some(request),
     }
+}
+
+fn is_lease_not_found(status: &Status) -> bool {
+    status.message().contains("lease not found")
 }
 
 /// The lease of a transaction's puts that etcd found missing (the first one named).
@@ -474,11 +495,15 @@ const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
 /// A member's version and the leader it knows, asked of `endpoint` alone; `None` when it does
 /// not answer within [`PROBE_TIMEOUT`].
 async fn probe(endpoint: String) -> Option<(String, u64)> {
-    let options = ConnectOptions::new().with_connect_timeout(PROBE_TIMEOUT);
+    let options = ConnectOptions {
+        connect_timeout: PROBE_TIMEOUT,
+        keep_alive: None,
+        require_leader: false,
+    };
     let asked = async {
-        let mut client = Client::connect([endpoint], Some(options)).await.ok()?;
+        let client = Rpc::new(&[endpoint], &options).ok()?;
         let status = client.status().await.ok()?;
-        Some((status.version().to_string(), status.leader()))
+        Some((status.version, status.leader))
     };
     tokio::time::timeout(PROBE_TIMEOUT * 2, asked)
         .await
@@ -490,15 +515,15 @@ impl MetaStore for EtcdStore {
     fn members(&self) -> Result<Vec<StoreMember>, MetaError> {
         self.timed(|shared| async move {
             let list = shared
-                .retrying(Retry::Idempotent, |mut client| async move {
+                .retrying(Retry::Idempotent, |client| async move {
                     client.member_list().await
                 })
                 .await
                 .map_err(|e| unavailable(&e))?;
             let mut members = Vec::new();
             let mut leaders = Vec::new();
-            for member in list.members() {
-                let endpoint = member.client_urls().first().cloned().unwrap_or_default();
+            for member in list.members {
+                let endpoint = member.client_urls.first().cloned().unwrap_or_default();
                 let answer = match endpoint.is_empty() {
                     true => None,
                     false => probe(endpoint.clone()).await,
@@ -506,7 +531,7 @@ impl MetaStore for EtcdStore {
                 if let Some((_, leader)) = &answer {
                     leaders.push(*leader);
                 }
-                members.push((member.id(), member.name().to_string(), endpoint, answer));
+                members.push((member.id, member.name, endpoint, answer));
             }
             Ok(members
                 .into_iter()
@@ -526,13 +551,18 @@ impl MetaStore for EtcdStore {
         let key = key.to_string();
         self.timed(|shared| async move {
             let response = shared
-                .retrying(Retry::Idempotent, |mut client| {
-                    let key = key.clone();
-                    async move { client.get(key, None).await }
+                .retrying(Retry::Idempotent, |client| {
+                    let request = RangeRequest {
+                        key: key.as_bytes().to_vec(),
+                        range_end: Vec::new(),
+                        revision: 0,
+                        count_only: false,
+                    };
+                    async move { client.range(request).await }
                 })
                 .await
                 .map_err(|e| unavailable(&e))?;
-            Ok(response.kvs().first().map(entry))
+            Ok(response.kvs.first().map(entry))
         })
     }
 
@@ -540,27 +570,28 @@ impl MetaStore for EtcdStore {
         let prefix = prefix.to_string();
         self.timed(|shared| async move {
             let response = shared
-                .retrying(Retry::Idempotent, |mut client| {
-                    let (key, options) = prefix_options(&prefix);
-                    async move { client.get(key, Some(options)).await }
+                .retrying(Retry::Idempotent, |client| {
+                    let request = prefix_range(&prefix, 0);
+                    async move { client.range(request).await }
                 })
                 .await
                 .map_err(|e| unavailable(&e))?;
             Ok(Snapshot {
-                entries: response.kvs().iter().map(entry).collect(),
-                revision: response.header().map_or(0, |header| header.revision()),
+                entries: response.kvs.iter().map(entry).collect(),
+                revision: response.header.map_or(0, |header| header.revision),
             })
         })
     }
 
     fn txn(&self, txn: Txn) -> Result<TxnResult, MetaError> {
         self.timed(|shared| async move {
-            let request = EtcdTxn::new()
-                .when(txn.compares.iter().map(compare).collect::<Vec<_>>())
-                .and_then(txn.then.iter().map(operation).collect::<Vec<_>>())
-                .or_else(txn.otherwise.iter().map(operation).collect::<Vec<_>>());
+            let request = TxnRequest {
+                compare: txn.compares.iter().map(compare).collect(),
+                success: txn.then.iter().map(operation).collect(),
+                failure: txn.otherwise.iter().map(operation).collect(),
+            };
             let response = shared
-                .retrying(Retry::OnlyUnsent, |mut client| {
+                .retrying(Retry::OnlyUnsent, |client| {
                     let request = request.clone();
                     async move { client.txn(request).await }
                 })
@@ -573,8 +604,8 @@ impl MetaStore for EtcdStore {
                     }
                 })?;
             Ok(TxnResult {
-                succeeded: response.succeeded(),
-                revision: response.header().map_or(0, |header| header.revision()),
+                succeeded: response.succeeded,
+                revision: response.header.map_or(0, |header| header.revision),
             })
         })
     }
@@ -602,24 +633,23 @@ impl MetaStore for EtcdStore {
         let seconds = ttl_seconds(ttl);
         self.timed(|shared| async move {
             shared
-                .retrying(Retry::OnlyUnsent, |mut client| async move {
-                    client.lease_grant(seconds, None).await
+                .retrying(Retry::OnlyUnsent, |client| async move {
+                    client.lease_grant(seconds).await
                 })
                 .await
-                .map(|response| response.id())
                 .map_err(|e| unavailable(&e))
         })
     }
 
     fn keep_alive(&self, lease: LeaseId) -> Result<(), MetaError> {
         self.timed(|shared| async move {
-            // etcd-client sends one renewal and reads its answer (a TTL of 0: no such lease).
+            // One renewal on a keep-alive stream, and its answer (a TTL of 0: no such lease).
             let renewed = shared
-                .retrying(Retry::Idempotent, |mut client| async move {
-                    match client.lease_keep_alive(lease).await {
+                .retrying(Retry::Idempotent, |client| async move {
+                    match client.lease_keep_alive_once(lease).await {
                         Err(e) if is_lease_not_found(&e) => Ok(false),
                         Err(e) => Err(e),
-                        Ok(_) => Ok(true),
+                        Ok(ttl) => Ok(ttl > 0),
                     }
                 })
                 .await
@@ -635,11 +665,10 @@ impl MetaStore for EtcdStore {
     fn revoke_lease(&self, lease: LeaseId) -> Result<(), MetaError> {
         self.timed(|shared| async move {
             shared
-                .retrying(Retry::OnlyUnsent, |mut client| async move {
+                .retrying(Retry::OnlyUnsent, |client| async move {
                     client.lease_revoke(lease).await
                 })
                 .await
-                .map(|_| ())
                 .map_err(|e| {
                     if is_lease_not_found(&e) {
                         MetaError::LeaseNotFound(lease)
@@ -661,6 +690,18 @@ enum WatchEnd {
     Compacted(Revision),
 }
 
+/// An open watch: the stream lives while its request sender does.
+struct WatchStream {
+    _requests: mpsc::Sender<WatchRequest>,
+    answers: Streaming<WatchResponse>,
+}
+
+impl WatchStream {
+    async fn message(&mut self) -> Result<Option<WatchResponse>, Status> {
+        self.answers.message().await
+    }
+}
+
 /// Opens a watch stream on `prefix` from `from_revision`, answering [`MetaError::Compacted`]
 /// when etcd compacted that revision away, and reads etcd's "created" answer.
 async fn open_watch(
@@ -669,40 +710,43 @@ async fn open_watch(
     from_revision: Revision,
 ) -> Result<WatchStream, MetaError> {
     shared
-        .retrying(Retry::Idempotent, |mut client| {
-            let key = prefix.as_bytes().to_vec();
+        .retrying(Retry::Idempotent, |client| {
+            let (key, range_end) = prefix_bounds(prefix.as_bytes());
             async move {
                 // etcd reports a compacted start revision only after the watch was created
                 // (as a cancellation): a read at that revision tells at once.
-                let check = GetOptions::new()
-                    .with_prefix()
-                    .with_count_only()
-                    .with_revision(from_revision);
-                let compacted = match client.get(key.clone(), Some(check)).await {
+                let check = RangeRequest {
+                    key: key.clone(),
+                    range_end: range_end.clone(),
+                    revision: from_revision,
+                    count_only: true,
+                };
+                let compacted = match client.range(check).await {
                     Ok(_) => false,
-                    Err(e) if e.to_string().contains("compacted") => true,
-                    Err(e) if e.to_string().contains("future revision") => false,
+                    Err(e) if e.message().contains("compacted") => true,
+                    Err(e) if e.message().contains("future revision") => false,
                     Err(e) => return Err(e),
                 };
-                let options = WatchOptions::new()
-                    .with_prefix()
-                    .with_start_revision(from_revision);
-                let mut stream = client.watch(key, Some(options)).await?;
+                let (requests, answers) = client.watch(key, range_end, from_revision).await?;
+                let mut stream = WatchStream {
+                    _requests: requests,
+                    answers,
+                };
                 let mut response = stream.message().await?;
-                if compacted && response.as_ref().is_some_and(|r| r.compact_revision() == 0) {
+                if compacted && response.as_ref().is_some_and(|r| r.compact_revision == 0) {
                     response = stream.message().await?;
                 }
                 match response {
-                    Some(response) if response.compact_revision() > 0 => {
-                        Ok(Err(MetaError::Compacted(response.compact_revision())))
+                    Some(response) if response.compact_revision > 0 => {
+                        Ok(Err(MetaError::Compacted(response.compact_revision)))
                     }
-                    Some(response) if response.created() && !response.canceled() => Ok(Ok(stream)),
-                    Some(response) => Err(etcd_client::Error::WatchError(format!(
+                    Some(response) if response.created && !response.canceled => Ok(Ok(stream)),
+                    Some(response) => Err(Status::unavailable(format!(
                         "watch not created: {}",
-                        response.cancel_reason()
+                        response.cancel_reason
                     ))),
-                    None => Err(etcd_client::Error::WatchError(
-                        "watch stream closed before it was created".into(),
+                    None => Err(Status::unavailable(
+                        "watch stream closed before it was created",
                     )),
                 }
             }
@@ -724,32 +768,32 @@ async fn read_watch(
             Ok(None) => return WatchEnd::Broken("watch stream ended".into()),
             Err(e) => return WatchEnd::Broken(e.to_string()),
         };
-        if response.compact_revision() > 0 {
-            return WatchEnd::Compacted(response.compact_revision());
+        if response.compact_revision > 0 {
+            return WatchEnd::Compacted(response.compact_revision);
         }
-        if response.canceled() {
-            return WatchEnd::Broken(format!("watch cancelled: {}", response.cancel_reason()));
+        if response.canceled {
+            return WatchEnd::Broken(format!("watch cancelled: {}", response.cancel_reason));
         }
         let batch: Vec<Event> = response
-            .events()
+            .events
             .iter()
             .filter_map(|event| {
-                let kv = event.kv()?;
-                Some(match event.event_type() {
-                    EventType::Put => Event {
-                        kind: EventKind::Put,
-                        entry: entry(kv),
-                    },
-                    EventType::Delete => Event {
+                let kv = event.kv.as_ref()?;
+                Some(match event.kind {
+                    wire::EVENT_DELETE => Event {
                         kind: EventKind::Delete,
                         entry: Entry {
-                            key: String::from_utf8_lossy(kv.key()).into_owned(),
+                            key: String::from_utf8_lossy(&kv.key).into_owned(),
                             value: Vec::new(),
                             create_revision: 0,
-                            mod_revision: kv.mod_revision(),
+                            mod_revision: kv.mod_revision,
                             version: 0,
                             lease: 0,
                         },
+                    },
+                    _ => Event {
+                        kind: EventKind::Put,
+                        entry: entry(kv),
                     },
                 })
             })

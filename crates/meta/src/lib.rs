@@ -7,8 +7,8 @@
 //! from a given revision on, in order ([`Watch`]); a key may be bound to a lease that expires
 //! unless kept alive ([`MetaStore::grant_lease`]); an election over leases picks one leader
 //! ([`election`]). Implementations: [`MemoryStore`], in-process and deterministic (time is a
-//! [`Clock`] the caller may drive), for simulation tests; and [`EtcdStore`], etcd through the
-//! `etcd-client` crate, for real clusters: every call bounded by a timeout (then
+//! [`Clock`] the caller may drive), for simulation tests; and [`EtcdStore`], etcd over its v3
+//! gRPC API (tonic, with the messages declared in [`etcd_wire`]), for real clusters: every call bounded by a timeout (then
 //! [`MetaError::Unavailable`]), failing over between the etcd members it was given, watches
 //! resumed after a broken stream (`etcd.rs`). The same scenarios run against both
 //! (`tests/conformance.rs`).
@@ -32,6 +32,7 @@
 pub mod election;
 mod etcd;
 pub mod etcd_process;
+pub mod etcd_wire;
 mod memory;
 mod store;
 

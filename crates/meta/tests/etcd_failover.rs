@@ -14,6 +14,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use quince_meta::etcd_wire::{ConnectOptions, Rpc};
 use quince_meta::{EtcdOptions, EtcdStore, Event, MetaStore, Revision, Watch};
 use support::EtcdCluster;
 
@@ -29,20 +30,18 @@ fn leader_index(cluster: &EtcdCluster, alive: &[usize]) -> usize {
             let mut ids = Vec::new();
             let mut leader = 0;
             for &i in alive {
-                let options = etcd_client::ConnectOptions::new()
-                    .with_connect_timeout(Duration::from_millis(500))
-                    .with_timeout(Duration::from_secs(1));
-                let status = async {
-                    let mut client =
-                        etcd_client::Client::connect([cluster.client_url(i)], Some(options))
-                            .await?;
-                    client.status().await
+                let options = ConnectOptions {
+                    connect_timeout: Duration::from_millis(500),
+                    keep_alive: None,
+                    require_leader: false,
                 };
-                if let Ok(status) = status.await {
-                    let me = status.header().map_or(0, |h| h.member_id());
+                let client = Rpc::new(&[cluster.client_url(i)], &options).unwrap();
+                let status = tokio::time::timeout(Duration::from_secs(1), client.status());
+                if let Ok(Ok(status)) = status.await {
+                    let me = status.header.map_or(0, |h| h.member_id);
                     ids.push((me, i));
-                    if status.leader() != 0 {
-                        leader = status.leader();
+                    if status.leader != 0 {
+                        leader = status.leader;
                     }
                 }
             }

@@ -7,6 +7,7 @@ mod support;
 
 use std::time::{Duration, Instant};
 
+use quince_meta::etcd_wire::{ConnectOptions, Rpc};
 use quince_meta::{EtcdOptions, EtcdStore, MetaError, MetaStore};
 use support::EtcdCluster;
 
@@ -31,16 +32,13 @@ fn a_watch_from_a_compacted_revision_answers_compacted() {
         .build()
         .unwrap();
     runtime.block_on(async {
-        let mut client = etcd_client::Client::connect([cluster.client_url(0)], None)
-            .await
-            .unwrap();
-        client
-            .compact(
-                last,
-                Some(etcd_client::CompactionOptions::new().with_physical()),
-            )
-            .await
-            .unwrap();
+        let options = ConnectOptions {
+            connect_timeout: Duration::from_secs(2),
+            keep_alive: None,
+            require_leader: false,
+        };
+        let client = Rpc::new(&[cluster.client_url(0)], &options).unwrap();
+        client.compact(last, true).await.unwrap();
     });
     match store.watch("/c/", first) {
         Err(MetaError::Compacted(revision)) => assert_eq!(revision, last),
