@@ -394,7 +394,11 @@ fn lock_data_dir(data_dir: &Path) -> Result<File> {
 /// Creates `dir` and its missing ancestors, fsyncing the parent of each one created, so that a
 /// power cut cannot take a new data directory away with everything written into it.
 fn create_dir_durably(dir: &Path) -> std::io::Result<()> {
-    let missing: Vec<&Path> = dir.ancestors().take_while(|p| !p.exists()).collect();
+    // A relative path's last ancestor is "" (the working directory): never one to create.
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|p| !p.as_os_str().is_empty() && !p.exists())
+        .collect();
     for path in missing.into_iter().rev() {
         match std::fs::DirBuilder::new().mode(DIR_MODE).create(path) {
             Ok(()) => {}

@@ -23,16 +23,22 @@ struct Server {
 
 impl Server {
     fn start(data_dir: &Path, extra: &[&str]) -> Server {
+        Server::start_in(Path::new("."), &data_dir.display().to_string(), extra)
+    }
+
+    /// Starts the server with `cwd` as its working directory (so `data_dir` may be relative).
+    fn start_in(cwd: &Path, data_dir: &str, extra: &[&str]) -> Server {
         let mut args = vec![
             "serve".to_string(),
             "--server.endpoint".into(),
             "tcp://127.0.0.1:0".into(),
             "--database.directory".into(),
-            data_dir.display().to_string(),
+            data_dir.to_string(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
         let mut child = Command::new(env!("CARGO_BIN_EXE_quince"))
             .args(&args)
+            .current_dir(cwd)
             .env_remove("QUINCE_ROOT_PASSWORD")
             .env_remove("ARANGO_ROOT_PASSWORD")
             .stdin(Stdio::null())
@@ -269,6 +275,19 @@ fn configuration_file_sets_options() {
     );
     assert_eq!(open.status, 200);
     assert_eq!(server.terminate(), Some(0));
+}
+
+/// Regression: a relative data directory with no parent part (`data`) was refused with
+/// 1224 "not writable", because creating its missing ancestors tried to create "".
+#[test]
+fn a_relative_data_directory_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_in(dir.path(), "data", &[]);
+    assert!(dir.path().join("data").join("LOCK").is_file());
+    assert_eq!(server.terminate(), Some(0));
+    let nested = Server::start_in(dir.path(), "more/data", &[]);
+    assert!(dir.path().join("more/data/LOCK").is_file());
+    assert_eq!(nested.terminate(), Some(0));
 }
 
 #[test]
