@@ -121,7 +121,9 @@ def wait_until(predicate, what: str, deadline_s: float):
 class Starter:
     """One `quince start` process."""
 
-    def __init__(self, data_dir: Path, args: list[str], prefix: list[str] | None = None) -> None:
+    def __init__(
+        self, data_dir: Path, args: list[str], prefix: list[str] | None = None, env: dict | None = None
+    ) -> None:
         self.data_dir = Path(data_dir)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.stderr_path = self.data_dir.parent / (self.data_dir.name + ".starter.log")
@@ -134,7 +136,8 @@ class Starter:
         ]
         self._stderr = open(self.stderr_path, "wb")
         self.proc = subprocess.Popen(
-            command, stdout=subprocess.PIPE, stderr=self._stderr, text=True
+            command, stdout=subprocess.PIPE, stderr=self._stderr, text=True,
+            env=None if env is None else os.environ | env,
         )
         self.lines: queue.Queue = queue.Queue()
         self.stdout: list[str] = []
@@ -209,13 +212,14 @@ def is_root() -> bool:
 
 @pytest.fixture
 def starters():
-    """Starts starters: `start(data_dir, args, prefix=None)`; all ended at the end of the test.
+    """Starts starters: `start(data_dir, args, prefix=None, env=None)` (`env`: variables added
+    to the test's environment); all ended at the end of the test.
     (A fixture here, imported by the test modules, rather than in a conftest.py of their
     folder: a second `conftest` module would hide the suite's own from `from conftest import`.)"""
     started: list[Starter] = []
 
-    def start(data_dir, args, prefix=None) -> Starter:
-        starter = Starter(data_dir, args, prefix)
+    def start(data_dir, args, prefix=None, env=None) -> Starter:
+        starter = Starter(data_dir, args, prefix, env)
         started.append(starter)
         return starter
 

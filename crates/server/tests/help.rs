@@ -64,3 +64,81 @@ fn tool_options_reach_the_tool() {
         "{error}"
     );
 }
+
+/// The words of every `--option` in `text`.
+fn options_in(text: &str) -> std::collections::BTreeSet<String> {
+    let mut found = std::collections::BTreeSet::new();
+    for (at, _) in text.match_indices("--") {
+        let rest = &text[at + 2..];
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '.' || *c == '-')
+            .collect();
+        // `--cluster.*` names a family, not an option.
+        let family = rest[name.len()..].starts_with('*');
+        if name.starts_with(|c: char| c.is_ascii_lowercase()) && !family {
+            found.insert(format!("--{}", name.trim_end_matches(['.', '-'])));
+        }
+    }
+    found
+}
+
+fn repository_file(path: &str) -> String {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// The README's Options section tells the truth about `--help`: it names exactly the
+/// subcommands the top-level help lists, every `serve` option it shows exists, and every
+/// option `serve --help` has is documented there or, for the cluster's, in docs/cluster.md.
+#[test]
+fn the_readme_options_section_matches_the_help() {
+    let readme = repository_file("README.md");
+    let section = readme
+        .split("\n## Options\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n## ").next())
+        .expect("README.md has an Options section");
+    let sentence = section
+        .lines()
+        .find(|line| line.contains("`quince --help` lists the subcommands"))
+        .expect("the Options section names the subcommands");
+    let named: Vec<&str> = sentence
+        .split('`')
+        .skip(3)
+        .step_by(2)
+        .take_while(|word| !word.contains(' '))
+        .collect();
+    let help = stdout(&quince(&["--help"]));
+    let listed: Vec<&str> = help
+        .split("Commands:")
+        .nth(1)
+        .expect("a Commands section")
+        .lines()
+        .skip(1)
+        .take_while(|line| !line.trim().is_empty())
+        .filter_map(|line| line.split_whitespace().next())
+        .filter(|command| *command != "help")
+        .collect();
+    assert_eq!(named, listed, "README: {sentence:?}\nhelp:\n{help}");
+
+    let serve_help = options_in(&stdout(&quince(&["serve", "--help"])));
+    let shown = options_in(section.split("\n`quince import`").next().unwrap());
+    for option in &shown {
+        assert!(
+            serve_help.contains(option),
+            "README names {option}, which `quince serve --help` does not have"
+        );
+    }
+    let cluster = options_in(&repository_file("docs/cluster.md"));
+    for option in &serve_help {
+        if option == "--help" || option == "--version" {
+            continue;
+        }
+        assert!(
+            shown.contains(option) || cluster.contains(option),
+            "`quince serve --help` has {option}, which neither README.md's Options nor \
+             docs/cluster.md documents"
+        );
+    }
+}

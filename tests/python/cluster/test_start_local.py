@@ -14,6 +14,7 @@ import signal
 import subprocess
 
 import pytest
+import requests
 
 from quince_starter import starters  # noqa: F401 (a fixture)
 from quince_starter import (
@@ -80,15 +81,40 @@ def test_a_server_that_dies_during_the_start_ends_it_and_stops_the_etcd_members(
     )
 
 
+def test_a_missing_etcd_binary_is_named_with_how_to_install_it(tmp_path):
+    base = free_base_port(15)
+    data = tmp_path / "cluster"
+    missing = tmp_path / "no-such-dir" / "etcd"
+    done = subprocess.run(
+        [str(quince_bin()), "start", "--starter.data-dir", str(data), *start_args(base),
+         "--server.etcd", str(missing)],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert str(missing) in done.stderr, done.stderr
+    assert "apt-get install etcd-server" in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize("servers", SERVERS)
 def test_local_cluster_starts_restarts_a_killed_db_server_and_stops_cleanly(
     tmp_path, starters, servers
 ):
     base = free_base_port(15)
     data = tmp_path / "cluster"
-    starter = starters(data, start_args(base) + servers)
+    # Root's password comes from the starter's environment, which every server inherits.
+    starter = starters(data, start_args(base) + servers, env={"QUINCE_ROOT_PASSWORD": "cluster-pw"})
     urls = starter.wait_ready()
     assert urls == [f"http://127.0.0.1:{base + 1}", f"http://127.0.0.1:{base + 6}"]
+    # The line for people names clients Quince has (not arangosh).
+    human = starter.stdout[0]
+    assert human.startswith(f"Your cluster can now be accessed at {urls[0]} "), human
+    assert "arangosh" not in human and "quince import" in human, human
+    if not servers:  # quince serve (the stand-in checks no passwords)
+        for url in urls:
+            ok = requests.get(f"{url}/_api/version", auth=("root", "cluster-pw"), timeout=10)
+            assert ok.status_code == 200, ok.text
+            wrong = requests.get(f"{url}/_api/version", auth=("root", "wrong"), timeout=10)
+            assert wrong.status_code == 401, wrong.text
 
     setup = starter.setup()
     roles = [(p["role"], p["port"]) for p in setup["processes"]]

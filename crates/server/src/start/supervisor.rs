@@ -165,8 +165,15 @@ impl Supervisor {
     fn spawn(&mut self, i: usize) -> Result<(), String> {
         let process = &mut self.processes[i];
         let child = child::spawn(&process.command).map_err(|e| {
+            let hint = match (process.planned.role, e.kind()) {
+                (Role::Etcd, std::io::ErrorKind::NotFound) => {
+                    "; install etcd (on Debian or Ubuntu: apt-get install etcd-server) or name \
+                     its binary with --server.etcd PATH"
+                }
+                _ => "",
+            };
             format!(
-                "cannot start {} ({}): {e}",
+                "cannot start {} ({}): {e}{hint}",
                 describe(&process.planned),
                 process.command.program.display()
             )
@@ -294,7 +301,8 @@ impl Supervisor {
             let first = &self.processes[*first].planned;
             let _ = writeln!(
                 out,
-                "Your cluster can now be accessed at {} (arangosh --server.endpoint {})",
+                "Your cluster can now be accessed at {} (with any ArangoDB driver, curl, or \
+                 quince import --server.endpoint {})",
                 first.url(),
                 first.endpoint()
             );
