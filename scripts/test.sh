@@ -4,6 +4,7 @@
 #   1. cargo fmt --check, cargo clippy -D warnings   the code's own hygiene
 #   2. cargo test --workspace        unit, property and integration tests of the crates
 #   3. cargo build                   the debug binaries the process-level suites start
+#      (stages 1 to 3 run with no protoc on PATH: the build needs only the Rust toolchain)
 #   4. pytest tests/python           python-arango driver suites and curl-level HTTP suites
 #   5. node tests/js                 arangojs suites with Node's built-in test runner
 #   6. tests/crash/kill_loop.py      kill -9 at random moments under every kind of writer
@@ -18,17 +19,21 @@
 #                                    when the advisory database can be fetched)
 #
 # Works on a fresh Debian machine that has the Rust toolchain and python3: it installs curl,
-# gcc, openssl, python3-venv, protobuf-compiler (protoc, which the etcd client's build needs) and
-# etcd-server (the etcd members the metadata store's tests start) with apt-get only when they are
-# missing, and creates .venv (pinned packages from tests/requirements.txt) only when it is missing
-# or the requirements changed. The stages run with QUINCE_REQUIRE_ETCD=1, so a test that needs
+# gcc and libc6-dev, make, openssl, python3-venv, etcd-server (the etcd members the metadata store's
+# and the cluster's tests start), etcd-client (etcdctl, which the cluster join test uses),
+# iproute2 (ip, for the partition tests' network namespaces), nodejs and npm with apt-get only
+# when they are missing, and creates .venv (pinned packages from tests/requirements.txt) only
+# when it is missing or the requirements changed; cargo-fuzz and cargo-deny are installed from
+# crates.io into ~/.cargo/bin the first time. The stages run with QUINCE_REQUIRE_ETCD=1, so a test that needs
 # etcd fails rather than skips when the etcd binary is missing.
 # The arangojs stage installs nodejs and npm the same way, and runs `npm ci` in tests/js only
 # when its node_modules is missing or package-lock.json changed.
 # The power-cut stage needs root and /dev/fuse (it fails without them); the full-disk stage
 # needs root (it says it skipped without it).
 # Every stage runs even when an earlier one failed (except those that need the binary), so one
-# run shows every failure; the exit status is non-zero when any stage failed.
+# run shows every failure; the exit status is non-zero when any stage failed, or when the whole
+# run took longer than QUINCE_TEST_BUDGET seconds (default 1800: CI's budget is 30 minutes).
+# The summary is a table of every stage's outcome and time, and the total.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -44,6 +49,7 @@ STAGE_NAMES=()
 STAGE_RESULTS=()
 STAGE_SECONDS=()
 FAILED=0
+BUDGET="${QUINCE_TEST_BUDGET:-1800}"
 
 log() { printf '\n==> %s\n' "$*"; }
 
@@ -83,7 +89,12 @@ summary() {
     printf '  %-34s %-32s %5ss\n' "${STAGE_NAMES[$i]}" "${STAGE_RESULTS[$i]}" "${STAGE_SECONDS[$i]}"
     [[ "${STAGE_RESULTS[$i]}" == passed ]] && passed=$((passed + 1))
   done
+  printf '  %-34s %-32s %5ss\n' "total" "(budget ${BUDGET}s)" "$SECONDS"
   printf 'stages: %d passed, %d failed\n' "$passed" "$FAILED"
+  if [[ $SECONDS -gt $BUDGET ]]; then
+    printf 'FAILED: the run took %ss, over its budget of %ss\n' "$SECONDS" "$BUDGET"
+    FAILED=$((FAILED + 1))
+  fi
 }
 
 apt_updated=0
@@ -106,12 +117,10 @@ command -v cargo >/dev/null 2>&1 || { echo "cargo not found: install the Rust to
 command -v python3 >/dev/null 2>&1 || apt_install python3
 command -v curl >/dev/null 2>&1 || apt_install curl ca-certificates
 command -v gcc >/dev/null 2>&1 || apt_install gcc libc6-dev
+# jemalloc (the server's allocator) builds its C code with configure and make.
+command -v make >/dev/null 2>&1 || apt_install make
 # The TLS suites make their certificate authorities with the openssl command.
 command -v openssl >/dev/null 2>&1 || apt_install openssl
-# etcd-client (quince-meta) compiles etcd's protobuf definitions with protoc when it is built.
-# (--no-install-recommends leaves out its well-known types, which etcd's definitions import.)
-command -v protoc >/dev/null 2>&1 || apt_install protobuf-compiler
-[[ -f /usr/include/google/protobuf/descriptor.proto ]] || apt_install libprotobuf-dev
 # quince-meta's tests start real etcd members (crates/meta/tests/support); with this set they
 # fail instead of skipping when the etcd binary is missing.
 command -v etcd >/dev/null 2>&1 || apt_install etcd-server
@@ -137,16 +146,47 @@ if [[ ! -x "$VENV/bin/python" || ! -f "$stamp" || "$(cat "$stamp")" != "$require
 fi
 "$VENV/bin/python" -m pip list --disable-pip-version-check 2>/dev/null | grep -Ei '^(python-arango|pytest|requests) '
 
+# Runs "$@" where no protoc can be found, as on a machine with only the Rust toolchain: each
+# PATH directory that holds a protoc is replaced by a directory of links to everything else in
+# it, and PROTOC names nothing. The build must not need protoc (docs/architecture.md).
+without_protoc() {
+  local shadow dir entry path="" status=0
+  shadow="$(mktemp -d "${TMPDIR:-/tmp}/quince-no-protoc.XXXXXX")"
+  local IFS=:
+  for dir in $PATH; do
+    if [[ -n "$dir" && -e "$dir/protoc" ]]; then
+      local copy="$shadow/${dir//\//_}"
+      mkdir -p "$copy"
+      for entry in "$dir"/*; do
+        [[ "${entry##*/}" == protoc ]] || ln -s "$entry" "$copy/"
+      done
+      dir="$copy"
+    fi
+    path="${path:+$path:}$dir"
+  done
+  unset IFS
+  if PATH="$path" command -v protoc >/dev/null 2>&1; then
+    echo "without_protoc: protoc is still on PATH" >&2
+    rm -rf "$shadow"
+    return 1
+  fi
+  PATH="$path" PROTOC=/nonexistent/protoc "$@" || status=$?
+  rm -rf "$shadow"
+  return $status
+}
+export -f without_protoc
+
 # --- the stages -------------------------------------------------------------------------------
 lint() {
   cargo fmt --all -- --check && cargo clippy --workspace --all-targets --quiet -- -D warnings
 }
 export -f lint
-run_stage "cargo fmt, cargo clippy" 1800 bash -c lint
+run_stage "cargo fmt, cargo clippy" 1800 bash -c "without_protoc lint"
 
-run_stage "cargo test --workspace" 3000 cargo test --workspace --quiet
+run_stage "cargo test --workspace" 3000 bash -c "without_protoc cargo test --workspace --quiet"
 
-run_stage "cargo build" 1800 cargo build --quiet -p quince-server -p quince-powercut
+run_stage "cargo build (no protoc on PATH)" 1800 \
+  bash -c "without_protoc cargo build --quiet -p quince-server -p quince-powercut"
 built=0
 [[ "${STAGE_RESULTS[-1]}" == passed && -x "$QUINCE_BIN" ]] && built=1
 
