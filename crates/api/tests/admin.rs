@@ -1,6 +1,6 @@
 //! Server-information endpoints and `/_open/auth` through the pipeline.
 
-mod support;
+use crate::support;
 
 use http::Method;
 use serde_json::Value;

@@ -3,7 +3,7 @@
 //! honest 501 without hooks; plus the hook-free admin calls (tasks, target version, routing
 //! reload, api calls).
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

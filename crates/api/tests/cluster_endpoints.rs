@@ -2,7 +2,7 @@
 //! member answers with its `ClusterOps` installed (a recording fake here; the cluster crate's
 //! own tests cover the real one over a metadata store).
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

@@ -6,7 +6,7 @@
 //! requests travel as HTTP requests into `Api::serve`, without sockets (the harness in
 //! `coordinator_support/`, shared with `coordinator_transactions.rs`).
 
-mod coordinator_support;
+use crate::coordinator_support;
 
 use quince_ops::{IndexLookup, ReadRequest, WriteKind, WriteOptions, WriteRequest};
 use serde_json::{json, Value};

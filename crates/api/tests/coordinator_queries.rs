@@ -8,7 +8,7 @@
 //! It fails if a filter, projection, sort or limit is not sent to the shards (the documents and bytes
 //! the shards' cursors sent are counted), or if sending one changes a result.
 
-mod coordinator_support;
+use crate::coordinator_support;
 
 use std::sync::Arc;
 

@@ -5,7 +5,7 @@
 //! ids, and commits or aborts them all; an all-or-nothing import (`complete=true`) through the
 //! api over the coordinator runs in such a transaction.
 
-mod coordinator_support;
+use crate::coordinator_support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `/_api/database` through the pipeline: list, current, user, create (with users), drop, and
 //! the rule that only `_system` manages databases.
 
-mod support;
+use crate::support;
 
 use http::Method;
 use support::Server;

@@ -1,7 +1,7 @@
 //! `POST /_api/import` through the whole pipeline: every body layout, every parameter, the
 //! all-or-nothing rollback, and bodies that stream past `--http.max-body-size`.
 
-mod support;
+use crate::support;
 
 use std::collections::VecDeque;
 use std::io::Write;

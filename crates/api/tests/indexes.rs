@@ -3,7 +3,7 @@
 //! and fulltext indexes, and a collection's figures count and describe its indexes, in an edge
 //! collection its edge index too.
 
-mod support;
+use crate::support;
 
 use http::Method;
 use serde_json::json;

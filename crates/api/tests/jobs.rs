@@ -3,7 +3,7 @@
 //! Covers the shared queue bound, the stored reply, cancel of a queued job, and shutdown's
 //! drain (queued jobs finished, or dropped and never started when the drain times out).
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

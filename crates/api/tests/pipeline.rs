@@ -2,7 +2,7 @@
 //! access, queue time, in-flight bound, body size and encoding; and the headers of every
 //! reply.
 
-mod support;
+use crate::support;
 
 use std::future::Future;
 use std::io::Write;

@@ -1,7 +1,7 @@
 //! `/_api/replication/...`: the cluster-internal route of DB servers. Only a superuser reaches
 //! the installed cluster part; without one installed the path does not exist.
 
-mod support;
+use crate::support;
 
 use std::sync::{Arc, Mutex};
 

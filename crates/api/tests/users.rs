@@ -2,7 +2,7 @@
 //! writes, the deny-by-default rule for families without checks of their own, and the cache
 //! that spares steady-state Basic authentication a password hash.
 
-mod support;
+use crate::support;
 
 use http::Method;
 use support::{basic, request, Server};

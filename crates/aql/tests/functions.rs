@@ -5,7 +5,7 @@
 // The expected values are the reference's printed results, digit for digit.
 #![allow(clippy::approx_constant, clippy::excessive_precision)]
 
-mod support;
+use crate::support;
 
 use serde_json::{json, Value};
 use support::TestContext;

@@ -12,7 +12,7 @@
 //! What it is not: the fuzz target (`fuzz/fuzz_targets/aql_functions.rs`), which goes on
 //! from here with random inputs for as long as it is given.
 
-mod support;
+use crate::support;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! parameter (as python-arango's `find_near` sends it) or by a collection bind parameter, and
 //! ArangoDB's errors without a suitable index (1570, 1571).
 
-mod engine;
+use crate::engine;
 
 use std::sync::Arc;
 

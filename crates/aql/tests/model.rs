@@ -6,7 +6,7 @@
 //! It fails if any plan (full scan, index range, index order replacing a SORT, projection
 //! from an index entry) gives a different answer from the model.
 
-mod engine;
+use crate::engine;
 
 use std::cmp::Ordering;
 use std::sync::Arc;

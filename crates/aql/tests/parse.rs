@@ -2,7 +2,7 @@
 //! tree it must give, operator precedence, python-arango's query templates, and the errors
 //! (codes, wording and positions) ArangoDB gives for malformed queries.
 
-mod common;
+use crate::common;
 
 use common::*;
 use quince_aql::ast::*;

@@ -3,7 +3,7 @@
 //! searches, the errors ArangoDB gives for malformed ones (with positions), the collections
 //! `POST /_api/query` lists for them, and their AST JSON.
 
-mod common;
+use crate::common;
 
 use common::*;
 use quince_aql::ast::*;

@@ -2,7 +2,7 @@
 //! the same tree. Covers every operator, quantifiers, ternaries, ranges, calls, member
 //! access, literals with escapes and bind parameters.
 
-mod common;
+use crate::common;
 
 use common::*;
 use proptest::prelude::*;

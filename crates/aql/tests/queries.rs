@@ -5,7 +5,7 @@
 //! Every row fails if its construct breaks: the expected values are the documented ones
 //! (type order, null handling, COLLECT's sorted groups, LIMIT's offset, subquery arrays).
 
-mod engine;
+use crate::engine;
 
 use std::sync::Arc;
 

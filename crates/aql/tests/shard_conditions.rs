@@ -7,8 +7,8 @@
 //! It fails if the renderer writes an operator, a quantifier, a literal, an attribute name or
 //! a parameter wrongly, or renders a condition that a shard would answer differently.
 
-mod common;
-mod engine;
+use crate::common;
+use crate::engine;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! the in-process transport (the harness in `dbservers/`). The Plan is written here as a
 //! coordinator would.
 
-mod dbservers;
+use crate::dbservers;
 
 use std::sync::Arc;
 

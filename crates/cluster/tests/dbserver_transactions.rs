@@ -5,7 +5,7 @@
 //! engines in temporary directories, the in-process transport (the harness in `dbservers/`,
 //! shared with `dbserver_replication.rs`), with every apply request recorded.
 
-mod dbservers;
+use crate::dbservers;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Supervision over the in-memory store: health judgement, failover, repair, maintenance,
 //! fencing, and the runner thread.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! items are one storage group, and a transaction's parts commit together. (Before transaction
 //! groups, a crash kept a prefix of a multi-document request.)
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! Here the bound is 16 files (`DbConfig::open_files_max`); the process's descriptor count is
 //! read from `/proc/self/fd`.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 //! directory renamed as dropped, or one that holds no data yet (an interrupted create). Anything
 //! else stops the catalog from opening with 1101, and is left exactly as it is.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

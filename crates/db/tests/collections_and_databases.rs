@@ -2,7 +2,7 @@
 //! validations, lookup by name and id, drop, rename, properties, count, figures, revision,
 //! checksum, truncate, compact), with ArangoDB's errors.
 
-mod common;
+use crate::common;
 
 use common::{collection, create, open_os, opts};
 use quince_db::{CollectionType, PropertiesUpdate};

@@ -2,7 +2,7 @@
 //! attributes into the same document many times, and at the end every attribute of every
 //! thread is present with its last value.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! every catalog change (create, rename, drop, properties), and the catalog reopens cleanly,
 //! whatever prefix of unsynced bytes survived.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

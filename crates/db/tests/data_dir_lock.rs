@@ -1,7 +1,7 @@
 //! One data directory, one server: a second catalog on a directory in use fails with a clear
 //! error (errorNum 1107), and succeeds once the first one shut down.
 
-mod common;
+use crate::common;
 
 use common::{config, open_os};
 use quince_db::Catalog;

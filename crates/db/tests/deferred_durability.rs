@@ -3,7 +3,7 @@
 //! file system's durable image), or with the storage error when the fsync fails; an unsynced
 //! write, or one that writes nothing, has no handle.
 
-mod common;
+use crate::common;
 
 use std::sync::mpsc;
 use std::time::Duration;

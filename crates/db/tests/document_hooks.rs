@@ -5,7 +5,7 @@
 //! The derived state under test is a small unique index on one attribute, written here the way
 //! the index issue's unique indexes will use the hooks.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! - on a full disk a drop used to fail, because it first wrote a temporary `parameter.json`;
 //!   freeing space through the API must work on a full disk, and the rename writes no data.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

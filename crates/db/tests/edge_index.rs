@@ -3,7 +3,7 @@
 //! on open, untouched by compaction, merged with a stream transaction's own writes, and a
 //! property test that compares every edge lookup with a brute-force filter over the edges.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@
 //! - a collection whose journal was sealed just before the disk filled could not be opened, so
 //!   the server could not start on a full disk.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! and, or, not) against a brute-force evaluation over random texts (a property test), what
 //! survives churn, a compaction and a restart, and a stream transaction's view.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! included), what survives churn, a compaction and a restart, and a stream transaction's view
 //! (its own inserts, moves and removals merged into the committed hits, limits kept).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

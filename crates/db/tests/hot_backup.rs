@@ -5,7 +5,7 @@
 //! either no backup or a restorable one, and either the old state or the new one; deleting
 //! works; handles from before a restore answer errors, not data.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

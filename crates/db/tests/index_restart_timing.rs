@@ -4,7 +4,7 @@
 //! `cargo test --release -p quince-db --test index_restart_timing -- --ignored --nocapture`.
 //! `docs/storage-format.md` records the figures.
 
-mod common;
+use crate::common;
 
 use std::time::Instant;
 

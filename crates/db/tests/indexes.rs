@@ -3,7 +3,7 @@
 //! compaction and a truncate, dropping and renaming, and a property test that compares every
 //! `index_lookup` with a brute-force filter and sort over the same documents.
 
-mod common;
+use crate::common;
 
 use std::cmp::Ordering;
 use std::ops::Bound;

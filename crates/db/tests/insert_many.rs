@@ -3,7 +3,7 @@
 //! repeated keys within the batch), leaves the same documents, and hands back one durability
 //! for a synced batch that covers every write.
 
-mod common;
+use crate::common;
 
 use common::{collection, comparable, create, open_os, opts, read};
 use quince_db::{Collection, CollectionType, OverwriteMode, WriteOptions, WriteOutcome};

@@ -4,7 +4,7 @@
 //! answer the same outcomes and errors item by item and leave the same stored bytes (up to the
 //! revisions, which differ between two runs).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

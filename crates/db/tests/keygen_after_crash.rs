@@ -3,7 +3,7 @@
 //! generator's `lastValue`, the generator could hand the same key out again. Keys of the
 //! traditional, autoincrement and padded generators never repeat, crash or no crash.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -1,7 +1,7 @@
 //! Random sequences of document operations agree with a `BTreeMap` model, before and after a
 //! restart: every key holds the value the model says, with the revision of its last write.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

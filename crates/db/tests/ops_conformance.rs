@@ -7,7 +7,7 @@
 //! real temporary directory, and the in-memory fake. A new implementation is added with one
 //! function that makes its `Subject` and its name in the `conformance!` line at the bottom.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -2,7 +2,7 @@
 //! only (0700 / 0600): they hold documents and users' password hashes. A data directory the
 //! server creates is made durable in its parent.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;

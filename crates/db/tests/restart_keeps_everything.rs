@@ -2,7 +2,7 @@
 //! key generators' `lastValue`, renames, dropped collections and databases staying dropped,
 //! and revisions after the restart exceeding every stored one.
 
-mod common;
+use crate::common;
 
 use common::{collection, create, open_os, opts, read};
 use quince_db::{CollectionType, PropertiesUpdate};

@@ -3,7 +3,7 @@
 //! writes, overwriting inserts (the import's write form), stream transactions, AQL `INSERT`
 //! and `UPDATE`, and both properties surviving a restart.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

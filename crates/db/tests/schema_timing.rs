@@ -5,7 +5,7 @@
 //! per document. Run by hand on one machine:
 //! `cargo test --release -p quince-db --test schema_timing -- --ignored --nocapture`
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Instant;

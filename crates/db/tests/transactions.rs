@@ -5,7 +5,7 @@
 //! share, the read-only bound, the administrators' reserve, the total, and that transactions
 //! a request opens for itself take no slot).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! seconds in the past, through the write path, so the collection's other indexes see the
 //! removals; documents with a later date, or with no date at all, stay.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};

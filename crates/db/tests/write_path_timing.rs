@@ -4,7 +4,7 @@
 //! after a change to the write path, on the same machine:
 //! `cargo test --release -p quince-db --test write_path_timing -- --ignored --nocapture`
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Instant;

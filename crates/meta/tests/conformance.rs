@@ -6,7 +6,7 @@
 //! The etcd variants skip with a message when the `etcd` binary is missing, unless
 //! `QUINCE_REQUIRE_ETCD=1` is set.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -10,7 +10,7 @@
 //!
 //! Skips with a message when the `etcd` binary is missing, unless `QUINCE_REQUIRE_ETCD=1`.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

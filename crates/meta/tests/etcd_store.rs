@@ -3,7 +3,7 @@
 //! starts a single-member etcd; it skips with a message when the `etcd` binary is missing,
 //! unless `QUINCE_REQUIRE_ETCD=1` is set.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

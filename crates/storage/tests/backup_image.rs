@@ -4,7 +4,7 @@
 //! afterwards (more writes, seals, compaction deleting the files the image links, a truncate)
 //! changes no byte of the image, and a store opened from the image takes writes and reopens.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! The basic contract on the real file system: create, write, read, remove, reopen.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

@@ -3,7 +3,7 @@
 //! deleted right after. (A drop used to race the background hint writer and fail with
 //! "Directory not empty".)
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

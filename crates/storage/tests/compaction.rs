@@ -1,7 +1,7 @@
 //! Compaction reclaims dead bytes, keeps every key's latest version, survives a reopen, and
 //! loses nothing written by concurrent writers.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

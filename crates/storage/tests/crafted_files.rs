@@ -4,7 +4,7 @@
 //! (a hint it cannot trust is ignored and its datafile scanned), or refuse with `Corrupted`, or
 //! refuse the one read; never panic, never serve what was not written.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

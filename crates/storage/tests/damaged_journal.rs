@@ -5,7 +5,7 @@
 //! record with a bad checksum), is corruption: the store refuses to open (errorNum 1100) and
 //! leaves the file exactly as it found it.
 
-mod common;
+use crate::common;
 
 use common::{dir, files_named, put, reopen, sim_store};
 use quince_storage::io::SimFileIo;

@@ -3,7 +3,7 @@
 //! blocking the caller, and fires with an error when the fsync fails (the store is poisoned).
 //! Checked against `SimFileIo`'s durable image: what a crash at the moment of the callback keeps.
 
-mod common;
+use crate::common;
 
 use std::sync::mpsc;
 use std::sync::Arc;

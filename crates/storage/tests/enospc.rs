@@ -3,7 +3,7 @@
 //! whose journals are all sealed opens on a full disk: the journal its next write needs cannot
 //! be started (`Full`, nothing poisoned), and is once there is room.
 
-mod common;
+use crate::common;
 
 use common::{put, reopen, sim_store, value};
 use quince_storage::StorageError;

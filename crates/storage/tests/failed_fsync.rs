@@ -1,7 +1,7 @@
 //! A failed fsync poisons the store: the failing write is not acknowledged, every later write
 //! fails with `Poisoned`, reads keep working, and a reopen recovers everything synced before.
 
-mod common;
+use crate::common;
 
 use common::{put, reopen, sim_store, value};
 use quince_storage::StorageError;

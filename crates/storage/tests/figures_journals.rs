@@ -2,7 +2,7 @@
 //! yet), never the spare journal the maintenance pass makes ahead of need, not even while it is
 //! being made.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! Group commit: concurrent syncing writers share fsyncs, and every acknowledged write is
 //! durable (it survives a crash that keeps only synced bytes).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -3,7 +3,7 @@
 //! participant; a part whose commit point did not survive is cut by `settle`, one whose commit
 //! point did is kept; `newest_commit` survives compaction and reopening.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -3,7 +3,7 @@
 //! commit records are kept, so the newest commit (and the verdict on a pending part that
 //! depends on it) survives the salvage.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! nothing after a crash at any byte of its append, its items see each other's staged versions,
 //! a group larger than the journal gets a journal of its own, and a dropped part writes nothing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -14,7 +14,7 @@
 //! the number of writes acknowledged durable before the crash, and open the same after a
 //! second crash.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

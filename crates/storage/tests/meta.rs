@@ -2,7 +2,7 @@
 //! (as a prefix of the journal: if a write after it survived, it did), hint-based reopening,
 //! truncation and compaction that drops every file it was written in.
 
-mod common;
+use crate::common;
 
 use common::{dir, files_named, put, remove, reopen, sim_store};
 

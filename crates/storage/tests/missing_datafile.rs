@@ -4,7 +4,7 @@
 //! compaction output that is there, stops the store from opening (errorNum 1100), and nothing
 //! is deleted.
 
-mod common;
+use crate::common;
 
 use common::{dir, files_named, put, reopen, sim_store};
 use quince_storage::io::{FileIo, SimFileIo};

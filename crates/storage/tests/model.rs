@@ -28,7 +28,7 @@
 //! Half of the cases run the store behind `CachedFileIo` with one to three descriptors, so
 //! descriptors are closed (synced first) and reopened across every operation.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 

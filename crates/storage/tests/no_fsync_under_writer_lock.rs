@@ -11,7 +11,7 @@
 //! without waiting for durability, so any fsync they make is made under the writer lock, on the
 //! request path. (A transaction spanning several stores does wait, by design: `group.rs`.)
 
-mod common;
+use crate::common;
 
 use std::cell::Cell;
 use std::io;

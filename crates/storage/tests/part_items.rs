@@ -4,7 +4,7 @@
 //! alone; a failed append leaves none of the group visible and poisons the store. (Atomicity
 //! across a crash, staged versions and oversized groups: `group_single.rs`.)
 
-mod common;
+use crate::common;
 
 use common::{put, reopen, sim_store, value};
 use proptest::prelude::*;

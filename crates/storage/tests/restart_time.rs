@@ -2,7 +2,7 @@
 //! real file system. Prints the time (no timing assertion: machines differ); checks the result.
 //! `QUINCE_RESTART_DOCS` changes the count (e.g. 1000000 for the 1M figure in the report).
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! Journal rotation: a small journal size seals many datafiles, figures follow, hint files
 //! make a reopen skip scanning datafiles, and a missing hint falls back to a strict scan.
 
-mod common;
+use crate::common;
 
 use common::{dir, files_named, put, reopen, sim_store, value};
 use quince_storage::StorageError;

@@ -5,7 +5,7 @@
 //!
 //! `cargo test --release -p quince-storage --test rotation_timing -- --ignored --nocapture`
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 //! without salvage. An interrupted salvage is refused by a plain open and finished by the next
 //! salvaging one.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 

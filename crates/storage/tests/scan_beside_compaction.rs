@@ -1,7 +1,7 @@
 //! A scan that pauses (a streaming query waiting for its client) delays compaction of its
 //! store, but never the other scans: a scan started while compaction waits runs at once.
 
-mod common;
+use crate::common;
 
 use std::sync::mpsc;
 use std::sync::Arc;

@@ -6,7 +6,7 @@
 //! background fsync (every 100 ms) leaves little unsynced data in a journal when it is sealed;
 //! a `sync` every 1,000 writes stands in for it here, so the seal's own fsync is realistic.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -3,7 +3,7 @@
 //! writing and reopening afterwards work. Tails a crash cannot leave are in
 //! `damaged_journal.rs`.
 
-mod common;
+use crate::common;
 
 use common::{dir, files_named, put, reopen, sim_store, value};
 use quince_storage::io::SimFileIo;

@@ -20,7 +20,7 @@
 //! A write or commit that failed after reaching a journal poisons its stores; its units join
 //! the history (they may or may not have survived), and nothing follows them in those stores.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
