@@ -66,6 +66,9 @@ impl Default for EtcdOptions {
     }
 }
 
+/// How often an open stream's connection is pinged: above etcd's 5 s minimum
+/// (`etcd_wire::ConnectOptions::keep_alive`).
+const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(10);
 /// Connection-level failures in a row after which the client is replaced.
 const RECONNECT_AFTER_FAILURES: u32 = 8;
 /// The shortest time one try of a repeatable call is given.
@@ -138,7 +141,7 @@ fn normalize_endpoint(endpoint: &str) -> Result<String, MetaError> {
 fn new_client(endpoints: &[String], options: &EtcdOptions) -> Result<Rpc, MetaError> {
     let connect = ConnectOptions {
         connect_timeout: options.connect_timeout,
-        keep_alive: Some((Duration::from_secs(2), options.connect_timeout)),
+        keep_alive: Some((KEEP_ALIVE_INTERVAL, options.connect_timeout)),
         require_leader: true,
     };
     Rpc::new(endpoints, &connect).map_err(|e| MetaError::Unavailable(format!("etcd client: {e}")))
@@ -171,15 +174,28 @@ const GRPC_UNKNOWN: i32 = 2;
 const GRPC_DEADLINE_EXCEEDED: i32 = 4;
 const GRPC_UNAVAILABLE: i32 = 14;
 
+/// Whether `status` came from a connection that could not be made (tonic's `ConnectError`
+/// somewhere in its sources): the request never left.
+fn connect_failed(status: &Status) -> bool {
+    let mut source = std::error::Error::source(status);
+    while let Some(error) = source {
+        if error.is::<tonic::ConnectError>() {
+            return true;
+        }
+        source = error.source();
+    }
+    false
+}
+
 fn classify(status: &Status) -> Failure {
     let message = status.message().to_ascii_lowercase();
     let source = format!("{status:?}").to_ascii_lowercase();
     let code = i32::from(status.code());
     if message.contains("no leader")
         || message.starts_with(wire::NOT_READY)
+        || connect_failed(status)
         || source.contains("tcp connect error")
         || source.contains("connection refused")
-        || source.contains("error trying to connect")
     {
         Failure::Unsent
     } else if [
@@ -196,8 +212,16 @@ fn classify(status: &Status) -> Failure {
     }
 }
 
+/// The error for a call that failed: etcd's code and message, and the causes below them
+/// (a transport error's own message says only "transport error").
 fn unavailable(status: &Status) -> MetaError {
-    MetaError::Unavailable(format!("etcd: {}: {}", status.code(), status.message()))
+    let mut text = format!("etcd: {}: {}", status.code(), status.message());
+    let mut source = std::error::Error::source(status);
+    while let Some(error) = source {
+        text.push_str(&format!(": {error}"));
+        source = error.source();
+    }
+    MetaError::Unavailable(text)
 }
 
 impl Shared {
@@ -809,6 +833,11 @@ async fn read_watch(
     }
 }
 
+/// Streams of one watch in a row that may break soon after opening, before any event, before
+/// the watch gives up; and what "soon" is.
+const WATCH_STALLS_MAX: u32 = 50;
+const WATCH_STALL_WITHIN: Duration = Duration::from_secs(1);
+
 /// Follows a watch, resuming a broken stream from the revision after the last delivered.
 async fn follow_watch(
     shared: Arc<Shared>,
@@ -818,7 +847,15 @@ async fn follow_watch(
     events: std::sync::mpsc::Sender<Result<Vec<Event>, MetaError>>,
 ) {
     let mut next_revision = from_revision;
+    // Streams in a row that broke within WATCH_STALL_WITHIN of opening without delivering
+    // anything, and the pause before the next resume: a stream that breaks at once again and
+    // again (an answer the client refuses, say) must not spin, and ends the watch with an
+    // error after WATCH_STALLS_MAX. A quiet stream that lived longer is no stall.
+    let mut stalls = 0;
+    let mut pause = RETRY_PAUSE_MIN;
     loop {
+        let before = next_revision;
+        let opened = tokio::time::Instant::now();
         let reason = match read_watch(&mut stream, &events, &mut next_revision).await {
             WatchEnd::Dropped => return,
             WatchEnd::Compacted(revision) => {
@@ -827,6 +864,20 @@ async fn follow_watch(
             }
             WatchEnd::Broken(reason) => reason,
         };
+        if next_revision == before && opened.elapsed() < WATCH_STALL_WITHIN {
+            stalls += 1;
+            if stalls > WATCH_STALLS_MAX {
+                let _ = events.send(Err(MetaError::Unavailable(format!(
+                    "etcd watch broke {stalls} times in a row without an event ({reason})"
+                ))));
+                return;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(RETRY_PAUSE_MAX);
+        } else {
+            stalls = 0;
+            pause = RETRY_PAUSE_MIN;
+        }
         let resume = tokio::time::timeout(
             shared.options.call_timeout,
             open_watch(&shared, &prefix, next_revision),
@@ -862,6 +913,46 @@ mod tests {
         assert!(normalize_endpoint("ssl://h:1").is_err());
         assert!(normalize_endpoint("h").is_err());
         assert!(normalize_endpoint("").is_err());
+    }
+
+    /// A call to a port nobody listens on fails as "not sent" (so a transaction may be sent
+    /// again elsewhere), found through tonic's `ConnectError` rather than the message.
+    #[test]
+    fn a_refused_connection_counts_as_not_sent() {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let status = runtime.block_on(async {
+            let options = ConnectOptions {
+                connect_timeout: Duration::from_secs(2),
+                keep_alive: None,
+                require_leader: true,
+            };
+            let rpc = Rpc::new(&[format!("http://127.0.0.1:{port}")], &options).unwrap();
+            rpc.status().await.unwrap_err()
+        });
+        assert!(connect_failed(&status), "{status:?}");
+        assert!(classify(&status) == Failure::Unsent, "{status:?}");
+        let MetaError::Unavailable(text) = unavailable(&status) else {
+            panic!("not Unavailable")
+        };
+        assert!(text.to_ascii_lowercase().contains("refused"), "{text}");
+    }
+
+    #[test]
+    fn an_empty_endpoint_list_is_refused() {
+        let options = ConnectOptions {
+            connect_timeout: Duration::from_secs(1),
+            keep_alive: None,
+            require_leader: false,
+        };
+        assert!(Rpc::new(&[], &options).is_err());
     }
 
     #[test]

@@ -316,8 +316,11 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 pub struct ConnectOptions {
     /// The longest a TCP connection to one member may take.
     pub connect_timeout: Duration,
-    /// HTTP/2 pings: how often, and how long one may go unanswered before the connection
-    /// counts as broken.
+    /// HTTP/2 pings while a stream (a watch, a call) is open: how often, and how long one may
+    /// go unanswered before the connection counts as broken. etcd refuses pings more often
+    /// than its `--grpc-keepalive-min-time` (5 s by default) and any ping on a connection
+    /// with no stream, closing the connection after three (`too_many_pings`): so the interval
+    /// must be above 5 s, and idle connections are never pinged.
     pub keep_alive: Option<(Duration, Duration)>,
     /// Ask each member to refuse a request while it has no leader (etcd's `hasleader`
     /// metadata), so that a request to a cut-off member fails at once instead of waiting.
@@ -341,7 +344,12 @@ const REQUIRE_LEADER: (&str, &str) = ("hasleader", "true");
 impl Rpc {
     /// A client over `endpoints` (`http://host:port` each). Connections are made lazily, on
     /// the first call, so this never waits; a member that cannot be reached fails that call.
+    /// Must be called inside a tokio runtime (the channel's worker runs there); an empty list
+    /// is an error (every call would wait for a member for ever).
     pub fn new(endpoints: &[String], options: &ConnectOptions) -> Result<Rpc, String> {
+        if endpoints.is_empty() {
+            return Err("no etcd endpoint given".into());
+        }
         let mut list = Vec::with_capacity(endpoints.len());
         for endpoint in endpoints {
             let mut endpoint = Endpoint::from_shared(endpoint.clone())
@@ -351,7 +359,7 @@ impl Rpc {
                 endpoint = endpoint
                     .http2_keep_alive_interval(interval)
                     .keep_alive_timeout(timeout)
-                    .keep_alive_while_idle(true);
+                    .keep_alive_while_idle(false);
             }
             list.push(endpoint);
         }
@@ -373,7 +381,9 @@ impl Rpc {
     }
 
     async fn ready(&self) -> Result<Grpc<Channel>, Status> {
-        let mut grpc = Grpc::new(self.channel.clone());
+        // etcd's own client takes answers of any size (a range over a large prefix, a watch
+        // that resumes with up to 1,000 revisions in one answer); tonic's default is 4 MiB.
+        let mut grpc = Grpc::new(self.channel.clone()).max_decoding_message_size(usize::MAX);
         grpc.ready()
             .await
             .map_err(|e| Status::unavailable(format!("{NOT_READY}: {e}")))?;
