@@ -19,11 +19,11 @@
 #   FUZZ_CODEGEN_UNITS [16]  16 builds in about two thirds of the time of 1, and runs the
 #                            server targets about 40 % slower; use 1 for long runs (changing it
 #                            rebuilds everything)
-#   FUZZ_TARGET_DIR [~/.cache/quince/fuzz-target]  where the instrumented build goes: outside
-#                            the checkout, so a machine that runs the suite again (CI's, a
-#                            developer's) rebuilds only Quince's crates, not every dependency
-#                            (about 7 of the stage's 8 minutes on a fresh one). Emptied first
-#                            when it holds more than FUZZ_TARGET_MAX_GB [12] gigabytes.
+#   FUZZ_TARGET_DIR [${XDG_CACHE_HOME:-~/.cache}/quince/fuzz-target]  where the instrumented
+#                            build goes: outside the checkout, so a machine that runs the suite
+#                            again (CI's, a developer's) rebuilds only Quince's crates, not every
+#                            dependency (on two cores about 2.5 minutes instead of 7). Emptied
+#                            first when it holds more than FUZZ_TARGET_MAX_GB [12] GiB.
 #
 # Stable Rust: -Zsanitizer=address is unstable, so the build runs with RUSTC_BOOTSTRAP=1, which
 # lets stable rustc accept it (FUZZ_SANITIZER=none needs no such thing). cargo-fuzz is installed
@@ -81,7 +81,7 @@ build_start=$SECONDS
 mkdir -p "$FUZZ_TARGET_DIR"
 # Each change of Quince's crates adds their artifacts to the cache; cargo never removes old ones.
 if [[ "$(du -s --block-size=1G "$FUZZ_TARGET_DIR" | cut -f1)" -gt "$FUZZ_TARGET_MAX_GB" ]]; then
-  log "emptying $FUZZ_TARGET_DIR (over ${FUZZ_TARGET_MAX_GB} GB)"
+  log "emptying $FUZZ_TARGET_DIR (over ${FUZZ_TARGET_MAX_GB} GiB)"
   rm -rf "$FUZZ_TARGET_DIR"
   mkdir -p "$FUZZ_TARGET_DIR"
 fi

@@ -8,7 +8,8 @@
 #                                    built once, for the tests, instead of also checked apart
 #   2. cargo test --workspace        unit, property and integration tests of the crates
 #   3. cargo build                   the debug binaries the process-level suites start
-#      (stages 1 to 3 run with no protoc on PATH: the build needs only the Rust toolchain)
+#      (the clippy, test, build and fuzz stages run with no protoc on PATH: building needs
+#      only the Rust toolchain, a C compiler and make)
 #   4. pytest tests/python           python-arango driver suites and curl-level HTTP suites
 #   5. node tests/js                 arangojs suites with Node's built-in test runner
 #   6. tests/crash/kill_loop.py      kill -9 at random moments under every kind of writer
@@ -251,7 +252,7 @@ for stage in "${PROCESS_STAGES[@]}"; do
   fi
 done
 
-run_stage "cargo-fuzz targets" 900 bash scripts/fuzz.sh
+run_stage "cargo-fuzz targets" 900 bash -c "without_protoc bash scripts/fuzz.sh"
 
 # cargo-deny from crates.io, built once into ~/.cargo/bin. The advisory database is a git
 # repository on GitHub: it is checked when it can be fetched, and said so when it cannot.

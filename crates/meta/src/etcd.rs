@@ -866,7 +866,7 @@ async fn follow_watch(
         };
         if next_revision == before && opened.elapsed() < WATCH_STALL_WITHIN {
             stalls += 1;
-            if stalls > WATCH_STALLS_MAX {
+            if stalls >= WATCH_STALLS_MAX {
                 let _ = events.send(Err(MetaError::Unavailable(format!(
                     "etcd watch broke {stalls} times in a row without an event ({reason})"
                 ))));
