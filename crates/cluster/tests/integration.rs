@@ -4,7 +4,7 @@
 //! A binary of its own: `simulation.rs` (its modules name each other from the crate's root).
 //!
 //! Invariant: every `.rs` file of `tests/` is a module here or a `[[test]]` of its own in
-//! Cargo.toml (`autotests` is off); `every_test_file_is_built` fails otherwise.
+//! Cargo.toml (`autotests` is off); `quince-server`'s `test_files.rs` checks every crate.
 
 // Helpers the files share, compiled once.
 mod dbservers;
@@ -18,23 +18,3 @@ mod dbserver_replication;
 mod dbserver_transactions;
 #[path = "supervision.rs"]
 mod supervision;
-
-/// A test file that is neither a module here nor a `[[test]]` would never run.
-#[test]
-fn every_test_file_is_built() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    let here = include_str!("integration.rs");
-    for entry in std::fs::read_dir(dir.join("tests")).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        if !name.ends_with(".rs") || name == "integration.rs" {
-            continue;
-        }
-        let module = format!("#[path = \"{name}\"]");
-        let binary = format!("path = \"tests/{name}\"");
-        assert!(
-            here.contains(&module) || manifest.contains(&binary),
-            "tests/{name} is not built: add it to tests/integration.rs"
-        );
-    }
-}

@@ -5,7 +5,7 @@
 //! `descriptor_limit.rs` (lowers the process's descriptor limit).
 //!
 //! Invariant: every `.rs` file of `tests/` is a module here or a `[[test]]` of its own in
-//! Cargo.toml (`autotests` is off); `every_test_file_is_built` fails otherwise.
+//! Cargo.toml (`autotests` is off); `quince-server`'s `test_files.rs` checks every crate.
 
 // Helpers the files share, compiled once.
 mod common;
@@ -68,23 +68,3 @@ mod transactions;
 mod ttl_expiry;
 #[path = "write_path_timing.rs"]
 mod write_path_timing;
-
-/// A test file that is neither a module here nor a `[[test]]` would never run.
-#[test]
-fn every_test_file_is_built() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    let here = include_str!("integration.rs");
-    for entry in std::fs::read_dir(dir.join("tests")).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        if !name.ends_with(".rs") || name == "integration.rs" {
-            continue;
-        }
-        let module = format!("#[path = \"{name}\"]");
-        let binary = format!("path = \"tests/{name}\"");
-        assert!(
-            here.contains(&module) || manifest.contains(&binary),
-            "tests/{name} is not built: add it to tests/integration.rs"
-        );
-    }
-}

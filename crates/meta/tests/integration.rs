@@ -3,7 +3,7 @@
 //! tests run side by side (`cargo test -p quince-meta --test integration NAME::`).
 //!
 //! Invariant: every `.rs` file of `tests/` is a module here or a `[[test]]` of its own in
-//! Cargo.toml (`autotests` is off); `every_test_file_is_built` fails otherwise.
+//! Cargo.toml (`autotests` is off); `quince-server`'s `test_files.rs` checks every crate.
 
 // Helpers the files share, compiled once.
 mod support;
@@ -14,23 +14,3 @@ mod conformance;
 mod etcd_failover;
 #[path = "etcd_store.rs"]
 mod etcd_store;
-
-/// A test file that is neither a module here nor a `[[test]]` would never run.
-#[test]
-fn every_test_file_is_built() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    let here = include_str!("integration.rs");
-    for entry in std::fs::read_dir(dir.join("tests")).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        if !name.ends_with(".rs") || name == "integration.rs" {
-            continue;
-        }
-        let module = format!("#[path = \"{name}\"]");
-        let binary = format!("path = \"tests/{name}\"");
-        assert!(
-            here.contains(&module) || manifest.contains(&binary),
-            "tests/{name} is not built: add it to tests/integration.rs"
-        );
-    }
-}

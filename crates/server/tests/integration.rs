@@ -3,7 +3,7 @@
 //! tests run side by side (`cargo test -p quince-server --test integration NAME::`).
 //!
 //! Invariant: every `.rs` file of `tests/` is a module here or a `[[test]]` of its own in
-//! Cargo.toml (`autotests` is off); `every_test_file_is_built` fails otherwise.
+//! Cargo.toml (`autotests` is off); `quince-server`'s `test_files.rs` checks every crate.
 
 #[path = "h2c_upgrade.rs"]
 mod h2c_upgrade;
@@ -11,25 +11,7 @@ mod h2c_upgrade;
 mod help;
 #[path = "smoke.rs"]
 mod smoke;
+#[path = "test_files.rs"]
+mod test_files;
 #[path = "tls.rs"]
 mod tls;
-
-/// A test file that is neither a module here nor a `[[test]]` would never run.
-#[test]
-fn every_test_file_is_built() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
-    let here = include_str!("integration.rs");
-    for entry in std::fs::read_dir(dir.join("tests")).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        if !name.ends_with(".rs") || name == "integration.rs" {
-            continue;
-        }
-        let module = format!("#[path = \"{name}\"]");
-        let binary = format!("path = \"tests/{name}\"");
-        assert!(
-            here.contains(&module) || manifest.contains(&binary),
-            "tests/{name} is not built: add it to tests/integration.rs"
-        );
-    }
-}
