@@ -174,28 +174,23 @@ const GRPC_UNKNOWN: i32 = 2;
 const GRPC_DEADLINE_EXCEEDED: i32 = 4;
 const GRPC_UNAVAILABLE: i32 = 14;
 
+/// The errors below `status`, outermost first.
+fn causes(status: &Status) -> impl Iterator<Item = &(dyn std::error::Error + 'static)> {
+    std::iter::successors(std::error::Error::source(status), |error| error.source())
+}
+
 /// Whether `status` came from a connection that could not be made (tonic's `ConnectError`
-/// somewhere in its sources): the request never left.
+/// among its causes: a refused connection or a connect timeout): the request never left.
 fn connect_failed(status: &Status) -> bool {
-    let mut source = std::error::Error::source(status);
-    while let Some(error) = source {
-        if error.is::<tonic::ConnectError>() {
-            return true;
-        }
-        source = error.source();
-    }
-    false
+    causes(status).any(|error| error.is::<tonic::ConnectError>())
 }
 
 fn classify(status: &Status) -> Failure {
     let message = status.message().to_ascii_lowercase();
-    let source = format!("{status:?}").to_ascii_lowercase();
     let code = i32::from(status.code());
     if message.contains("no leader")
         || message.starts_with(wire::NOT_READY)
         || connect_failed(status)
-        || source.contains("tcp connect error")
-        || source.contains("connection refused")
     {
         Failure::Unsent
     } else if [
@@ -216,10 +211,8 @@ fn classify(status: &Status) -> Failure {
 /// (a transport error's own message says only "transport error").
 fn unavailable(status: &Status) -> MetaError {
     let mut text = format!("etcd: {}: {}", status.code(), status.message());
-    let mut source = std::error::Error::source(status);
-    while let Some(error) = source {
+    for error in causes(status) {
         text.push_str(&format!(": {error}"));
-        source = error.source();
     }
     MetaError::Unavailable(text)
 }
