@@ -189,20 +189,20 @@ run_stage "cargo fmt" 300 cargo fmt --all -- --check
 # libraries, binaries, tests, examples), in the build the tests then run from. CLIPPY_ARGS is
 # how cargo-clippy hands clippy-driver its arguments (separated by __CLIPPY_HACKERY__).
 CLIPPY_DRIVER="$(rustc --print sysroot)/bin/clippy-driver"
-clippy_build() {
+# Runs "$@" with clippy-driver compiling the workspace's crates, every lint denied.
+with_clippy() {
   [[ -x "$CLIPPY_DRIVER" ]] || { echo "no clippy-driver at $CLIPPY_DRIVER (rustup component add clippy)" >&2; return 1; }
-  RUSTC_WORKSPACE_WRAPPER="$CLIPPY_DRIVER" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__" \
-    cargo test --workspace --no-run --quiet
+  RUSTC_WORKSPACE_WRAPPER="$CLIPPY_DRIVER" CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__" "$@"
 }
-export -f clippy_build
+export -f with_clippy
 export CLIPPY_DRIVER
-run_stage "cargo clippy (in the test build)" 1800 bash -c "without_protoc clippy_build"
+run_stage "cargo clippy (in the test build)" 1800 \
+  bash -c "without_protoc with_clippy cargo test --workspace --no-run --quiet"
 
 # The tests run from that build (the same wrapper, so nothing is compiled again); when clippy
 # failed, from a plain build, so that the tests still report.
 if [[ "${STAGE_RESULTS[-1]}" == passed ]]; then
-  run_stage "cargo test --workspace" 3000 bash -c \
-    "RUSTC_WORKSPACE_WRAPPER=\"\$CLIPPY_DRIVER\" CLIPPY_ARGS=-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__ without_protoc cargo test --workspace --quiet"
+  run_stage "cargo test --workspace" 3000 bash -c "without_protoc with_clippy cargo test --workspace --quiet"
 else
   run_stage "cargo test --workspace" 3000 bash -c "without_protoc cargo test --workspace --quiet"
 fi
