@@ -1,7 +1,9 @@
 """Assertions shared by the curl-level suites: error bodies and the headers every reply carries.
 
 What it is: small checks on `requests` responses, each written once so every test applies the
-same contract (reference/arangodb-http-api.md §1 and §9).
+same contract (ArangoDB's documentation of request handling and errors:
+https://docs.arangodb.com/3.12/develop/http-api/general-request-handling/ and
+https://docs.arangodb.com/3.12/develop/error-codes/).
 
 What it is not: a client. Invariant: a check never retries or mutates anything.
 """

@@ -1,4 +1,4 @@
-//! Asynchronous execution (`reference/arangodb-http-api.md` §6): the pipeline step that turns
+//! Asynchronous execution (<https://docs.arangodb.com/3.12/develop/http-api/jobs/>): the pipeline step that turns
 //! a request with `x-arango-async: true|store` into a queued job, the worker pool that runs
 //! jobs, and the drain at shutdown.
 //!

@@ -1,5 +1,5 @@
-//! `/_api/database`: list, current, user, create and drop (`reference/arangodb-http-api.md`
-//! §7.1).
+//! `/_api/database`: list, current, user, create and drop
+//! (<https://docs.arangodb.com/3.12/develop/http-api/databases/>).
 //!
 //! What it is: the handlers of the database endpoints, over the operations interface ([`quince_ops::Engine`]).
 //!

@@ -4,7 +4,7 @@
 //! What it is: the caller of one request (a superuser, a user with a snapshot of their
 //! account, or nobody on an open path), its level on the request's database, the server's
 //! read-only mode as it was when the request arrived, and the rules of
-//! `reference/arangodb-http-api.md` §8: reading needs `ro`, writing `rw`; a collection's level
+//! <https://docs.arangodb.com/3.12/develop/http-api/users/>: reading needs `ro`, writing `rw`; a collection's level
 //! falls back to the database's; creating or dropping collections needs `rw` on the database;
 //! administration (users of others, databases) needs `rw` on `_system`.
 //!

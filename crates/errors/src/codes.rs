@@ -1,7 +1,7 @@
 //! The table of client-visible error codes: `errorNum`, name, default HTTP status, message.
 //!
 //! Names keep ArangoDB's (without the `TRI_ERROR_` prefix) so they grep against its docs.
-//! Numbers and statuses follow `reference/arangodb-http-api.md` §9.
+//! Numbers and statuses follow <https://docs.arangodb.com/3.12/develop/error-codes/>.
 
 /// One row of the table.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -143,7 +143,7 @@ proptest! {
 
 /// Measures comparisons per second (run with `--ignored --nocapture`).
 #[test]
-#[ignore]
+#[ignore = "a timing: run by hand with --ignored --nocapture"]
 fn comparison_throughput() {
     let ascii: Vec<String> = (0..1000)
         .map(|i| format!("user-{:05}-Name", (i * 7919) % 100_000))

@@ -1,4 +1,4 @@
-//! `/_api/version`, `/_api/engine` and `/_admin/*`: what the server says about itself (`reference/arangodb-http-api.md` §7.2).
+//! `/_api/version`, `/_api/engine` and `/_admin/*`: what the server says about itself (<https://docs.arangodb.com/3.12/develop/http-api/administration/>).
 //!
 //! What it is: [`server`] (version, engine, role, availability, time, license, metrics), [`status`] (`/_admin/status`), [`statistics`] (`/_admin/statistics` and its description) and [`echo`] (`/_admin/echo`);
 //! and the operator's calls: [`log`] (`/_admin/log*`: recent lines, levels, structured

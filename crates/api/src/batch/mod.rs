@@ -1,4 +1,4 @@
-//! `POST /_api/batch` (`reference/arangodb-http-api.md` §5): several requests in one
+//! `POST /_api/batch` (<https://docs.arangodb.com/3.12/develop/http-api/batch-requests/>): several requests in one
 //! multipart body, run in order, answered as one multipart reply.
 //!
 //! What it is: [`handle`]: checks the method (405), reads the envelope ([`multipart`]; any

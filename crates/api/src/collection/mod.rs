@@ -1,4 +1,4 @@
-//! `/_api/collection` and `/_api/key-generators` (`reference/arangodb-http-api.md` §3).
+//! `/_api/collection` and `/_api/key-generators` (<https://docs.arangodb.com/3.12/develop/http-api/collections/>).
 //!
 //! What it is: the dispatch on method and path (`/`, `/{name}`, `/{name}/{resource}`) onto the
 //! catalog calls of `quince-db`, and the replies in ArangoDB's shapes ([`render`]).

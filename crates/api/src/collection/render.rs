@@ -1,5 +1,5 @@
 //! The JSON shapes of collection replies: the properties object, the basic info, a list entry,
-//! and `figures` in MMFiles's shape beside 3.12's (`reference/arangodb-http-api.md` §3).
+//! and `figures` in MMFiles's shape beside 3.12's (<https://docs.arangodb.com/3.12/develop/http-api/collections/>).
 //!
 //! What it is: pure functions from the db layer's values to JSON objects, in ArangoDB's key
 //! order, so that handlers only add the endpoint-specific attributes.

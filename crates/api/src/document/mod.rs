@@ -1,4 +1,4 @@
-//! `/_api/document`: single and multi-document operations (`reference/arangodb-http-api.md` §2).
+//! `/_api/document`: single and multi-document operations (<https://docs.arangodb.com/3.12/develop/http-api/documents/>).
 //!
 //! What it is: the dispatch on method and path shape (`/{coll}/{key}` is one document,
 //! `/{coll}` with an array body is many, `POST /?collection=` is the legacy insert form, and

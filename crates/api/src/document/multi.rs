@@ -3,7 +3,7 @@
 //!
 //! What it is: one write request (or one bulk read) of the operations interface per HTTP
 //! request, run on the blocking pool (see the invariants for where not), and the rendering of
-//! its per-item results in input order (`reference/arangodb-http-api.md` §2.4). The items'
+//! its per-item results in input order (<https://docs.arangodb.com/3.12/develop/http-api/documents/>). The items'
 //! parsing (selectors, `_key`s) and per-item rules are the db layer's.
 //!
 //! What it is not: atomic. An item that fails does not undo or stop the others, and the HTTP

@@ -1,7 +1,7 @@
 //! The options of a document request, read from its query string and revision headers.
 //!
 //! What it is: [`write_options`] (the [`WriteOptions`] the db layer takes, from the parameters of
-//! `reference/arangodb-http-api.md` §2.2), [`silent`], and the `If-Match` / `If-None-Match`
+//! <https://docs.arangodb.com/3.12/develop/http-api/documents/>), [`silent`], and the `If-Match` / `If-None-Match`
 //! values with their ETag quotes stripped.
 //!
 //! What it is not: validation of the values against documents; the db layer decides what a

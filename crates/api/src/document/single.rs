@@ -3,7 +3,7 @@
 //!
 //! What it is: one function per form, mapping the request onto one call of the operations
 //! interface (a one-item write request for writes) and its outcome onto status, `etag`,
-//! `location` and body (`reference/arangodb-http-api.md` §2.1–§2.3).
+//! `location` and body (<https://docs.arangodb.com/3.12/develop/http-api/documents/>).
 //!
 //! What it is not: the revision rules themselves. Writes hand `If-Match` to the db layer, which
 //! answers 412/1200 with the current meta; only reads compare revisions here, because a read

@@ -1,5 +1,5 @@
 //! `POST /_api/import`: bulk import of JSON Lines, one JSON array, or the header-line format
-//! (`reference/arangodb-http-api.md` §4), streaming the body.
+//! (<https://docs.arangodb.com/3.12/develop/http-api/import/>), streaming the body.
 //!
 //! What it is: the handler. The pipeline hands it the request before reading the body (an
 //! import may be far larger than `--http.max-body-size`; its own bound is

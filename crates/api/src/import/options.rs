@@ -1,6 +1,6 @@
 //! The query parameters of `POST /_api/import`, parsed once into [`ImportOptions`].
 //!
-//! What it is: the rules of `reference/arangodb-http-api.md` §4 for each parameter: `type`
+//! What it is: the rules of <https://docs.arangodb.com/3.12/develop/http-api/import/> for each parameter: `type`
 //! (`documents`, `array`/`list`, `auto`, empty or absent for the header-line format, anything
 //! else 400/400), `collection` (400/1204 when missing), `onDuplicate` (unknown values mean
 //! `error`, as in ArangoDB), the `_from`/`_to` prefixes (a `/` appended when missing), and the

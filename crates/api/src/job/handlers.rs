@@ -1,4 +1,4 @@
-//! `/_api/job` and `/_admin/job` (`reference/arangodb-http-api.md` §6): fetch, status, lists,
+//! `/_api/job` and `/_admin/job` (<https://docs.arangodb.com/3.12/develop/http-api/jobs/>): fetch, status, lists,
 //! cancel and delete of stored asynchronous jobs.
 //!
 //! What it is: [`handle`], one match over method and path suffix.

@@ -1,6 +1,6 @@
 //! `/_api/user/{user}/database[/{db}[/{collection}]]`: reading, granting and revoking levels.
 //!
-//! What it is: the permission endpoints of `reference/arangodb-http-api.md` §8: the list
+//! What it is: the permission endpoints of <https://docs.arangodb.com/3.12/develop/http-api/users/>: the list
 //! (`?full=true` adds collections and the `*` defaults), one database's or collection's
 //! effective level, `PUT {grant}` and `DELETE`.
 //!

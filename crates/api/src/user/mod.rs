@@ -1,4 +1,4 @@
-//! `/_api/user`: accounts and their permissions (`reference/arangodb-http-api.md` §8).
+//! `/_api/user`: accounts and their permissions (<https://docs.arangodb.com/3.12/develop/http-api/users/>).
 //!
 //! What it is: the dispatch of `/_api/user[/{user}[/database[/{db}[/{collection}]]]]` onto
 //! `quince_auth::Users`, with the account endpoints here and the permission endpoints in
